@@ -1,0 +1,206 @@
+import type {Dispatcher} from 'undici'
+
+import {
+  BadRequestError,
+  ForbiddenError,
+  HttpStatusError,
+  InvalidKeyError,
+  NotFoundError,
+  ServerError,
+  UsageError,
+} from './errors.js'
+import {maskKey, redact} from './secrets.js'
+
+/**
+ * The only module that talks HTTP. Every request of every command goes through `HttpClient.get`, called
+ * by the scheduler (src/schedule/scheduler.ts), which owns retries and rate limits.
+ */
+export interface HttpResponse {
+  status: number
+  url: string
+  headers: Record<string, string>
+  body: AsyncIterable<Buffer>
+  text(): Promise<string>
+  dump(): Promise<void>
+}
+
+export interface ClientOptions {
+  apiKey: string
+  timeoutMs: number
+  userAgent: string
+  /** Injected in tests (undici MockAgent); an EnvHttpProxyAgent honouring HTTP(S)_PROXY/NO_PROXY otherwise. */
+  dispatcher?: Dispatcher | undefined
+  debug?: ((line: string) => void) | undefined
+}
+
+const MAX_REDIRECTS = 5
+const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i
+
+/** Refuse to send a key in clear text anywhere but this machine (exit 2 before any request). */
+export function assertSafeBaseUrl(baseUrl: string): URL {
+  let url: URL
+  try {
+    url = new URL(baseUrl)
+  } catch {
+    throw new UsageError(`base URL "${baseUrl}" is not a valid URL; expected something like https://api.example.com/v1`)
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new UsageError(`base URL must use https:// (got ${url.protocol})`)
+  if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname))
+    throw new UsageError(
+      `refusing to send the API key over plain http:// to ${url.hostname}; use https:// (plain http is allowed only for localhost)`,
+    )
+  if (url.search || url.hash) throw new UsageError('base URL must not carry a query string or fragment')
+  return url
+}
+
+let defaultDispatcher: Promise<Dispatcher> | undefined
+async function getDefaultDispatcher(): Promise<Dispatcher> {
+  defaultDispatcher ??= import('undici').then((u) => new u.EnvHttpProxyAgent())
+  return defaultDispatcher
+}
+
+const NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CLOSED',
+  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
+  'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH',
+])
+
+/** A body that ended before the JSON did (the connection was cut). Retryable like a reset. */
+export class TruncatedBodyError extends ServerError {}
+
+/** Errors worth retrying: connection resets, timeouts, truncated bodies (not 4xx, not our own bugs). */
+export function isRetryableNetworkError(error: unknown): boolean {
+  if (error instanceof TruncatedBodyError) return true
+  if (!(error instanceof Error)) return false
+  const code = (error as {code?: unknown}).code
+  if (typeof code === 'string' && NETWORK_CODES.has(code)) return true
+  const cause = (error as {cause?: unknown}).cause
+  return cause !== undefined && cause !== error && isRetryableNetworkError(cause)
+}
+
+export class HttpClient {
+  constructor(private readonly options: ClientOptions) {}
+
+  /** GET with the key in X-Api-Key only (spec 5.1). Redirects are followed by hand so the key never leaves its origin. */
+  async get(url: string, signal?: AbortSignal): Promise<HttpResponse> {
+    const {request} = await import('undici')
+    const dispatcher = this.options.dispatcher ?? (await getDefaultDispatcher())
+    const origin = new URL(url).origin
+    let current = url
+    for (let hop = 0; ; hop++) {
+      const sameOrigin = new URL(current).origin === origin
+      const headers: Record<string, string> = {accept: 'application/json', 'user-agent': this.options.userAgent}
+      if (sameOrigin) headers['x-api-key'] = this.options.apiKey
+      const started = Date.now()
+      this.debug(`→ GET ${current}${sameOrigin ? `  X-Api-Key: ${maskKey(this.options.apiKey)}` : '  (no key: other origin)'}`)
+      const res = await request(current, {
+        method: 'GET',
+        headers,
+        dispatcher,
+        headersTimeout: this.options.timeoutMs,
+        bodyTimeout: this.options.timeoutMs,
+        ...(signal ? {signal} : {}),
+      })
+      const flat: Record<string, string> = {}
+      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v
+      this.debug(`← ${res.statusCode} ${current} (${Date.now() - started} ms)${rateLimitSummary(flat)}`)
+      const location = flat['location']
+      if ([301, 302, 303, 307, 308].includes(res.statusCode) && location) {
+        await res.body.dump()
+        if (hop >= MAX_REDIRECTS) throw new ServerError(`too many redirects (more than ${MAX_REDIRECTS}) starting at ${url}`)
+        const next = new URL(location, current)
+        // Never downgrade to clear text with a key attached.
+        if (next.protocol === 'http:' && new URL(current).protocol === 'https:')
+          throw new ServerError(`refusing a redirect from https to http (${next.origin})`)
+        current = next.toString()
+        continue
+      }
+      const body = res.body
+      return {
+        status: res.statusCode,
+        url: current,
+        headers: flat,
+        body: body as AsyncIterable<Buffer>,
+        text: () => body.text(),
+        dump: () => body.dump(),
+      }
+    }
+  }
+
+  private debug(line: string): void {
+    this.options.debug?.(redact(line))
+  }
+}
+
+function rateLimitSummary(h: Record<string, string>): string {
+  const r = h['x-ratelimit-remaining']
+  return r === undefined ? '' : `  remaining ${r}/${h['x-ratelimit-limit'] ?? '?'} reset ${h['x-ratelimit-reset'] ?? '?'}`
+}
+
+/**
+ * Turn a non-2xx response into the error class of its status (spec 7). The service's JSON message is
+ * kept; an HTML page from a proxy becomes one readable line.
+ */
+export async function errorFromResponse(res: HttpResponse): Promise<HttpStatusError> {
+  let text = ''
+  try {
+    text = (await res.text()).slice(0, 4096)
+  } catch {
+    // the body itself failed; the status is still worth reporting
+  }
+  const message = redact(describeErrorBody(res.status, res.headers['content-type'], text))
+  switch (res.status) {
+    case 400:
+      return new BadRequestError(`the service rejected the request (HTTP 400): ${message}`, 400)
+    case 401:
+      return new InvalidKeyError(
+        `the API key is invalid or missing (HTTP 401): ${message}. Set SFL_API_KEY, pass --api-key, or run \`sfl keys set\``,
+        401,
+      )
+    case 403:
+      return new ForbiddenError(`the API key is not permitted for this resource (HTTP 403): ${message}`, 403)
+    case 404:
+      return new NotFoundError(`no property matches (HTTP 404): ${message}`, 404)
+    default:
+      return res.status >= 500
+        ? new ServerStatusError(`server error (HTTP ${res.status}): ${message}`, res.status)
+        : new HttpStatusError(`unexpected HTTP ${res.status}: ${message}`, res.status)
+  }
+}
+
+/** A 5xx status, retryable; exits 6 once the retries are spent. */
+export class ServerStatusError extends HttpStatusError {
+  override readonly exitCode = 6
+}
+
+export function describeErrorBody(status: number, contentType: string | undefined, text: string): string {
+  const trimmed = text.trim()
+  if (trimmed.startsWith('{')) {
+    try {
+      const body = JSON.parse(trimmed) as {message?: unknown}
+      if (typeof body.message === 'string' && body.message !== '') return body.message
+    } catch {
+      // fall through to the plain-text description
+    }
+  }
+  if (trimmed === '') return `empty response body`
+  const plain = trimmed
+    .replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+  const kind = contentType?.split(';')[0] ?? 'unknown type'
+  return `non-JSON response (${kind}) from the server or a proxy in between: "${plain.slice(0, 120)}${plain.length > 120 ? '…' : ''}"`
+}

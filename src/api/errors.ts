@@ -1,0 +1,91 @@
+/**
+ * Every failure the CLI can report is one of these classes, each tied to exactly one exit code.
+ * The table is documented in the README ("Exit codes") and is the same for every command.
+ */
+export const ExitCode = {
+  ok: 0,
+  unexpected: 1,
+  usage: 2,
+  notFound: 3,
+  auth: 4,
+  rateLimit: 5,
+  server: 6,
+  partial: 7,
+} as const
+export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode]
+
+export class SflError extends Error {
+  readonly exitCode: ExitCodeValue = ExitCode.unexpected
+  constructor(message: string) {
+    super(message)
+    this.name = new.target.name
+  }
+}
+
+/** Bad flags or input, detected before any request is sent. */
+export class UsageError extends SflError {
+  override readonly exitCode = ExitCode.usage
+}
+
+/** Strict schema check failed (`--strict`). */
+export class SchemaError extends SflError {
+  override readonly exitCode = ExitCode.unexpected
+}
+
+/** Errors that carry an HTTP status from the service (spec section 7). */
+export class HttpStatusError extends SflError {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message)
+  }
+}
+
+/** 400: the service rejected the query parameters. */
+export class BadRequestError extends HttpStatusError {
+  override readonly exitCode = ExitCode.usage
+}
+
+/** 404: no property matches (spec section 7). */
+export class NotFoundError extends HttpStatusError {
+  override readonly exitCode = ExitCode.notFound
+}
+
+/** 401: the key is invalid or missing (spec 5.4). */
+export class InvalidKeyError extends HttpStatusError {
+  override readonly exitCode = ExitCode.auth
+}
+
+/** 403: the key lacks permission for the resource (spec 5.4). */
+export class ForbiddenError extends HttpStatusError {
+  override readonly exitCode = ExitCode.auth
+}
+
+/** No key configured at all: nothing was sent. */
+export class MissingKeyError extends SflError {
+  override readonly exitCode = ExitCode.auth
+}
+
+/** 429 still in force after waiting up to --max-wait, or a wait longer than --max-wait is needed. */
+export class RateLimitExceededError extends SflError {
+  override readonly exitCode = ExitCode.rateLimit
+}
+
+/** 5xx, connection resets, truncated bodies and timeouts that outlived the retries. */
+export class ServerError extends SflError {
+  override readonly exitCode = ExitCode.server
+}
+
+/** A response we could not understand (non-JSON body from a proxy, a 200 without data). */
+export class BadResponseError extends ServerError {}
+
+/** Some units of a batch or export failed; the rest were written. */
+export class PartialFailureError extends SflError {
+  override readonly exitCode = ExitCode.partial
+}
+
+/** Map any thrown value to its exit code; unknown errors are "unexpected" (1). */
+export function exitCodeOf(error: unknown): ExitCodeValue {
+  return error instanceof SflError ? error.exitCode : ExitCode.unexpected
+}

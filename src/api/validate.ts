@@ -1,0 +1,97 @@
+import {UsageError} from './errors.js'
+
+/**
+ * State and territory FIPS codes that have counties (spec 4: "the first two digits are the state code").
+ * 50 states, DC (11), American Samoa (60), Guam (66), Northern Mariana Islands (69), Puerto Rico (72),
+ * US Virgin Islands (78).
+ */
+export const STATE_FIPS: ReadonlySet<string> = new Set([
+  '01', '02', '04', '05', '06', '08', '09', '10', '11', '12', '13', '15', '16', '17', '18', '19', '20',
+  '21', '22', '23', '24', '25', '26', '27', '28', '29', '30', '31', '32', '33', '34', '35', '36', '37',
+  '38', '39', '40', '41', '42', '44', '45', '46', '47', '48', '49', '50', '51', '53', '54', '55', '56',
+  '60', '66', '69', '72', '78',
+]) // prettier-ignore
+
+/** Spec 8.4: apn is at most 45 characters. */
+export const APN_MAX = 45
+/** Spec 2.1: ServicePropertyID is a bigint of size 11. */
+export const PROPERTY_ID_MAX_DIGITS = 11
+
+export type LookupBy =
+  | {kind: 'address'; value: string}
+  | {kind: 'apn'; value: string}
+  | {kind: 'property_id'; value: string}
+
+export interface LookupQuery {
+  fips: string
+  by: LookupBy
+}
+
+/** Returns the reason a fips is invalid, or undefined when it is fine. Pure, used by the sandbox too. */
+export function fipsProblem(fips: string): string | undefined {
+  if (!/^\d{5}$/.test(fips)) return 'must be exactly 5 digits (2-digit state code + 3-digit county code)'
+  if (!STATE_FIPS.has(fips.slice(0, 2))) return `starts with ${fips.slice(0, 2)}, which is not a US state or territory code`
+  return undefined
+}
+
+export function apnProblem(apn: string): string | undefined {
+  if (apn.trim() === '') return 'must not be empty'
+  if (apn.length > APN_MAX) return `is ${apn.length} characters; the service allows at most ${APN_MAX}`
+  return undefined
+}
+
+export function propertyIdProblem(id: string): string | undefined {
+  if (!/^\d+$/.test(id) || /^0+$/.test(id)) return 'must be a positive whole number'
+  if (id.replace(/^0+/, '').length > PROPERTY_ID_MAX_DIGITS) return `must be at most ${PROPERTY_ID_MAX_DIGITS} digits`
+  return undefined
+}
+
+export function addressProblem(address: string): string | undefined {
+  if (address.trim() === '') return 'must not be empty'
+  return undefined
+}
+
+export interface RawLookupInput {
+  fips?: string | undefined
+  address?: string | undefined
+  apn?: string | undefined
+  propertyId?: string | undefined
+}
+
+/**
+ * Validate one lookup before any request is sent. Names the flag (or column) and the rule.
+ * `names` lets batch input report column names instead of flag names.
+ */
+export function validateLookup(
+  input: RawLookupInput,
+  names: {fips: string; address: string; apn: string; propertyId: string} = {
+    fips: '--fips',
+    address: '--address',
+    apn: '--apn',
+    propertyId: '--property-id',
+  },
+): LookupQuery {
+  if (input.fips === undefined || input.fips === '') throw new UsageError(`${names.fips} is required (a 5-digit county code such as 06067)`)
+  const fips = input.fips.trim()
+  const fp = fipsProblem(fips)
+  if (fp) throw new UsageError(`${names.fips} "${input.fips}" ${fp}`)
+  const given = (
+    [
+      ['address', input.address, names.address],
+      ['apn', input.apn, names.apn],
+      ['property_id', input.propertyId, names.propertyId],
+    ] as const
+  ).filter(([, v]) => v !== undefined && v !== '')
+  if (given.length === 0)
+    throw new UsageError(`give exactly one of ${names.address}, ${names.apn} or ${names.propertyId}; none was given`)
+  if (given.length > 1)
+    throw new UsageError(
+      `give exactly one of ${names.address}, ${names.apn} or ${names.propertyId}; got ${given.map((g) => g[2]).join(' and ')}`,
+    )
+  const [kind, raw, name] = given[0]!
+  const value = raw!
+  const problem =
+    kind === 'address' ? addressProblem(value) : kind === 'apn' ? apnProblem(value) : propertyIdProblem(value.trim())
+  if (problem) throw new UsageError(`${name} ${problem}`)
+  return {fips, by: {kind, value: kind === 'property_id' ? value.trim().replace(/^0+/, '') : value}}
+}

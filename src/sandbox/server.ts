@@ -1,0 +1,269 @@
+import {appendFileSync} from 'node:fs'
+import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
+import type {AddressInfo} from 'node:net'
+
+import {apnProblem, fipsProblem} from '../api/validate.js'
+import {maskKey} from '../api/secrets.js'
+import {countyByFips} from './counties.js'
+import {Dataset} from './dataset.js'
+import {demoKey, type DemoKey} from './keys.js'
+
+export interface SandboxOptions {
+  host?: string
+  port?: number
+  seed?: number
+  /** Size of the large county (48201). */
+  records?: number
+  /** Requests per window per key (spec 8.2 default: 1,000 an hour). */
+  limit?: number
+  windowSeconds?: number
+  /** 0: the county-wide form returns one array; N > 0: pages of N with an RFC 8288 Link next header. */
+  pageSize?: number
+  failRate?: number
+  resetRate?: number
+  truncateRate?: number
+  latencyMs?: number
+  log?: string | undefined
+  now?: () => number
+  random?: () => number
+}
+
+export interface Sandbox {
+  /** The base URL, with its /v1 segment (spec 9.1). */
+  baseUrl: string
+  server: Server
+  close(): Promise<void>
+}
+
+type Fault = 'fail' | 'reset' | 'truncate' | null
+
+/** The largest page a client may ask for with page_size. */
+const MAX_PAGE_SIZE = 10_000
+/** Records serialised per write of the county stream: large enough to be fast, small enough to stay flat. */
+const BATCH = 256
+
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const o = {
+    host: options.host ?? '127.0.0.1',
+    port: options.port ?? 0,
+    seed: options.seed ?? 1,
+    records: options.records ?? 100_000,
+    limit: options.limit ?? 1000,
+    windowSeconds: options.windowSeconds ?? 3600,
+    pageSize: options.pageSize ?? 0,
+    failRate: options.failRate ?? 0,
+    resetRate: options.resetRate ?? 0,
+    truncateRate: options.truncateRate ?? 0,
+    latencyMs: options.latencyMs ?? 0,
+    now: options.now ?? Date.now,
+    random: options.random ?? Math.random,
+  }
+  const dataset = new Dataset(o.seed, o.records)
+  const windows = new Map<string, {start: number; used: number}>()
+  const sockets = new Set<import('node:net').Socket>()
+
+  const log = (key: string | undefined, query: Record<string, string>, status: number, fault: Fault) => {
+    if (!options.log) return
+    const line = {time: new Date(o.now()).toISOString(), key: key ? maskKey(key) : null, query, status, fault}
+    appendFileSync(options.log, `${JSON.stringify(line)}\n`)
+  }
+
+  const server = createServer((req, res) => {
+    void handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) sendJson(res, 500, {status: 'error', code: 500, message: `sandbox error: ${String(error)}`})
+      else res.destroy()
+    })
+  })
+  server.on('connection', (s) => {
+    sockets.add(s)
+    s.on('close', () => sockets.delete(s))
+  })
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://sandbox')
+    const query = Object.fromEntries(url.searchParams)
+    const rawKey = req.headers['x-api-key']
+    const keyText = Array.isArray(rawKey) ? rawKey[0] : rawKey
+    if (url.pathname !== '/v1/special-financing' || req.method !== 'GET') {
+      const status = req.method === 'GET' ? 404 : 405
+      log(keyText, query, status, null)
+      return sendJson(res, status, {status: 'error', code: status, message: `no such endpoint: ${req.method} ${url.pathname}; use GET /v1/special-financing`})
+    }
+    if (o.latencyMs > 0) await new Promise((r) => setTimeout(r, o.latencyMs))
+
+    // spec 5.1, 5.4, 7: a missing or invalid key gives 401
+    const key = demoKey(keyText)
+    if (!key) {
+      log(keyText, query, 401, null)
+      return sendJson(res, 401, {status: 'error', code: 401, message: 'The API key is invalid or missing. Send a valid key in the X-Api-Key header.'})
+    }
+
+    // spec 8: fixed window per key; every response to a valid key carries the X-RateLimit headers
+    const now = o.now()
+    const windowMs = o.windowSeconds * 1000
+    const start = Math.floor(now / windowMs) * windowMs
+    let w = windows.get(key.name)
+    if (!w || w.start !== start) windows.set(key.name, (w = {start, used: 0}))
+    const reset = Math.ceil((start + windowMs) / 1000)
+    if (w.used >= o.limit) {
+      res.setHeader('Retry-After', String(Math.max(1, Math.ceil((reset * 1000 - now) / 1000))))
+      rateHeaders(res, o.limit, 0, reset)
+      log(keyText, query, 429, null)
+      return sendJson(res, 429, {status: 'error', code: 429, message: `Rate limit exceeded: ${o.limit} requests per ${o.windowSeconds} s. Retry after the reset.`})
+    }
+    w.used++
+    rateHeaders(res, o.limit, o.limit - w.used, reset)
+
+    // faults: independent per request, never on auth or rate-limit rejections (those returned above)
+    const u = o.random()
+    const fault: Fault = u < o.failRate ? 'fail' : u < o.failRate + o.resetRate ? 'reset' : u < o.failRate + o.resetRate + o.truncateRate ? 'truncate' : null
+    if (fault === 'fail') {
+      log(keyText, query, 500, fault)
+      return sendJson(res, 500, {status: 'error', code: 500, message: 'Unexpected server error (injected by the sandbox).'})
+    }
+    if (fault === 'reset') {
+      log(keyText, query, 0, fault)
+      req.socket.destroy()
+      return
+    }
+
+    const answer = route(query, key)
+    log(keyText, query, answer.status, fault)
+    if (answer.kind === 'error') return sendJson(res, answer.status, answer.body, fault === 'truncate')
+    if (answer.kind === 'one') return sendJson(res, 200, {status: 'success', data: answer.record}, fault === 'truncate')
+    await streamCounty(res, answer, key, fault === 'truncate')
+  }
+
+  type Answer =
+    | {kind: 'error'; status: number; body: unknown}
+    | {kind: 'one'; status: 200; record: Record<string, unknown>}
+    | {kind: 'county'; status: 200; fips: string; from: number; to: number; next?: string}
+
+  /** Spec 4 and 7. Precedence when several lookup parameters are given: property_id, then apn, then address. */
+  function route(q: Record<string, string>, key: DemoKey): Answer {
+    const err = (status: number, message: string): Answer => ({kind: 'error', status, body: {status: 'error', code: status, message}})
+    const fips = q['fips']
+    if (fips === undefined || fips === '') return err(400, 'Missing required parameter: fips (a 5-digit county code).')
+    const fp = fipsProblem(fips)
+    if (fp) return err(400, `Invalid fips "${fips}": ${fp}.`)
+    if (q['property_id'] !== undefined && q['property_id'] !== '' && !/^\d{1,19}$/.test(q['property_id']))
+      return err(400, `Invalid property_id "${q['property_id']}": must be an integer.`)
+    if (q['apn'] !== undefined && q['apn'] !== '') {
+      const ap = apnProblem(q['apn'])
+      if (ap) return err(400, `Invalid apn: ${ap}.`)
+    }
+    // spec 5.3 / 5.4: a key without permission for the county gets 403
+    if (key.counties && !key.counties.includes(fips)) return err(403, `This API key is not permitted to access county ${fips}.`)
+    const county = countyByFips(fips)
+    const opts = {assumable: key.assumable, condo: key.condo}
+    const notFound = err(404, 'No property matches the given parameters.')
+    if (q['property_id']) {
+      const at = dataset.byId(q['property_id'])
+      if (!at || at.county.fips !== fips) return notFound
+      return {kind: 'one', status: 200, record: dataset.record(at.county, at.index, opts)}
+    }
+    if (q['apn']) {
+      const i = county ? dataset.byApn(fips, q['apn']) : undefined
+      return i === undefined ? notFound : {kind: 'one', status: 200, record: dataset.record(county!, i, opts)}
+    }
+    if (q['address']) {
+      const i = county ? dataset.byAddress(fips, q['address']) : undefined
+      return i === undefined ? notFound : {kind: 'one', status: 200, record: dataset.record(county!, i, opts)}
+    }
+    if (!county) return err(404, `No records for county ${fips}.`)
+    const total = dataset.count(fips)
+    let size = o.pageSize
+    if (q['page_size'] !== undefined) {
+      if (!/^\d+$/.test(q['page_size']) || Number(q['page_size']) < 1 || Number(q['page_size']) > MAX_PAGE_SIZE)
+        return err(400, `Invalid page_size: must be an integer from 1 to ${MAX_PAGE_SIZE}.`)
+      size = Number(q['page_size'])
+    }
+    if (size === 0) return {kind: 'county', status: 200, fips, from: 0, to: total}
+    const page = q['page'] === undefined ? 1 : Number(q['page'])
+    if (!Number.isInteger(page) || page < 1) return err(400, 'Invalid page: must be a positive integer.')
+    const from = Math.min(total, (page - 1) * size)
+    const to = Math.min(total, from + size)
+    const answer: Answer = {kind: 'county', status: 200, fips, from, to}
+    if (to < total) answer.next = `${baseUrl}/special-financing?fips=${fips}&page=${page + 1}&page_size=${size}`
+    return answer
+  }
+
+  /** The county form, streamed with backpressure so server memory does not grow with the county. */
+  async function streamCounty(
+    res: ServerResponse,
+    a: {fips: string; from: number; to: number; next?: string},
+    key: DemoKey,
+    truncate: boolean,
+  ): Promise<void> {
+    const county = countyByFips(a.fips)!
+    const opts = {assumable: key.assumable, condo: key.condo}
+    res.statusCode = 200
+    res.setHeader('Content-Type', 'application/json; charset=utf-8')
+    res.setHeader('X-Total-Count', String(dataset.count(a.fips)))
+    if (a.next) res.setHeader('Link', `<${a.next}>; rel="next"`)
+    const cutAt = truncate ? a.from + Math.floor((a.to - a.from) / 2) : Infinity
+    let closed = false
+    res.on('close', () => (closed = true))
+    const write = async (chunk: string) => {
+      if (!res.write(chunk)) await new Promise<void>((r) => (res.once('drain', r), res.once('close', r)))
+    }
+    await write('{"status":"success","data":[')
+    for (let i = a.from; i < a.to && !closed; i += BATCH) {
+      const end = Math.min(a.to, i + BATCH)
+      let chunk = ''
+      for (let k = i; k < end; k++) {
+        if (k === cutAt) {
+          await write(chunk + '{"Fips":"' + a.fips)
+          res.destroy() // fault: body cut short mid-record
+          return
+        }
+        chunk += (k === a.from ? '' : ',') + JSON.stringify(dataset.record(county, k, opts))
+      }
+      await write(chunk)
+    }
+    if (truncate && !closed) {
+      // an empty page still gets cut
+      res.destroy()
+      return
+    }
+    res.end(']}')
+  }
+
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(o.port, o.host, () => {
+      const addr = server.address() as AddressInfo
+      const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
+      resolve(`http://${host}:${addr.port}/v1`)
+    })
+  })
+
+  return {
+    baseUrl,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy()
+        server.close(() => resolve())
+      }),
+  }
+}
+
+function rateHeaders(res: ServerResponse, limit: number, remaining: number, reset: number): void {
+  res.setHeader('X-RateLimit-Limit', String(limit))
+  res.setHeader('X-RateLimit-Remaining', String(remaining))
+  res.setHeader('X-RateLimit-Reset', String(reset))
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, truncate = false): void {
+  const text = JSON.stringify(body)
+  res.statusCode = status
+  res.setHeader('Content-Type', 'application/json; charset=utf-8')
+  res.setHeader('Content-Length', String(Buffer.byteLength(text)))
+  if (truncate) {
+    res.write(text.slice(0, Math.floor(text.length / 2)))
+    res.destroy()
+    return
+  }
+  res.end(text)
+}

@@ -1,0 +1,245 @@
+import pLimit from 'p-limit'
+
+import {errorFromResponse, isRetryableNetworkError, type HttpResponse, ServerStatusError} from '../api/client.js'
+import {HttpStatusError, PartialFailureError, RateLimitExceededError, ServerError} from '../api/errors.js'
+import {parseRateLimit} from './rate-limit.js'
+import {fullJitterDelay, type BackoffPolicy, DEFAULT_BACKOFF} from './retry.js'
+
+/**
+ * The one place every request goes through (like octokit's throttling hook): a p-limit pool, one shared
+ * budget per key read from every response, pauses for the window reset or a 429, and retries.
+ *
+ * Budget rule: a request is dispatched only when `remaining - inFlight - reserve > 0`, where `remaining`
+ * is the lowest X-RateLimit-Remaining seen in the current window (responses arrive out of order, and
+ * within one window the count only goes down). Until the first response tells us the budget, only one
+ * request is in flight.
+ */
+export interface SchedulerOptions {
+  concurrency: number
+  /** Retries of 5xx / network errors per request (429s are waited out separately). */
+  retries: number
+  /** The longest single wait for a window reset or Retry-After before giving up (exit 5). */
+  maxWaitMs: number
+  /** Requests of each window left for colleagues sharing the key. */
+  reserve?: number
+  /** Hard cap on requests this run may send. */
+  maxRequests?: number | undefined
+  now?: () => number
+  sleep?: (ms: number) => Promise<void>
+  random?: () => number
+  backoff?: BackoffPolicy
+  onEvent?: (event: SchedulerEvent) => void
+}
+
+export type SchedulerEvent =
+  | {type: 'wait'; reason: 'budget' | '429'; ms: number}
+  | {type: 'retry'; attempt: number; delayMs: number; reason: string}
+  | {type: 'response'; status: number}
+
+export interface SchedulerStats {
+  requests: number
+  rateLimited: number
+  retries: number
+  waitedMs: number
+}
+
+export interface BudgetView {
+  limit?: number | undefined
+  remaining?: number | undefined
+  resetAtMs?: number | undefined
+  inFlight: number
+}
+
+/** The run reached --max-requests; what is not done stays in the checkpoint. */
+export class RequestCapReachedError extends PartialFailureError {}
+
+/** Extra delay after a reset so we do not arrive a hair before the server's window turns. */
+const RESET_JITTER_MS = {min: 50, max: 400}
+/** Consecutive 429s for one request before we stop believing waiting helps. */
+const MAX_429_PER_REQUEST = 10
+
+export class Scheduler {
+  readonly stats: SchedulerStats = {requests: 0, rateLimited: 0, retries: 0, waitedMs: 0}
+  private readonly pool: ReturnType<typeof pLimit>
+  private readonly now: () => number
+  private readonly sleep: (ms: number) => Promise<void>
+  private readonly random: () => number
+  private limit: number | undefined
+  private remaining: number | undefined
+  private resetAtMs: number | undefined
+  private lastRolledReset = -Infinity
+  private pausedUntil = 0
+  private inFlight = 0
+  private waiters: Array<() => void> = []
+
+  constructor(private readonly options: SchedulerOptions) {
+    this.pool = pLimit(Math.max(1, options.concurrency))
+    this.now = options.now ?? Date.now
+    this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)))
+    this.random = options.random ?? Math.random
+  }
+
+  budget(): BudgetView {
+    return {limit: this.limit, remaining: this.remaining, resetAtMs: this.resetAtMs, inFlight: this.inFlight}
+  }
+
+  /**
+   * Send one request (with retries) and hand the successful response to `handle`. `handle` may stream the
+   * body; if the stream breaks (reset, truncation) the whole request is retried, so `handle` must start
+   * afresh each time it is called.
+   */
+  run<T>(send: () => Promise<HttpResponse>, handle: (res: HttpResponse) => Promise<T>): Promise<T> {
+    return this.pool(() => this.attempt(send, handle))
+  }
+
+  private async attempt<T>(send: () => Promise<HttpResponse>, handle: (res: HttpResponse) => Promise<T>): Promise<T> {
+    let failures = 0
+    let limited = 0
+    for (;;) {
+      await this.acquire()
+      let res: HttpResponse | undefined
+      try {
+        try {
+          res = await send()
+        } finally {
+          this.inFlight--
+          this.notify()
+        }
+        this.observe(res)
+        this.emit({type: 'response', status: res.status})
+        if (res.status === 429) {
+          await res.dump().catch(() => undefined)
+          this.stats.rateLimited++
+          if (++limited > MAX_429_PER_REQUEST)
+            throw new RateLimitExceededError(`still rate limited (HTTP 429) after ${MAX_429_PER_REQUEST} waits`)
+          this.pauseFor429(res)
+          continue
+        }
+        if (res.status >= 400) throw await errorFromResponse(res)
+        return await handle(res)
+      } catch (error) {
+        const retryable = error instanceof ServerStatusError || isRetryableNetworkError(error)
+        if (!retryable) throw error
+        if (failures >= this.options.retries) {
+          if (error instanceof HttpStatusError) throw new ServerError(`${error.message} (gave up after ${failures} retries)`)
+          throw new ServerError(`network failure: ${describe(error)} (gave up after ${failures} retries)`)
+        }
+        const delayMs = fullJitterDelay(failures, this.random, this.options.backoff ?? DEFAULT_BACKOFF)
+        failures++
+        this.stats.retries++
+        this.emit({type: 'retry', attempt: failures, delayMs, reason: describe(error)})
+        await this.sleep(delayMs)
+      }
+    }
+  }
+
+  /** Wait until the budget can cover one more request, then count it as in flight. */
+  private async acquire(): Promise<void> {
+    for (;;) {
+      const now = this.now()
+      if (this.options.maxRequests !== undefined && this.stats.requests >= this.options.maxRequests)
+        throw new RequestCapReachedError(`reached --max-requests ${this.options.maxRequests}`)
+      if (this.pausedUntil > now) {
+        await this.waitFor(this.pausedUntil - now, '429')
+        continue
+      }
+      if (this.resetAtMs !== undefined && now >= this.resetAtMs) {
+        // The window turned: assume a fresh budget until a response says otherwise.
+        this.lastRolledReset = this.resetAtMs
+        this.resetAtMs = undefined
+        this.remaining = this.limit
+      }
+      const reserve = this.options.reserve ?? 0
+      if (this.remaining === undefined) {
+        if (this.inFlight === 0) break // probe: the first response tells us the budget
+        await this.changed()
+        continue
+      }
+      if (this.remaining - this.inFlight - reserve > 0) break
+      if (this.remaining - reserve > 0 || this.inFlight > 0) {
+        // requests in flight may come back with news; wait for them rather than guess
+        await this.changed()
+        continue
+      }
+      if (this.resetAtMs === undefined)
+        throw new RateLimitExceededError(
+          `the key's budget is spent${reserve ? ` (keeping --reserve ${reserve})` : ''} and the service did not say when it resets`,
+        )
+      const jitter = RESET_JITTER_MS.min + this.random() * (RESET_JITTER_MS.max - RESET_JITTER_MS.min)
+      await this.waitFor(this.resetAtMs - now + jitter, 'budget')
+    }
+    this.inFlight++
+    this.stats.requests++
+  }
+
+  private async waitFor(ms: number, reason: 'budget' | '429'): Promise<void> {
+    if (ms > this.options.maxWaitMs)
+      throw new RateLimitExceededError(
+        `rate limit: the key's budget returns in ${Math.ceil(ms / 1000)} s, longer than --max-wait ${Math.round(this.options.maxWaitMs / 1000)} s` +
+          (reason === '429' ? ' (the service answered 429)' : ''),
+      )
+    this.emit({type: 'wait', reason, ms})
+    this.stats.waitedMs += ms
+    await this.sleep(ms)
+  }
+
+  /** Spec 8.3: read the budget from every response; within one window remaining only goes down. */
+  private observe(res: HttpResponse): void {
+    const now = this.now()
+    const o = parseRateLimit(res.headers, now)
+    if (o.limit !== undefined) this.limit = o.limit
+    if (o.remaining !== undefined) {
+      if (o.resetAtMs !== undefined) {
+        if (o.resetAtMs <= this.lastRolledReset + 1000 || o.resetAtMs <= now) {
+          // a late answer from a window that has already turned: its count is stale
+        } else if (this.resetAtMs === undefined || o.resetAtMs > this.resetAtMs + 1000) {
+          if (this.resetAtMs !== undefined) this.lastRolledReset = this.resetAtMs
+          this.resetAtMs = o.resetAtMs
+          this.remaining = o.remaining
+        } else {
+          this.remaining = Math.min(this.remaining ?? Infinity, o.remaining)
+        }
+      } else {
+        this.remaining = Math.min(this.remaining ?? Infinity, o.remaining)
+      }
+    }
+    this.notify()
+  }
+
+  /** A 429 pauses every worker: Retry-After first, then the window reset, else exponential backoff. */
+  private pauseFor429(res: HttpResponse): void {
+    const now = this.now()
+    const o = parseRateLimit(res.headers, now)
+    const jitter = RESET_JITTER_MS.min + this.random() * (RESET_JITTER_MS.max - RESET_JITTER_MS.min)
+    let until: number
+    if (o.retryAfterMs !== undefined) until = now + o.retryAfterMs
+    else if (o.resetAtMs !== undefined && o.resetAtMs > now) until = o.resetAtMs
+    else until = now + fullJitterDelay(this.stats.rateLimited, () => 1, {baseMs: 1000, capMs: 60_000})
+    this.pausedUntil = Math.max(this.pausedUntil, until + jitter)
+    this.remaining = 0
+    if (o.resetAtMs !== undefined && o.resetAtMs > now) this.resetAtMs = o.resetAtMs
+    this.notify()
+  }
+
+  private changed(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve))
+  }
+
+  private notify(): void {
+    const w = this.waiters
+    this.waiters = []
+    for (const resolve of w) resolve()
+  }
+
+  private emit(e: SchedulerEvent): void {
+    this.options.onEvent?.(e)
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as {code?: unknown}).code
+    return `${error.message}${typeof code === 'string' ? ` (${code})` : ''}`
+  }
+  return String(error)
+}
