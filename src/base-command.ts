@@ -1,0 +1,162 @@
+import {Command, Flags, Interfaces} from '@oclif/core'
+
+import {assertSafeBaseUrl, HttpClient} from './api/client.js'
+import {ExitCode, MissingKeyError, SflError, UsageError} from './api/errors.js'
+import {redact, registerSecret} from './api/secrets.js'
+import {loadConfig, resolveSettings} from './config/profiles.js'
+import type {Scheduler, SchedulerOptions} from './schedule/scheduler.js'
+import type {Sandbox} from './sandbox/server.js'
+
+export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
+
+export const OUTPUTS = ['table', 'json', 'ndjson', 'csv'] as const
+export type OutputFormat = (typeof OUTPUTS)[number]
+
+/** Everything a command needs to talk to the service, resolved once from flags > env > profile. */
+export interface Context {
+  baseUrl: string
+  profile: string
+  client: HttpClient
+  scheduler: Scheduler
+  sandbox?: Sandbox
+}
+
+/**
+ * Shared flags, configuration precedence and the error → exit code mapping (README "Exit codes").
+ * Commands stay thin: parse, call one function, render.
+ */
+export abstract class BaseCommand<T extends typeof Command> extends Command {
+  static override baseFlags = {
+    'base-url': Flags.string({
+      description: 'Service base URL including its /v1 segment [env: SFL_BASE_URL]',
+      helpGroup: 'CONNECTION',
+    }),
+    'api-key': Flags.string({
+      description: 'API key (prefer SFL_API_KEY or `sfl keys set`: a flag lands in shell history) [env: SFL_API_KEY]',
+      helpGroup: 'CONNECTION',
+    }),
+    profile: Flags.string({description: 'Credential profile to use [env: SFL_PROFILE]', helpGroup: 'CONNECTION'}),
+    sandbox: Flags.boolean({
+      description: 'Run against the embedded sandbox (synthetic data, demo key sandbox-full)',
+      helpGroup: 'CONNECTION',
+    }),
+    timeout: Flags.integer({description: 'Per-request timeout in seconds', default: 30, min: 1, helpGroup: 'CONNECTION'}),
+    retries: Flags.integer({description: 'Retries for 5xx and network errors', default: 3, min: 0, helpGroup: 'CONNECTION'}),
+    'max-wait': Flags.integer({
+      description: 'Longest wait in seconds for a rate-limit reset before giving up (exit 5) [default: 60; county-export 3600]',
+      min: 0,
+      helpGroup: 'CONNECTION',
+    }),
+    debug: Flags.boolean({description: 'Show requests and responses on stderr (the key masked)', helpGroup: 'GLOBAL'}),
+    quiet: Flags.boolean({char: 'q', description: 'No progress or notices on stderr (errors still shown)', helpGroup: 'GLOBAL'}),
+  }
+
+  protected flags!: BaseFlags<T>
+  protected ctx?: Context
+  /** Default of --max-wait for this command, seconds. */
+  protected static defaultMaxWait = 60
+
+  public override async init(): Promise<void> {
+    await super.init()
+    const {flags} = await this.parse({
+      flags: this.ctor.flags,
+      baseFlags: (super.ctor as typeof BaseCommand).baseFlags,
+      args: this.ctor.args,
+      strict: this.ctor.strict,
+    })
+    this.flags = flags as BaseFlags<T>
+    registerSecret(this.flags['api-key'])
+    registerSecret(process.env['SFL_API_KEY'])
+  }
+
+  /** stderr line unless --quiet (notices, progress); errors use `warnAlways`. */
+  protected notice(line: string): void {
+    if (!this.flags?.quiet) process.stderr.write(`${redact(line)}\n`)
+  }
+
+  protected warnAlways(line: string): void {
+    process.stderr.write(`Warning: ${redact(line)}\n`)
+  }
+
+  protected debugLine = (line: string): void => {
+    if (this.flags?.debug) process.stderr.write(`[debug] ${redact(line)}\n`)
+  }
+
+  /** Default output: a table for a person at a terminal, JSON for a pipe or a script. */
+  protected outputFormat(flag: OutputFormat | undefined): OutputFormat {
+    return flag ?? (process.stdout.isTTY ? 'table' : 'json')
+  }
+
+  /** Resolve base URL and key (flag > env > profile), refuse unsafe ones, and build the client + scheduler. */
+  protected async context(schedule: Partial<SchedulerOptions> = {}): Promise<Context> {
+    if (this.ctx) return this.ctx
+    const f = this.flags
+    const {config, warning} = await loadConfig(this.config.configDir)
+    if (warning) this.warnAlways(warning)
+    const settings = resolveSettings({profile: f.profile, baseUrl: f['base-url'], apiKey: f['api-key']}, process.env, config)
+    registerSecret(settings.apiKey)
+    if (settings.apiKeySource === 'flag')
+      this.warnAlways('--api-key puts the key in your shell history; prefer SFL_API_KEY or `sfl keys set`')
+    let baseUrl = settings.baseUrl
+    let apiKey = settings.apiKey
+    let sandbox: Sandbox | undefined
+    if (f.sandbox) {
+      const [{startSandbox}, {demoKey, SANDBOX_DEFAULT_KEY}] = await Promise.all([
+        import('./sandbox/server.js'),
+        import('./sandbox/keys.js'),
+      ])
+      sandbox = await startSandbox({port: 0})
+      baseUrl = sandbox.baseUrl
+      apiKey = demoKey(apiKey) ? apiKey : SANDBOX_DEFAULT_KEY
+      this.notice(`sfl: using the embedded sandbox at ${baseUrl} (synthetic data, key ${apiKey})`)
+    }
+    if (!baseUrl)
+      throw new UsageError(
+        'no service base URL: pass --base-url, set SFL_BASE_URL, store one with `sfl keys set --base-url URL`, or try --sandbox',
+      )
+    assertSafeBaseUrl(baseUrl)
+    if (!apiKey)
+      throw new MissingKeyError(
+        'no API key: set SFL_API_KEY, run `sfl keys set` (reads the key from stdin or a hidden prompt), or try --sandbox',
+      )
+    const {Scheduler} = await import('./schedule/scheduler.js')
+    const client = new HttpClient({
+      apiKey,
+      timeoutMs: f.timeout * 1000,
+      userAgent: `${this.config.name}/${this.config.version} node/${process.versions.node}`,
+      debug: this.debugLine,
+    })
+    const scheduler = new Scheduler({
+      concurrency: 1,
+      retries: f.retries,
+      maxWaitMs: (f['max-wait'] ?? (this.constructor as typeof BaseCommand).defaultMaxWait) * 1000,
+      ...schedule,
+    })
+    this.ctx = {baseUrl, profile: settings.profile, client, scheduler, ...(sandbox ? {sandbox} : {})}
+    return this.ctx
+  }
+
+  /** Map every error to its documented exit code; the key never reaches the message. */
+  protected override async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
+    if (err instanceof SflError) {
+      process.stderr.write(`Error: ${redact(err.message)}\n`)
+      process.exitCode = err.exitCode
+      return undefined
+    }
+    if (err.oclif?.exit !== undefined) {
+      // oclif's own parse errors (unknown flag, bad option) are usage errors: exit 2
+      if (err.oclif.exit !== 0) err.oclif.exit = ExitCode.usage
+      err.message = redact(err.message)
+      return super.catch(err)
+    }
+    process.stderr.write(`Error: unexpected failure: ${redact(err.message)}\n`)
+    if (this.flags?.debug && err.stack) process.stderr.write(`${redact(err.stack)}\n`)
+    process.exitCode = ExitCode.unexpected
+    return undefined
+  }
+
+  protected override async finally(err: Error | undefined): Promise<unknown> {
+    await this.ctx?.sandbox?.close()
+    return super.finally(err)
+  }
+}

@@ -1,0 +1,102 @@
+import {CORE_FIELDS, EXTRA_FIELDS, OPTION_NAMES, OPTIONS} from '../api/spec.js'
+
+/**
+ * Column order for flattened output (CSV), decided once from the fields seen:
+ * spec 2.1 core fields, then the 2.1 extra fields present, then unknown top-level fields in first-seen
+ * order, then each add-on option present (object or null) flattened to `Option.Field` in spec order
+ * (2.2, 2.3), followed by any unknown sub-fields in first-seen order.
+ */
+export interface Shape {
+  top: string[]
+  nested: Map<string, string[]>
+}
+
+export function emptyShape(): Shape {
+  return {top: [], nested: new Map()}
+}
+
+/** Record which fields a record carries (first-seen order). Cheap enough for the per-record path. */
+export function observeShape(shape: Shape, record: Record<string, unknown>): void {
+  for (const k in record) {
+    if (!shape.top.includes(k)) shape.top.push(k)
+    const v = record[k]
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      let subs = shape.nested.get(k)
+      if (!subs) shape.nested.set(k, (subs = []))
+      for (const s in v as Record<string, unknown>) if (!subs.includes(s)) subs.push(s)
+    }
+  }
+}
+
+export interface Column {
+  header: string
+  key: string
+  sub?: string
+}
+
+const CORE = new Set<string>(CORE_FIELDS)
+const EXTRA = new Set<string>(EXTRA_FIELDS)
+const OPTION = new Set<string>(OPTION_NAMES)
+
+export function columnsFor(shape: Shape): Column[] {
+  const cols: Column[] = CORE_FIELDS.map((k) => ({header: k, key: k}))
+  for (const k of EXTRA_FIELDS) if (shape.top.includes(k)) cols.push({header: k, key: k})
+  const nestedUnknown: string[] = []
+  for (const k of shape.top) {
+    if (CORE.has(k) || EXTRA.has(k) || OPTION.has(k)) continue
+    if (shape.nested.has(k)) nestedUnknown.push(k)
+    else cols.push({header: k, key: k})
+  }
+  // spec 2.2 rule 2 / 2.3 rule 1: an option's columns exist exactly when the key includes it (field present)
+  for (const opt of OPTION_NAMES) {
+    if (!shape.top.includes(opt)) continue
+    const specFields: readonly string[] = OPTIONS[opt]
+    const subs = [...specFields, ...(shape.nested.get(opt) ?? []).filter((s) => !specFields.includes(s))]
+    for (const s of subs) cols.push({header: `${opt}.${s}`, key: opt, sub: s})
+  }
+  for (const k of nestedUnknown) for (const s of shape.nested.get(k)!) cols.push({header: `${k}.${s}`, key: k, sub: s})
+  return cols
+}
+
+/** Select and order columns by `--fields` (names as in the header); unknown names are a usage error upstream. */
+export function selectColumns(all: Column[], fields: readonly string[] | undefined): Column[] {
+  if (!fields || fields.length === 0) return all
+  return fields.map((f) => all.find((c) => c.header === f) ?? {header: f, key: f.split('.')[0]!, ...(f.includes('.') ? {sub: f.split('.').slice(1).join('.')} : {})})
+}
+
+/** OWASP CSV injection: a cell starting with = + - @ tab or CR is prefixed with a single quote. */
+export function neutraliseFormula(s: string): string {
+  return /^[=+\-@\t\r]/.test(s) ? `'${s}` : s
+}
+
+/**
+ * One CSV cell: null/absent as an empty cell, booleans true/false, numbers and dates as sent, strings
+ * neutralised against formula injection unless `escapeFormulas` is false.
+ */
+export function cell(value: unknown, escapeFormulas: boolean): string {
+  if (value === null || value === undefined) return ''
+  if (typeof value === 'string') return escapeFormulas ? neutraliseFormula(value) : value
+  if (typeof value === 'boolean' || typeof value === 'number') return String(value)
+  return JSON.stringify(value)
+}
+
+export function flattenRow(record: Record<string, unknown>, cols: readonly Column[], escapeFormulas: boolean): string[] {
+  return cols.map((c) => {
+    const v = record[c.key]
+    if (c.sub === undefined) return cell(v, escapeFormulas)
+    return cell(v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[c.sub] : undefined, escapeFormulas)
+  })
+}
+
+/** Fields of a record that the chosen columns do not hold (reported once on stderr for CSV). */
+export function uncovered(record: Record<string, unknown>, cols: readonly Column[]): string[] {
+  const out: string[] = []
+  for (const k in record) {
+    const v = record[k]
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      for (const s in v as Record<string, unknown>) if (!cols.some((c) => c.key === k && c.sub === s)) out.push(`${k}.${s}`)
+      if (!cols.some((c) => c.key === k)) out.push(k)
+    } else if (!cols.some((c) => c.key === k && c.sub === undefined)) out.push(k)
+  }
+  return out
+}

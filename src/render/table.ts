@@ -1,0 +1,144 @@
+import Table from 'cli-table3'
+
+import {CORE_FIELDS, ELIGIBILITY_MEANING, EXTRA_FIELDS, OWNER_OCCUPANCY_MIN} from '../api/spec.js'
+import {DASH, date, money, percent, text, yesNo} from './format.js'
+
+type Rec = Record<string, unknown>
+type Row = [string, string]
+interface Group {
+  title: string
+  rows: Row[]
+}
+
+const NOT_INCLUDED = 'not included with this key'
+const NONE = 'none for this property'
+
+/**
+ * The vertical, grouped view of one record for a person. Spec 2.2/2.3: an option the key lacks (field
+ * omitted) reads "not included with this key"; an option that is null reads "none for this property".
+ */
+export function recordGroups(r: Rec): Group[] {
+  const groups: Group[] = [
+    {
+      title: 'Property',
+      rows: [
+        ['Property ID', text(r['ServicePropertyID'])],
+        ['APN', text(r['APN'])],
+        ['County FIPS', text(r['Fips'])],
+        ...opt(r, 'Tract', 'Census tract'),
+        ...opt(r, 'MSACode', 'MSA code'),
+      ],
+    },
+    {
+      title: 'Address',
+      rows: [
+        ['Street', text(r['CompleteStreetAddress'])],
+        ['Standardized', text(r['StandardizeStreetAddress'])],
+        ['City, state, ZIP', `${text(r['City'])}, ${text(r['State'])} ${text(r['Zip'])}`],
+      ],
+    },
+    {
+      title: 'Valuation',
+      rows: [
+        [
+          'Estimated value',
+          `${money(r['FinalValue'])} (range ${money(r['LowValue'])} – ${money(r['HighValue'])}, confidence ${text(r['ConfidenceScore'])}/100)`,
+        ],
+        ['Standard deviation', text(r['StandardDeviation'])],
+        ['Valuation date', date(r['ValuationDate'])],
+      ],
+    },
+    {
+      title: 'Eligibility',
+      rows: [
+        ['FHA eligible', `${yesNo(r['FHAEligible'])} (county FHA loan limit ${money(r['FHALoanLimit'])})`],
+        ['FHA condo eligible', yesNo(r['FHACondoEligible'], `${DASH} (not a condo)`)],
+        ...flatCondo(r),
+        ['USDA rural area', yesNo(r['USDAAreaEligible'])],
+        ['VA eligible', yesNo(r['VAEligible'])],
+        ['Assumable loan', yesNo(r['Assumable'])],
+        ['CRA level', text(r['CRAEligible'])],
+        ['Tract income level', text(r['TractIncomeLevel'])],
+        ['Tract minority share', percent(r['TractMinorityPopulationPercent'])],
+      ],
+    },
+    {title: 'Assumable Mortgage', rows: assumable(r)},
+    {title: 'FHA Condo', rows: condo(r)},
+  ]
+  const known = new Set<string>([...CORE_FIELDS, ...EXTRA_FIELDS, 'AssumableMortgage', 'FHACondoEligibility'])
+  const other = Object.keys(r).filter((k) => !known.has(k))
+  if (other.length) groups.push({title: 'Other fields', rows: other.map((k) => [k, text(r[k])])})
+  return groups
+}
+
+function opt(r: Rec, key: string, label: string): Row[] {
+  return key in r ? [[label, text(r[key])]] : []
+}
+
+function flatCondo(r: Rec): Row[] {
+  if (!('FHAOwnerOccupancyPercentage' in r)) return []
+  return [
+    ['Condo owner occupancy', `${percent(r['FHAOwnerOccupancyPercentage'])}${r['FHAOwnerOccupancyViolation'] === 'Y' ? ' (violation)' : ''}`],
+    ['Condo FHA concentration', `${percent(r['FHAConcentration'])}${r['FHAConcentrationViolation'] === 'Y' ? ' (violation)' : ''}`],
+    ['Condo approval expires', date(r['FHAExpirationDate'])],
+  ]
+}
+
+function assumable(r: Rec): Row[] {
+  if (!('AssumableMortgage' in r)) return [['', NOT_INCLUDED]]
+  const m = r['AssumableMortgage'] as Rec | null
+  if (m === null || typeof m !== 'object') return [['', NONE]]
+  const second =
+    m['SecondMortgageBalance'] === null || m['SecondMortgageBalance'] === undefined
+      ? 'none'
+      : `${money(m['SecondMortgageBalance'])} at ${percent(m['SecondMortgageInterestRate'], 3)}`
+  return [
+    ['Loan type', `${text(m['LoanType'])}, ${m['FinancingType'] === 'FIX' ? 'fixed rate' : m['FinancingType'] === 'ADJ' ? 'adjustable rate' : text(m['FinancingType'])}`],
+    ['Lender', text(m['Lender'])],
+    ['Original amount', `${money(m['OriginalLoanAmount'])}, recorded ${date(m['RecordingDate'])}`],
+    ['Term', `${text(m['TermMonths'])} months, due ${date(m['LoanDueDate'])} (${text(m['RemainingYears'])} years left)`],
+    ['Estimated balance', money(m['EstimatedLoanBalance'])],
+    ['Estimated rate', percent(m['EstimatedInterestRate'], 3)],
+    ['Monthly payment (P&I)', money(m['EstimatedMonthlyPayment'], true)],
+    ['Loan-to-value', percent(m['EstimatedLTV'])],
+    ['Equity (buyer covers)', money(m['EstimatedEquity'])],
+    ['Refinance', yesNo(m['IsRefinance'])],
+    ['Second mortgage', second],
+  ]
+}
+
+function condo(r: Rec): Row[] {
+  if (!('FHACondoEligibility' in r)) return [['', NOT_INCLUDED]]
+  const c = r['FHACondoEligibility'] as Rec | null
+  if (c === null || typeof c !== 'object') return [['', NONE]]
+  const status = c['EligibilityStatus']
+  const meaning = typeof status === 'string' ? ELIGIBILITY_MEANING[status as keyof typeof ELIGIBILITY_MEANING] : undefined
+  const owner = c['OwnerOccupancyPercentage']
+  const ownerLow = typeof owner === 'number' && owner < OWNER_OCCUPANCY_MIN
+  return [
+    ['Project', `${text(c['CondoName'])} (ID ${text(c['CondoID'])}, ${text(c['TotalUnits'])} units)`],
+    ['Approval status', text(c['ApprovalStatus'])],
+    ['Unit eligibility', meaning ? `${text(status)}: ${meaning}` : text(status)],
+    [
+      'Owner occupancy',
+      `${percent(owner)}${ownerLow ? ` FLAGGED: below the ${OWNER_OCCUPANCY_MIN}% minimum` : ''}${c['OwnerOccupancyViolation'] === true ? ' (violation)' : ''}`,
+    ],
+    ['FHA concentration', `${percent(c['FHAConcentration'])}${c['FHAConcentrationViolation'] === true ? ' (violation)' : ''}`],
+    ['Approval expires', date(c['ExpirationDate'])],
+    ['Data last updated', date(c['LastUpdated'])],
+  ]
+}
+
+/** Render the groups with cli-table3, no colours (respects NO_COLOR and pipes by construction). */
+export function renderRecordTable(r: Rec, width = 100): string {
+  const value = Math.max(30, Math.min(90, width - 26 - 4))
+  // borderless: upper-case group titles carry the structure and copy-paste stays clean
+  const blank = {top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '',
+    'bottom-right': '', left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: ' '} // prettier-ignore
+  const table = new Table({chars: blank, style: {head: [], border: [], 'padding-left': 0, 'padding-right': 1}, wordWrap: true, colWidths: [24, value]})
+  for (const g of recordGroups(r)) {
+    table.push([{colSpan: 2, content: `\n${g.title.toUpperCase()}`}])
+    for (const [k, v] of g.rows) table.push([`  ${k}`, v])
+  }
+  return table.toString().replace(/^\n/, '').replace(/[ \t]+$/gm, '')
+}
