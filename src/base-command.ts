@@ -51,7 +51,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     quiet: Flags.boolean({char: 'q', description: 'No progress or notices on stderr (errors still shown)', helpGroup: 'GLOBAL'}),
   }
 
-  protected flags!: BaseFlags<T>
+  flags!: BaseFlags<T>
   protected ctx?: Context
   /** Default of --max-wait for this command, seconds. */
   protected static defaultMaxWait = 60
@@ -88,7 +88,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   }
 
   /** Resolve base URL and key (flag > env > profile), refuse unsafe ones, and build the client + scheduler. */
-  protected async context(schedule: Partial<SchedulerOptions> = {}): Promise<Context> {
+  async context(schedule: Partial<SchedulerOptions> = {}): Promise<Context> {
     if (this.ctx) return this.ctx
     const f = this.flags
     const {config, warning} = await loadConfig(this.config.configDir)

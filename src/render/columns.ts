@@ -7,7 +7,9 @@ import {CORE_FIELDS, EXTRA_FIELDS, OPTION_NAMES, OPTIONS} from '../api/spec.js'
  * (2.2, 2.3), followed by any unknown sub-fields in first-seen order.
  */
 export interface Shape {
+  /** Top-level fields, first-seen order. */
   top: string[]
+  /** Sub-fields of object-valued fields, first-seen order. */
   nested: Map<string, string[]>
 }
 
@@ -15,17 +17,61 @@ export function emptyShape(): Shape {
   return {top: [], nested: new Map()}
 }
 
-/** Record which fields a record carries (first-seen order). Cheap enough for the per-record path. */
-export function observeShape(shape: Shape, record: Record<string, unknown>): void {
-  for (const k in record) {
-    if (!shape.top.includes(k)) shape.top.push(k)
-    const v = record[k]
-    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
-      let subs = shape.nested.get(k)
-      if (!subs) shape.nested.set(k, (subs = []))
-      for (const s in v as Record<string, unknown>) if (!subs.includes(s)) subs.push(s)
+/** Tracks a Shape with sets so observing a record costs one pass over its keys (the per-record hot path). */
+export class ShapeTracker {
+  readonly shape: Shape
+  private readonly seen = new Set<string>()
+  private readonly seenNested = new Map<string, Set<string>>()
+
+  constructor(initial: Shape = emptyShape()) {
+    this.shape = {top: [...initial.top], nested: new Map([...initial.nested].map(([k, v]) => [k, [...v]]))}
+    for (const k of this.shape.top) this.seen.add(k)
+    for (const [k, v] of this.shape.nested) this.seenNested.set(k, new Set(v))
+  }
+
+  observe(record: Record<string, unknown>): void {
+    for (const k in record) {
+      if (!this.seen.has(k)) {
+        this.seen.add(k)
+        this.shape.top.push(k)
+      }
+      const v = record[k]
+      if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+        let set = this.seenNested.get(k)
+        if (!set) {
+          this.seenNested.set(k, (set = new Set()))
+          this.shape.nested.set(k, [])
+        }
+        for (const s in v as Record<string, unknown>)
+          if (!set.has(s)) {
+            set.add(s)
+            this.shape.nested.get(k)!.push(s)
+          }
+      }
     }
   }
+
+  merge(other: Shape): void {
+    const rec: Record<string, unknown> = {}
+    for (const k of other.top) rec[k] = other.nested.has(k) ? Object.fromEntries(other.nested.get(k)!.map((s) => [s, 1])) : 0
+    this.observe(rec)
+  }
+}
+
+/** Record which fields a record carries (first-seen order). */
+export function observeShape(shape: Shape, record: Record<string, unknown>): void {
+  const t = new ShapeTracker(shape)
+  t.observe(record)
+  shape.top = t.shape.top
+  shape.nested = t.shape.nested
+}
+
+export function shapeToJson(shape: Shape): {top: string[]; nested: Record<string, string[]>} {
+  return {top: shape.top, nested: Object.fromEntries(shape.nested)}
+}
+
+export function shapeFromJson(j: {top: string[]; nested: Record<string, string[]>}): Shape {
+  return {top: [...j.top], nested: new Map(Object.entries(j.nested))}
 }
 
 export interface Column {
@@ -86,17 +132,4 @@ export function flattenRow(record: Record<string, unknown>, cols: readonly Colum
     if (c.sub === undefined) return cell(v, escapeFormulas)
     return cell(v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[c.sub] : undefined, escapeFormulas)
   })
-}
-
-/** Fields of a record that the chosen columns do not hold (reported once on stderr for CSV). */
-export function uncovered(record: Record<string, unknown>, cols: readonly Column[]): string[] {
-  const out: string[] = []
-  for (const k in record) {
-    const v = record[k]
-    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
-      for (const s in v as Record<string, unknown>) if (!cols.some((c) => c.key === k && c.sub === s)) out.push(`${k}.${s}`)
-      if (!cols.some((c) => c.key === k)) out.push(k)
-    } else if (!cols.some((c) => c.key === k && c.sub === undefined)) out.push(k)
-  }
-  return out
 }

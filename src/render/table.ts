@@ -131,11 +131,11 @@ function condo(r: Rec): Row[] {
 
 /** Render the groups with cli-table3, no colours (respects NO_COLOR and pipes by construction). */
 export function renderRecordTable(r: Rec, width = 100): string {
-  const value = Math.max(30, Math.min(90, width - 26 - 4))
+  const value = Math.max(30, Math.min(90, width - 27 - 2))
   // borderless: upper-case group titles carry the structure and copy-paste stays clean
   const blank = {top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '',
     'bottom-right': '', left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: ' '} // prettier-ignore
-  const table = new Table({chars: blank, style: {head: [], border: [], 'padding-left': 0, 'padding-right': 1}, wordWrap: true, colWidths: [24, value]})
+  const table = new Table({chars: blank, style: {head: [], border: [], 'padding-left': 0, 'padding-right': 1}, wordWrap: true, colWidths: [27, value]})
   for (const g of recordGroups(r)) {
     table.push([{colSpan: 2, content: `\n${g.title.toUpperCase()}`}])
     for (const [k, v] of g.rows) table.push([`  ${k}`, v])

@@ -72,7 +72,7 @@ export class Scheduler {
   private inFlight = 0
   private waiters: Array<() => void> = []
 
-  constructor(private readonly options: SchedulerOptions) {
+  constructor(readonly options: SchedulerOptions) {
     this.pool = pLimit(Math.max(1, options.concurrency))
     this.now = options.now ?? Date.now
     this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)))

@@ -1,0 +1,149 @@
+import {BadResponseError} from '../api/errors.js'
+import {TruncatedBodyError} from '../api/client.js'
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const OPEN_OBJ = 0x7b
+const CLOSE_OBJ = 0x7d
+const OPEN_ARR = 0x5b
+const CLOSE_ARR = 0x5d
+const COLON = 0x3a
+const COMMA = 0x2c
+const DATA = Buffer.from('data')
+
+/**
+ * Streams the records out of `{"status":"success","data":[{...},{...}]}` (or `"data":{...}`) without
+ * holding the body: it tracks nesting and string state byte by byte and hands back each record's bytes,
+ * which the caller JSON.parses (V8's parser is an order of magnitude faster than a streaming one, so only
+ * the splitting is streamed). Memory is one record plus one chunk, whatever the county's size.
+ */
+export class DataScanner {
+  private depth = 0
+  private inString = false
+  private escape = false
+  private expectKey = false
+  private keyPieces: Buffer[] | undefined
+  private keyStart = -1
+  private lastKeyIsData = false
+  private dataPending = false
+  private mode: 'seek' | 'array' | 'object' | 'done' = 'seek'
+  private sawData = false
+  private recordDepth = -1
+  private pieces: Buffer[] = []
+  private captureStart = -1
+  /** Records found so far (for tests and progress). */
+  count = 0
+
+  /** Feed one chunk; returns the complete records it finished, as byte slices. */
+  push(chunk: Buffer): Buffer[] {
+    const out: Buffer[] = []
+    const n = chunk.length
+    if (this.recordDepth !== -1) this.captureStart = 0
+    if (this.keyPieces) this.keyStart = 0
+    for (let i = 0; i < n; i++) {
+      if (this.inString) {
+        if (this.escape) {
+          this.escape = false
+          continue
+        }
+        // jump to the next quote or backslash with native search: strings are most of the bytes
+        const q = chunk.indexOf(QUOTE, i)
+        const b = chunk.indexOf(BACKSLASH, i)
+        if (b !== -1 && (q === -1 || b < q)) {
+          i = b
+          this.escape = true
+          continue
+        }
+        if (q === -1) {
+          i = n
+          break
+        }
+        i = q
+        this.inString = false
+        if (this.keyPieces) {
+          this.keyPieces.push(chunk.subarray(this.keyStart, q))
+          const key = this.keyPieces.length === 1 ? this.keyPieces[0]! : Buffer.concat(this.keyPieces)
+          this.lastKeyIsData = key.equals(DATA)
+          this.keyPieces = undefined
+        }
+        continue
+      }
+      const c = chunk[i]!
+      if (this.dataPending && c !== OPEN_ARR && c !== OPEN_OBJ && c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) {
+        // "data": null (or a scalar): no records
+        this.dataPending = false
+        this.sawData = true
+      }
+      switch (c) {
+        case QUOTE:
+          this.inString = true
+          if (this.depth === 1 && this.expectKey) {
+            this.keyPieces = []
+            this.keyStart = i + 1
+          }
+          break
+        case OPEN_OBJ:
+        case OPEN_ARR:
+          this.depth++
+          if (this.depth === 1) {
+            if (c !== OPEN_OBJ) throw new BadResponseError('the response body is not a JSON object (spec 4)')
+            this.expectKey = true
+          } else if (this.dataPending && this.depth === 2) {
+            this.dataPending = false
+            this.sawData = true
+            if (c === OPEN_ARR) this.mode = 'array'
+            else {
+              this.mode = 'object'
+              this.startRecord(i)
+            }
+          } else if (this.mode === 'array' && this.depth === 3 && this.recordDepth === -1) {
+            if (c !== OPEN_OBJ) throw new BadResponseError('an element of `data` is not a JSON object')
+            this.startRecord(i)
+          }
+          break
+        case CLOSE_OBJ:
+        case CLOSE_ARR:
+          if (this.depth === this.recordDepth) {
+            this.pieces.push(chunk.subarray(this.captureStart, i + 1))
+            out.push(this.pieces.length === 1 ? this.pieces[0]! : Buffer.concat(this.pieces))
+            this.pieces = []
+            this.recordDepth = -1
+            this.captureStart = -1
+            this.count++
+            if (this.mode === 'object') this.mode = 'done'
+          }
+          this.depth--
+          if (this.mode === 'array' && this.depth === 1) this.mode = 'done'
+          break
+        case COLON:
+          if (this.depth === 1) {
+            this.expectKey = false
+            if (this.lastKeyIsData) this.dataPending = true
+          }
+          break
+        case COMMA:
+          if (this.depth === 1) {
+            this.expectKey = true
+            this.lastKeyIsData = false
+          }
+          break
+      }
+    }
+    if (this.recordDepth !== -1) this.pieces.push(chunk.subarray(this.captureStart))
+    if (this.keyPieces && this.inString) this.keyPieces.push(chunk.subarray(this.keyStart))
+    return out
+  }
+
+  private startRecord(i: number): void {
+    this.recordDepth = this.depth
+    this.captureStart = i
+    this.pieces = []
+  }
+
+  /** Call when the body ends: a body cut short (or without `data`) is an error, so no page is taken as complete by mistake. */
+  end(): void {
+    if (this.depth !== 0 || this.inString || this.recordDepth !== -1)
+      throw new TruncatedBodyError(`the response body ended mid-JSON after ${this.count} records`)
+    if (!this.sawData) throw new BadResponseError('the response has no `data` field (spec 4)')
+  }
+}
