@@ -108,11 +108,12 @@ export class Scheduler {
         this.observe(res)
         this.emit({type: 'response', status: res.status})
         if (res.status === 429) {
-          await res.dump().catch(() => undefined)
+          // pause everyone before yielding to the event loop, so no waiting worker slips a request in
           this.stats.rateLimited++
+          this.pauseFor429(res)
+          await res.dump().catch(() => undefined)
           if (++limited > MAX_429_PER_REQUEST)
             throw new RateLimitExceededError(`still rate limited (HTTP 429) after ${MAX_429_PER_REQUEST} waits`)
-          this.pauseFor429(res)
           continue
         }
         if (res.status >= 400) throw await errorFromResponse(res)
@@ -216,8 +217,13 @@ export class Scheduler {
     else if (o.resetAtMs !== undefined && o.resetAtMs > now) until = o.resetAtMs
     else until = now + fullJitterDelay(this.stats.rateLimited, () => 1, {baseMs: 1000, capMs: 60_000})
     this.pausedUntil = Math.max(this.pausedUntil, until + jitter)
-    this.remaining = 0
-    if (o.resetAtMs !== undefined && o.resetAtMs > now) this.resetAtMs = o.resetAtMs
+    if (o.resetAtMs !== undefined && o.resetAtMs > now) {
+      this.resetAtMs = o.resetAtMs
+      this.remaining = 0
+    } else {
+      // no reset to wait for: after the pause, probe with one request before trusting any budget
+      this.remaining = undefined
+    }
     this.notify()
   }
 

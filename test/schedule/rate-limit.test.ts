@@ -1,0 +1,72 @@
+import {describe, expect, it} from 'vitest'
+
+import {parseRateLimit, parseRetryAfter, serverSkewMs} from '../../src/schedule/rate-limit.js'
+
+const NOW = Date.parse('2026-11-21T12:00:00Z')
+
+describe('parseRateLimit', () => {
+  it('reads the X-RateLimit headers of spec 8.3 (reset as Unix seconds)', () => {
+    expect(
+      parseRateLimit({'x-ratelimit-limit': '1000', 'x-ratelimit-remaining': '742', 'x-ratelimit-reset': String(NOW / 1000 + 600)}, NOW),
+    ).toEqual({limit: 1000, remaining: 742, resetAtMs: NOW + 600_000})
+  })
+
+  it('corrects the reset for a server clock that runs 90 s ahead (Date header)', () => {
+    const serverNow = NOW + 90_000
+    const h = {
+      date: new Date(serverNow).toUTCString(),
+      'x-ratelimit-limit': '10',
+      'x-ratelimit-remaining': '0',
+      'x-ratelimit-reset': String(serverNow / 1000 + 30),
+    }
+    expect(parseRateLimit(h, NOW).resetAtMs).toBe(NOW + 30_000)
+  })
+
+  it('ignores differences within the Date header resolution', () => {
+    expect(serverSkewMs({date: new Date(NOW + 999).toUTCString()}, NOW)).toBe(0)
+    expect(serverSkewMs({date: new Date(NOW - 5000).toUTCString()}, NOW)).toBe(-5000)
+  })
+
+  it('treats a small reset value as delta seconds', () => {
+    expect(parseRateLimit({'x-ratelimit-reset': '30'}, NOW).resetAtMs).toBe(NOW + 30_000)
+  })
+
+  it('reads the IETF draft RateLimit field (limit/remaining/reset form)', () => {
+    expect(parseRateLimit({ratelimit: 'limit=100, remaining=50, reset=30'}, NOW)).toEqual({
+      limit: 100,
+      remaining: 50,
+      resetAtMs: NOW + 30_000,
+    })
+  })
+
+  it('reads the structured RateLimit and RateLimit-Policy fields', () => {
+    expect(parseRateLimit({ratelimit: '"default";r=7;t=12', 'ratelimit-policy': '"default";q=100;w=3600'}, NOW)).toEqual({
+      limit: 100,
+      remaining: 7,
+      resetAtMs: NOW + 12_000,
+    })
+  })
+
+  it('prefers X-RateLimit over the draft fields when both are sent', () => {
+    const o = parseRateLimit({'x-ratelimit-remaining': '3', ratelimit: 'limit=100, remaining=50, reset=30', 'x-ratelimit-limit': '9', 'x-ratelimit-reset': String(NOW / 1000 + 5)}, NOW)
+    expect(o).toEqual({limit: 9, remaining: 3, resetAtMs: NOW + 5000})
+  })
+
+  it('returns nothing for a response without rate-limit headers', () => {
+    expect(parseRateLimit({'content-type': 'application/json'}, NOW)).toEqual({})
+  })
+})
+
+describe('parseRetryAfter (RFC 9110)', () => {
+  it('reads delta seconds', () => {
+    expect(parseRetryAfter('120', {}, NOW)).toBe(120_000)
+  })
+  it('reads an HTTP date against the server Date header', () => {
+    const serverNow = NOW + 3_600_000 // a skewed server clock does not matter for a date-form Retry-After
+    expect(parseRetryAfter(new Date(serverNow + 45_000).toUTCString(), {date: new Date(serverNow).toUTCString()}, NOW)).toBe(45_000)
+  })
+  it('clamps a date in the past to zero and ignores garbage', () => {
+    expect(parseRetryAfter(new Date(NOW - 10_000).toUTCString(), {}, NOW)).toBe(0)
+    expect(parseRetryAfter('soon', {}, NOW)).toBeUndefined()
+  })
+})
