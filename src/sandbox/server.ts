@@ -213,8 +213,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       let chunk = ''
       for (let k = i; k < end; k++) {
         if (k === cutAt) {
-          await write(chunk + '{"Fips":"' + a.fips)
-          res.destroy() // fault: body cut short mid-record
+          cutShort(res, chunk + '{"Fips":"' + a.fips) // fault: body cut short mid-record
           return
         }
         chunk += (k === a.from ? '' : ',') + JSON.stringify(dataset.record(county, k, opts))
@@ -222,8 +221,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       await write(chunk)
     }
     if (truncate && !closed) {
-      // an empty page still gets cut
-      res.destroy()
+      cutShort(res, '') // an empty page still gets cut
       return
     }
     res.end(']}')
@@ -261,9 +259,13 @@ function sendJson(res: ServerResponse, status: number, body: unknown, truncate =
   res.setHeader('Content-Type', 'application/json; charset=utf-8')
   res.setHeader('Content-Length', String(Buffer.byteLength(text)))
   if (truncate) {
-    res.write(text.slice(0, Math.floor(text.length / 2)))
-    res.destroy()
+    cutShort(res, text.slice(0, Math.floor(text.length / 2)))
     return
   }
   res.end(text)
+}
+
+/** Send the headers and a partial body, then drop the connection once they are on the wire. */
+function cutShort(res: ServerResponse, partial: string): void {
+  res.write(partial, () => setImmediate(() => res.destroy()))
 }

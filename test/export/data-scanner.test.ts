@@ -1,0 +1,51 @@
+import {describe, expect, it} from 'vitest'
+
+import {DataScanner} from '../../src/export/data-scanner.js'
+
+function scan(text: string, chunkSize: number): unknown[] {
+  const s = new DataScanner()
+  const buf = Buffer.from(text)
+  const out: unknown[] = []
+  for (let i = 0; i < buf.length; i += chunkSize)
+    for (const r of s.push(buf.subarray(i, i + chunkSize))) out.push(JSON.parse(r.toString('utf8')))
+  s.end()
+  return out
+}
+
+const records = [
+  {Fips: '06067', APN: 'a"b\\c', Name: 'São José {weird} [brackets]', AssumableMortgage: {LoanType: 'FHA', x: [1, {y: 2}]}},
+  {Fips: '06067', data: 'a field named data inside a record', FHACondoEligibility: null},
+  {Fips: '06067', Emoji: '🏠', Escaped: '\u0000\n\t'},
+]
+
+describe('DataScanner', () => {
+  const body = JSON.stringify({status: 'success', data: records})
+  it.each([1, 2, 3, 7, 64, 100_000])('yields every record of an array, whatever the chunk size (%i)', (size) => {
+    expect(scan(body, size)).toEqual(records)
+  })
+
+  it('handles data before status and pretty-printed JSON', () => {
+    expect(scan(JSON.stringify({data: records, status: 'success'}, null, 2), 5)).toEqual(records)
+  })
+
+  it('accepts data as a single object (the other shape the spec allows)', () => {
+    expect(scan(JSON.stringify({status: 'success', data: records[0]}), 3)).toEqual([records[0]])
+  })
+
+  it('accepts an empty array and data: null', () => {
+    expect(scan('{"status":"success","data":[]}', 4)).toEqual([])
+    expect(scan('{"status":"success","data":null}', 4)).toEqual([])
+  })
+
+  it('ignores a "data" key nested deeper than the top level', () => {
+    expect(scan('{"meta":{"data":[{"no":1}]},"data":[{"yes":1}]}', 2)).toEqual([{yes: 1}])
+  })
+
+  it.each([10, body.length - 3, body.length - 1])('throws on a body cut short at byte %i', (cut) => {
+    expect(() => scan(body.slice(0, cut), 8)).toThrow(/ended mid-JSON/)
+  })
+
+  it('throws when there is no data field', () => {
+    expect(() => scan('{"status":"success"}', 4)).toThrow(/no `data` field/)
+  })
+})
