@@ -7,7 +7,9 @@ import {loadConfig, resolveSettings} from './config/profiles.js'
 import type {Scheduler, SchedulerOptions} from './schedule/scheduler.js'
 import type {Sandbox} from './sandbox/server.js'
 
-export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
+export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
+  (typeof BaseCommand)['baseFlags'] & T['flags']
+>
 
 export const OUTPUTS = ['table', 'json', 'ndjson', 'csv'] as const
 export type OutputFormat = (typeof OUTPUTS)[number]
@@ -32,23 +34,45 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       helpGroup: 'CONNECTION',
     }),
     'api-key': Flags.string({
-      description: 'API key (prefer SFL_API_KEY or `sfl keys set`: a flag lands in shell history) [env: SFL_API_KEY]',
+      description:
+        'API key (prefer SFL_API_KEY or `sfl keys set`: a flag lands in shell history) [env: SFL_API_KEY]',
       helpGroup: 'CONNECTION',
     }),
-    profile: Flags.string({description: 'Credential profile to use [env: SFL_PROFILE]', helpGroup: 'CONNECTION'}),
+    profile: Flags.string({
+      description: 'Credential profile to use [env: SFL_PROFILE]',
+      helpGroup: 'CONNECTION',
+    }),
     sandbox: Flags.boolean({
       description: 'Run against the embedded sandbox (synthetic data, demo key sandbox-full)',
       helpGroup: 'CONNECTION',
     }),
-    timeout: Flags.integer({description: 'Per-request timeout in seconds', default: 30, min: 1, helpGroup: 'CONNECTION'}),
-    retries: Flags.integer({description: 'Retries for 5xx and network errors', default: 3, min: 0, helpGroup: 'CONNECTION'}),
-    'max-wait': Flags.integer({
-      description: 'Longest wait in seconds for a rate-limit reset before giving up (exit 5) [default: 60; county-export 3600]',
+    timeout: Flags.integer({
+      description: 'Per-request timeout in seconds',
+      default: 30,
+      min: 1,
+      helpGroup: 'CONNECTION',
+    }),
+    retries: Flags.integer({
+      description: 'Retries for 5xx and network errors',
+      default: 3,
       min: 0,
       helpGroup: 'CONNECTION',
     }),
-    debug: Flags.boolean({description: 'Show requests and responses on stderr (the key masked)', helpGroup: 'GLOBAL'}),
-    quiet: Flags.boolean({char: 'q', description: 'No progress or notices on stderr (errors still shown)', helpGroup: 'GLOBAL'}),
+    'max-wait': Flags.integer({
+      description:
+        'Longest wait in seconds for a rate-limit reset before giving up (exit 5) [default: 60; county-export 3600]',
+      min: 0,
+      helpGroup: 'CONNECTION',
+    }),
+    debug: Flags.boolean({
+      description: 'Show requests and responses on stderr (the key masked)',
+      helpGroup: 'GLOBAL',
+    }),
+    quiet: Flags.boolean({
+      char: 'q',
+      description: 'No progress or notices on stderr (errors still shown)',
+      helpGroup: 'GLOBAL',
+    }),
   }
 
   flags!: BaseFlags<T>
@@ -93,7 +117,11 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     const f = this.flags
     const {config, warning} = await loadConfig(this.config.configDir)
     if (warning) this.warnAlways(warning)
-    const settings = resolveSettings({profile: f.profile, baseUrl: f['base-url'], apiKey: f['api-key']}, process.env, config)
+    const settings = resolveSettings(
+      {profile: f.profile, baseUrl: f['base-url'], apiKey: f['api-key']},
+      process.env,
+      config,
+    )
     registerSecret(settings.apiKey)
     if (settings.apiKeySource === 'flag')
       this.warnAlways('--api-key puts the key in your shell history; prefer SFL_API_KEY or `sfl keys set`')
@@ -137,7 +165,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   }
 
   /** Map every error to its documented exit code; the key never reaches the message. */
-  protected override async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
+  protected override async catch(
+    err: Error & {exitCode?: number; oclif?: {exit?: number}},
+  ): Promise<unknown> {
     if (err instanceof SflError) {
       process.stderr.write(`Error: ${redact(err.message)}\n`)
       process.exitCode = err.exitCode

@@ -28,11 +28,18 @@ export function streetLine(address: string): string {
   return address.split(',')[0] ?? ''
 }
 
-export function normalizeAddress(address: string, knownCities: readonly string[] = []): NormalizedAddress | undefined {
+export function normalizeAddress(
+  address: string,
+  knownCities: readonly string[] = [],
+): NormalizedAddress | undefined {
   let s = address.normalize('NFC').toUpperCase()
   const hadComma = s.includes(',')
   s = streetLine(s)
-  s = s.replace(/[.'"`]/g, '').replace(/#/g, ' # ').replace(/\s+/g, ' ').trim()
+  s = s
+    .replace(/[.'"`]/g, '')
+    .replace(/#/g, ' # ')
+    .replace(/\s+/g, ' ')
+    .trim()
   if (!hadComma) {
     // "3526 HIGH ST SACRAMENTO CA 95838": strip a trailing state + ZIP, then a known city name
     s = s.replace(/\s+[A-Z]{2}\s+\d{5}(?:-\d{4})?$/, '').replace(/\s+\d{5}(?:-\d{4})?$/, '')
@@ -58,7 +65,8 @@ export function normalizeAddress(address: string, knownCities: readonly string[]
   if (tokens.length > 1) {
     tokens[0] = DIRECTIONALS[tokens[0]!] ?? tokens[0]!
     // "HIGH STREET N": the suffix sits before a trailing directional
-    if (DIRECTIONALS[tokens[last]!] === undefined && last > 0) tokens[last - 1] = SUFFIXES[tokens[last - 1]!] ?? tokens[last - 1]!
+    if (DIRECTIONALS[tokens[last]!] === undefined && last > 0)
+      tokens[last - 1] = SUFFIXES[tokens[last - 1]!] ?? tokens[last - 1]!
   }
   const out: NormalizedAddress = {number: num, street: tokens.join(' ')}
   if (unit !== undefined) out.unit = unit

@@ -42,7 +42,9 @@ export function assertSafeBaseUrl(baseUrl: string): URL {
   try {
     url = new URL(baseUrl)
   } catch {
-    throw new UsageError(`base URL "${baseUrl}" is not a valid URL; expected something like https://api.example.com/v1`)
+    throw new UsageError(
+      `base URL "${baseUrl}" is not a valid URL; expected something like https://api.example.com/v1`,
+    )
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:')
     throw new UsageError(`base URL must use https:// (got ${url.protocol})`)
@@ -101,10 +103,15 @@ export class HttpClient {
     let current = url
     for (let hop = 0; ; hop++) {
       const sameOrigin = new URL(current).origin === origin
-      const headers: Record<string, string> = {accept: 'application/json', 'user-agent': this.options.userAgent}
+      const headers: Record<string, string> = {
+        accept: 'application/json',
+        'user-agent': this.options.userAgent,
+      }
       if (sameOrigin) headers['x-api-key'] = this.options.apiKey
       const started = Date.now()
-      this.debug(`→ GET ${current}${sameOrigin ? `  X-Api-Key: ${maskKey(this.options.apiKey)}` : '  (no key: other origin)'}`)
+      this.debug(
+        `→ GET ${current}${sameOrigin ? `  X-Api-Key: ${maskKey(this.options.apiKey)}` : '  (no key: other origin)'}`,
+      )
       const res = await request(current, {
         method: 'GET',
         headers,
@@ -114,12 +121,14 @@ export class HttpClient {
         ...(signal ? {signal} : {}),
       })
       const flat: Record<string, string> = {}
-      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v
+      for (const [k, v] of Object.entries(res.headers))
+        if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v
       this.debug(`← ${res.statusCode} ${current} (${Date.now() - started} ms)${rateLimitSummary(flat)}`)
       const location = flat['location']
       if ([301, 302, 303, 307, 308].includes(res.statusCode) && location) {
         await res.body.dump()
-        if (hop >= MAX_REDIRECTS) throw new ServerError(`too many redirects (more than ${MAX_REDIRECTS}) starting at ${url}`)
+        if (hop >= MAX_REDIRECTS)
+          throw new ServerError(`too many redirects (more than ${MAX_REDIRECTS}) starting at ${url}`)
         const next = new URL(location, current)
         // Never downgrade to clear text with a key attached.
         if (next.protocol === 'http:' && new URL(current).protocol === 'https:')
@@ -146,7 +155,9 @@ export class HttpClient {
 
 function rateLimitSummary(h: Record<string, string>): string {
   const r = h['x-ratelimit-remaining']
-  return r === undefined ? '' : `  remaining ${r}/${h['x-ratelimit-limit'] ?? '?'} reset ${h['x-ratelimit-reset'] ?? '?'}`
+  return r === undefined
+    ? ''
+    : `  remaining ${r}/${h['x-ratelimit-limit'] ?? '?'} reset ${h['x-ratelimit-reset'] ?? '?'}`
 }
 
 /**

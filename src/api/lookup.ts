@@ -16,7 +16,8 @@ export function parseSuccessBody(text: string): ServiceRecord[] {
     body = JSON.parse(text)
   } catch {
     const t = text.trimStart()
-    if (t.startsWith('{') || t.startsWith('[')) throw new TruncatedBodyError('the response body ended before its JSON did')
+    if (t.startsWith('{') || t.startsWith('['))
+      throw new TruncatedBodyError('the response body ended before its JSON did')
     throw new BadResponseError(`the service answered 200 with a body that is not JSON: "${t.slice(0, 80)}"`)
   }
   const data = (body as {data?: unknown})?.data

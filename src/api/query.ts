@@ -26,6 +26,10 @@ export function lookupUrl(baseUrl: string, q: LookupQuery): string {
 }
 
 /** The county-wide form: fips only (spec 1: leaving out the address returns all eligible records). */
-export function countyUrl(baseUrl: string, fips: string, extra: ReadonlyArray<readonly [string, string]> = []): string {
+export function countyUrl(
+  baseUrl: string,
+  fips: string,
+  extra: ReadonlyArray<readonly [string, string]> = [],
+): string {
   return `${endpointUrl(baseUrl)}?${buildQueryString([['fips', fips], ...extra])}`
 }

@@ -1,12 +1,6 @@
 import {z} from 'zod'
 
-import {
-  APPROVAL_STATUSES,
-  CRA_LEVELS,
-  ELIGIBILITY_STATUSES,
-  FINANCING_TYPES,
-  LOAN_TYPES,
-} from './spec.js'
+import {APPROVAL_STATUSES, CRA_LEVELS, ELIGIBILITY_STATUSES, FINANCING_TYPES, LOAN_TYPES} from './spec.js'
 
 /**
  * zod schemas written from the spec, section 2. Unknown fields pass through (`.loose()`), so a newer
@@ -102,7 +96,9 @@ export type AssumableMortgage = z.infer<typeof assumableMortgageSchema>
 export type FhaCondoEligibility = z.infer<typeof fhaCondoEligibilitySchema>
 
 /** Spec 7: the error body. */
-export const errorBodySchema = z.object({status: z.literal('error'), code: z.number().int(), message: z.string()}).loose()
+export const errorBodySchema = z
+  .object({status: z.literal('error'), code: z.number().int(), message: z.string()})
+  .loose()
 
 /** Readable list of schema problems, one per line, with the field path. */
 export function describeIssues(error: z.ZodError): string[] {

@@ -91,7 +91,13 @@ export const OPTION_NAMES = Object.keys(OPTIONS) as OptionName[]
 
 export const CRA_LEVELS = ['Low', 'Middle', 'Moderate', 'Upper', 'Not Available'] as const
 export const APPROVAL_STATUSES = ['Approved', 'Caution', 'Not Approved', 'Unknown'] as const
-export const ELIGIBILITY_STATUSES = ['Eligible', 'Caution', 'New Construction', 'Ineligible', 'Eligible For Review'] as const
+export const ELIGIBILITY_STATUSES = [
+  'Eligible',
+  'Caution',
+  'New Construction',
+  'Ineligible',
+  'Eligible For Review',
+] as const
 export const LOAN_TYPES = ['FHA', 'VA', 'USDA'] as const
 export const FINANCING_TYPES = ['FIX', 'ADJ'] as const
 
@@ -99,7 +105,8 @@ export const FINANCING_TYPES = ['FIX', 'ADJ'] as const
 export const ELIGIBILITY_MEANING: Record<(typeof ELIGIBILITY_STATUSES)[number], string> = {
   Eligible: 'project approved; unit eligible for FHA financing',
   Caution: 'approved, but an owner-occupancy or concentration violation may block FHA loan approval',
-  'New Construction': 'approved, but presale criteria must be verified with the developer before an FHA offer',
+  'New Construction':
+    'approved, but presale criteria must be verified with the developer before an FHA offer',
   Ineligible: 'not approved and not eligible',
   'Eligible For Review': 'not currently approved; may qualify through the FHA single-unit approval process',
 }

@@ -18,9 +18,7 @@ export const APN_MAX = 45
 export const PROPERTY_ID_MAX_DIGITS = 11
 
 export type LookupBy =
-  | {kind: 'address'; value: string}
-  | {kind: 'apn'; value: string}
-  | {kind: 'property_id'; value: string}
+  {kind: 'address'; value: string} | {kind: 'apn'; value: string} | {kind: 'property_id'; value: string}
 
 export interface LookupQuery {
   fips: string
@@ -30,7 +28,8 @@ export interface LookupQuery {
 /** Returns the reason a fips is invalid, or undefined when it is fine. Pure, used by the sandbox too. */
 export function fipsProblem(fips: string): string | undefined {
   if (!/^\d{5}$/.test(fips)) return 'must be exactly 5 digits (2-digit state code + 3-digit county code)'
-  if (!STATE_FIPS.has(fips.slice(0, 2))) return `starts with ${fips.slice(0, 2)}, which is not a US state or territory code`
+  if (!STATE_FIPS.has(fips.slice(0, 2)))
+    return `starts with ${fips.slice(0, 2)}, which is not a US state or territory code`
   return undefined
 }
 
@@ -42,7 +41,8 @@ export function apnProblem(apn: string): string | undefined {
 
 export function propertyIdProblem(id: string): string | undefined {
   if (!/^\d+$/.test(id) || /^0+$/.test(id)) return 'must be a positive whole number'
-  if (id.replace(/^0+/, '').length > PROPERTY_ID_MAX_DIGITS) return `must be at most ${PROPERTY_ID_MAX_DIGITS} digits`
+  if (id.replace(/^0+/, '').length > PROPERTY_ID_MAX_DIGITS)
+    return `must be at most ${PROPERTY_ID_MAX_DIGITS} digits`
   return undefined
 }
 
@@ -71,7 +71,8 @@ export function validateLookup(
     propertyId: '--property-id',
   },
 ): LookupQuery {
-  if (input.fips === undefined || input.fips === '') throw new UsageError(`${names.fips} is required (a 5-digit county code such as 06067)`)
+  if (input.fips === undefined || input.fips === '')
+    throw new UsageError(`${names.fips} is required (a 5-digit county code such as 06067)`)
   const fips = input.fips.trim()
   const fp = fipsProblem(fips)
   if (fp) throw new UsageError(`${names.fips} "${input.fips}" ${fp}`)
@@ -83,7 +84,9 @@ export function validateLookup(
     ] as const
   ).filter(([, v]) => v !== undefined && v !== '')
   if (given.length === 0)
-    throw new UsageError(`give exactly one of ${names.address}, ${names.apn} or ${names.propertyId}; none was given`)
+    throw new UsageError(
+      `give exactly one of ${names.address}, ${names.apn} or ${names.propertyId}; none was given`,
+    )
   if (given.length > 1)
     throw new UsageError(
       `give exactly one of ${names.address}, ${names.apn} or ${names.propertyId}; got ${given.map((g) => g[2]).join(' and ')}`,
@@ -91,7 +94,11 @@ export function validateLookup(
   const [kind, raw, name] = given[0]!
   const value = raw!
   const problem =
-    kind === 'address' ? addressProblem(value) : kind === 'apn' ? apnProblem(value) : propertyIdProblem(value.trim())
+    kind === 'address'
+      ? addressProblem(value)
+      : kind === 'apn'
+        ? apnProblem(value)
+        : propertyIdProblem(value.trim())
   if (problem) throw new UsageError(`${name} ${problem}`)
   return {fips, by: {kind, value: kind === 'property_id' ? value.trim().replace(/^0+/, '') : value}}
 }

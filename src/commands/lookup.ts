@@ -12,10 +12,23 @@ Records are checked against the spec's schema: a violation is a warning, or exit
 With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch lookups").`
 
   static override examples = [
-    {description: 'Try it on the embedded sandbox', command: '<%= config.bin %> lookup --sandbox --fips 06067 --address "3526 HIGH ST, SACRAMENTO, CA 95838"'},
-    {description: 'By parcel number, as JSON for a script', command: '<%= config.bin %> lookup --fips 06067 --apn 078-0123-045 --output json'},
-    {description: 'By the service property ID, flattened to CSV', command: '<%= config.bin %> lookup --fips 06067 --property-id 30000000006 --output csv'},
-    {description: 'A list of addresses, enriched to CSV', command: '<%= config.bin %> lookup --input prospects.csv --fips 06067 --out enriched.csv'},
+    {
+      description: 'Try it on the embedded sandbox',
+      command:
+        '<%= config.bin %> lookup --sandbox --fips 06067 --address "3526 HIGH ST, SACRAMENTO, CA 95838"',
+    },
+    {
+      description: 'By parcel number, as JSON for a script',
+      command: '<%= config.bin %> lookup --fips 06067 --apn 078-0123-045 --output json',
+    },
+    {
+      description: 'By the service property ID, flattened to CSV',
+      command: '<%= config.bin %> lookup --fips 06067 --property-id 30000000006 --output csv',
+    },
+    {
+      description: 'A list of addresses, enriched to CSV',
+      command: '<%= config.bin %> lookup --input prospects.csv --fips 06067 --out enriched.csv',
+    },
   ]
 
   static override flags = {
@@ -23,14 +36,25 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
     address: Flags.string({description: 'Full street address, e.g. "3526 HIGH ST, SACRAMENTO, CA 95838"'}),
     apn: Flags.string({description: "Assessor's parcel number (at most 45 characters)"}),
     'property-id': Flags.string({description: "The service's own property ID (a positive integer)"}),
-    output: Flags.option({char: 'o', options: OUTPUTS, description: 'Output format [default: table at a terminal, else json]'})(),
+    output: Flags.option({
+      char: 'o',
+      options: OUTPUTS,
+      description: 'Output format [default: table at a terminal, else json]',
+    })(),
     strict: Flags.boolean({description: 'Fail (exit 1) when a record does not match the spec schema'}),
     'no-escape-formulas': Flags.boolean({description: 'Do not neutralise CSV cells that start with = + - @'}),
     input: Flags.string({description: 'Batch mode: a CSV or NDJSON file of lookups, or - for stdin'}),
     out: Flags.string({description: 'Batch mode: write results to this file (atomically) instead of stdout'}),
     resume: Flags.boolean({description: 'Batch mode: continue an interrupted run from its checkpoint'}),
-    concurrency: Flags.integer({description: 'Batch mode: requests in flight at once', default: 4, min: 1, max: 64}),
-    'unit-fallback': Flags.boolean({description: 'Batch mode: when an address with a unit is not found, try it without the unit'}),
+    concurrency: Flags.integer({
+      description: 'Batch mode: requests in flight at once',
+      default: 4,
+      min: 1,
+      max: 64,
+    }),
+    'unit-fallback': Flags.boolean({
+      description: 'Batch mode: when an address with a unit is not found, try it without the unit',
+    }),
   }
 
   async run(): Promise<void> {
@@ -56,7 +80,10 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
     }
     const {renderRecords} = await import('../render/record-output.js')
     process.stdout.write(
-      await renderRecords(records, format, {escapeFormulas: !f['no-escape-formulas'], width: process.stdout.columns ?? 100}),
+      await renderRecords(records, format, {
+        escapeFormulas: !f['no-escape-formulas'],
+        width: process.stdout.columns ?? 100,
+      }),
     )
   }
 }

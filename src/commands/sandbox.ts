@@ -13,19 +13,32 @@ Ctrl-C stops it. --page-size 0 sends a county as one JSON array; N > 0 pages it 
     {description: 'Start on the default port', command: '<%= config.bin %> sandbox'},
     {
       description: 'A tight rate limit and injected faults, for testing a client',
-      command: '<%= config.bin %> sandbox --limit 20 --window 5 --fail-rate 0.05 --reset-rate 0.02 --log requests.ndjson',
+      command:
+        '<%= config.bin %> sandbox --limit 20 --window 5 --fail-rate 0.05 --reset-rate 0.02 --log requests.ndjson',
     },
-    {description: 'A million-record county, paged', command: '<%= config.bin %> sandbox --records 1000000 --page-size 5000'},
+    {
+      description: 'A million-record county, paged',
+      command: '<%= config.bin %> sandbox --records 1000000 --page-size 5000',
+    },
   ]
 
   static override flags = {
-    port: Flags.integer({description: 'Port to listen on (0 picks a free one)', default: 8787, min: 0, max: 65535}),
+    port: Flags.integer({
+      description: 'Port to listen on (0 picks a free one)',
+      default: 8787,
+      min: 0,
+      max: 65535,
+    }),
     host: Flags.string({description: 'Interface to listen on', default: '127.0.0.1'}),
     seed: Flags.integer({description: 'Seed of the synthetic data', default: 1}),
     records: Flags.integer({description: 'Records of the large county 48201', default: 100_000, min: 0}),
     limit: Flags.integer({description: 'Requests per window per key', default: 1000, min: 1}),
     window: Flags.integer({description: 'Rate-limit window in seconds', default: 3600, min: 1}),
-    'page-size': Flags.integer({description: 'County page size; 0 sends the whole county as one array', default: 0, min: 0}),
+    'page-size': Flags.integer({
+      description: 'County page size; 0 sends the whole county as one array',
+      default: 0,
+      min: 0,
+    }),
     'fail-rate': Flags.string({description: 'Probability that a request fails with 500', default: '0'}),
     'reset-rate': Flags.string({description: 'Probability that a connection is reset', default: '0'}),
     'truncate-rate': Flags.string({description: 'Probability that a body is cut short', default: '0'}),
@@ -37,7 +50,8 @@ Ctrl-C stops it. --page-size 0 sends a county as one JSON array; N > 0 pages it 
     const {flags: f} = await this.parse(SandboxCommand)
     const rate = (name: string, v: string) => {
       const n = Number(v)
-      if (!Number.isFinite(n) || n < 0 || n > 1) this.error(`--${name} must be a probability from 0 to 1 (got "${v}")`, {exit: 2})
+      if (!Number.isFinite(n) || n < 0 || n > 1)
+        this.error(`--${name} must be a probability from 0 to 1 (got "${v}")`, {exit: 2})
       return n
     }
     const sandbox = await startSandbox({

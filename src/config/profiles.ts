@@ -59,14 +59,25 @@ export function parseConfig(text: string, path: string): ConfigFile {
     )
   }
   const profiles = (raw as {profiles?: unknown})?.profiles
-  if (typeof raw !== 'object' || raw === null || typeof profiles !== 'object' || profiles === null || Array.isArray(profiles))
-    throw new ConfigFileError(`the config file ${path} has no "profiles" object; expected {"profiles": {"default": {...}}}`)
+  if (
+    typeof raw !== 'object' ||
+    raw === null ||
+    typeof profiles !== 'object' ||
+    profiles === null ||
+    Array.isArray(profiles)
+  )
+    throw new ConfigFileError(
+      `the config file ${path} has no "profiles" object; expected {"profiles": {"default": {...}}}`,
+    )
   for (const [name, p] of Object.entries(profiles as Record<string, unknown>)) {
     const prof = p as Record<string, unknown>
-    if (typeof p !== 'object' || p === null) throw new ConfigFileError(`the config file ${path}: profile "${name}" is not an object`)
+    if (typeof p !== 'object' || p === null)
+      throw new ConfigFileError(`the config file ${path}: profile "${name}" is not an object`)
     for (const field of ['baseUrl', 'apiKey'])
       if (prof[field] !== undefined && typeof prof[field] !== 'string')
-        throw new ConfigFileError(`the config file ${path}: profile "${name}" field ${field} must be a string`)
+        throw new ConfigFileError(
+          `the config file ${path}: profile "${name}" field ${field} must be a string`,
+        )
   }
   return raw as ConfigFile
 }
@@ -98,7 +109,11 @@ export function resolveSettings(
 ): ResolvedSettings {
   const profile = flags.profile ?? env['SFL_PROFILE'] ?? DEFAULT_PROFILE
   const p = config.profiles[profile]
-  if ((flags.profile !== undefined || env['SFL_PROFILE'] !== undefined) && !p && profile !== DEFAULT_PROFILE) {
+  if (
+    (flags.profile !== undefined || env['SFL_PROFILE'] !== undefined) &&
+    !p &&
+    profile !== DEFAULT_PROFILE
+  ) {
     const known = Object.keys(config.profiles)
     throw new UsageError(
       `no profile named "${profile}"${known.length ? ` (known: ${known.join(', ')})` : ''}; create it with \`sfl keys set --profile ${profile}\``,
@@ -114,5 +129,11 @@ export function resolveSettings(
           : undefined
   const base = pick(flags.baseUrl, env['SFL_BASE_URL'], p?.baseUrl)
   const key = pick(flags.apiKey, env['SFL_API_KEY'], p?.apiKey)
-  return {profile, baseUrl: base?.value, baseUrlSource: base?.source, apiKey: key?.value, apiKeySource: key?.source}
+  return {
+    profile,
+    baseUrl: base?.value,
+    baseUrlSource: base?.source,
+    apiKey: key?.value,
+    apiKeySource: key?.source,
+  }
 }

@@ -60,7 +60,8 @@ export class Checkpoint {
         `a checkpoint from an interrupted run exists at ${checkpoint}; add --resume to continue it, or delete it and ${parts} to start over`,
       )
     if (existing === undefined) {
-      if (resume) throw new UsageError(`--resume: no checkpoint at ${checkpoint}; run without --resume to start`)
+      if (resume)
+        throw new UsageError(`--resume: no checkpoint at ${checkpoint}; run without --resume to start`)
       await rm(parts, {recursive: true, force: true})
       await mkdir(parts, {recursive: true})
       const cp = new Checkpoint(checkpoint, parts, fresh)
@@ -71,9 +72,15 @@ export class Checkpoint {
     try {
       parsed = JSON.parse(existing) as CheckpointData & {shape: unknown}
     } catch {
-      throw new UsageError(`the checkpoint ${checkpoint} is not valid JSON; delete it and ${parts} to start over`)
+      throw new UsageError(
+        `the checkpoint ${checkpoint} is not valid JSON; delete it and ${parts} to start over`,
+      )
     }
-    if (parsed.version !== 1 || parsed.kind !== fresh.kind || JSON.stringify(parsed.params) !== JSON.stringify(fresh.params))
+    if (
+      parsed.version !== 1 ||
+      parsed.kind !== fresh.kind ||
+      JSON.stringify(parsed.params) !== JSON.stringify(fresh.params)
+    )
       throw new UsageError(
         `the checkpoint ${checkpoint} belongs to a different run (${JSON.stringify(parsed.params)}); resume with the same arguments, or delete it to start over`,
       )

@@ -3,7 +3,15 @@ import {mkdtemp, rm} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 
 import type {HttpClient} from '../api/client.js'
-import {ExitCode, exitCodeOf, InvalidKeyError, MissingKeyError, RateLimitExceededError, ServerError, SflError} from '../api/errors.js'
+import {
+  ExitCode,
+  exitCodeOf,
+  InvalidKeyError,
+  MissingKeyError,
+  RateLimitExceededError,
+  ServerError,
+  SflError,
+} from '../api/errors.js'
 import {countyUrl} from '../api/query.js'
 import {redact} from '../api/secrets.js'
 import {emptyShape, ShapeTracker} from '../render/columns.js'
@@ -92,7 +100,12 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
     resumedUnits: resumed ? Object.values(cp.data.units).filter((u) => u.status === 'done').length : 0,
     interrupted: false,
   }
-  const progress = () => deps.onProgress?.({countiesDone: summary.countiesDone, counties: summary.counties, records: summary.records})
+  const progress = () =>
+    deps.onProgress?.({
+      countiesDone: summary.countiesDone,
+      counties: summary.counties,
+      records: summary.records,
+    })
   for (const u of Object.values(cp.data.units)) {
     if (u.status === 'done') summary.countiesDone++
     for (const p of u.pages) summary.records += p.records
@@ -101,14 +114,17 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
   const exportCounty = async (fips: string): Promise<void> => {
     const unit = cp.data.units[fips]!
     if (unit.status === 'done') return
-    let url: string | undefined = unit.next ?? (unit.pages.length === 0 ? countyUrl(deps.baseUrl, fips) : undefined)
+    let url: string | undefined =
+      unit.next ?? (unit.pages.length === 0 ? countyUrl(deps.baseUrl, fips) : undefined)
     const origin = new URL(deps.baseUrl).origin
     try {
       while (url !== undefined) {
         if (deps.signal?.aborted || summary.stopped) return
         // never follow a next link off the service's origin: the key would go with it
         if (new URL(url).origin !== origin)
-          throw new ServerError(`refusing to follow a pagination link to another origin (${new URL(url).origin})`)
+          throw new ServerError(
+            `refusing to follow a pagination link to another origin (${new URL(url).origin})`,
+          )
         const n = unit.pages.length + 1
         const file = `${fips}-${String(n).padStart(5, '0')}.ndjson`
         const pageUrl: string = url
@@ -151,7 +167,13 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
     }
     // every unit ended: write what finished, in county order, atomically
     const files = req.fips.flatMap((f) => cp.data.units[f]!.pages.map((p) => join(cp.partsDir, p.file)))
-    const sinkOpts = {format: req.format, shape: shape.shape, fields: req.fields, bom: req.bom, escapeFormulas: req.escapeFormulas}
+    const sinkOpts = {
+      format: req.format,
+      shape: shape.shape,
+      fields: req.fields,
+      bom: req.bom,
+      escapeFormulas: req.escapeFormulas,
+    }
     summary.written = req.out
       ? await writeAtomically(req.out, (dest) => writeFormatted(files, sinkOpts, dest))
       : await writeFormatted(files, sinkOpts, process.stdout)

@@ -69,7 +69,15 @@ export class DataScanner {
         continue
       }
       const c = chunk[i]!
-      if (this.dataPending && c !== OPEN_ARR && c !== OPEN_OBJ && c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) {
+      if (
+        this.dataPending &&
+        c !== OPEN_ARR &&
+        c !== OPEN_OBJ &&
+        c !== 0x20 &&
+        c !== 0x0a &&
+        c !== 0x0d &&
+        c !== 0x09
+      ) {
         // "data": null (or a scalar): no records
         this.dataPending = false
         this.sawData = true

@@ -13,7 +13,11 @@ export async function runExportCommand(
   cmd: Cmd,
   req: ExportRequest & {concurrency: number; reserve: number; maxRequests?: number | undefined},
 ): Promise<void> {
-  const ctx = await cmd.context({concurrency: req.concurrency, reserve: req.reserve, maxRequests: req.maxRequests})
+  const ctx = await cmd.context({
+    concurrency: req.concurrency,
+    reserve: req.reserve,
+    maxRequests: req.maxRequests,
+  })
   const quiet = cmd.flags.quiet
   const progress = new Progress(process.stderr, Boolean(process.stderr.isTTY) && !quiet, ctx.scheduler)
   ctx.scheduler.options.onEvent = progress.onEvent
@@ -23,7 +27,11 @@ export async function runExportCommand(
   process.once('SIGTERM', onSigint)
   try {
     const s = await runCountyExport(
-      {...ctx, signal: abort.signal, onProgress: (p) => progress.update(p.countiesDone, p.counties, p.records)},
+      {
+        ...ctx,
+        signal: abort.signal,
+        onProgress: (p) => progress.update(p.countiesDone, p.counties, p.records),
+      },
       req,
     )
     progress.clear()
@@ -41,7 +49,8 @@ export async function runExportCommand(
     for (const fl of s.failed) process.stderr.write(`  failed ${fl.fips}: ${redact(fl.error)}\n`)
     if (s.stopped) process.stderr.write(`Error: ${redact(s.stopped.message)}\n`)
     if (s.interrupted) process.stderr.write('Interrupted.\n')
-    if (s.checkpoint) process.stderr.write(`  checkpoint kept at ${s.checkpoint}; rerun with --resume to finish\n`)
+    if (s.checkpoint)
+      process.stderr.write(`  checkpoint kept at ${s.checkpoint}; rerun with --resume to finish\n`)
     process.exitCode = exportExitCode(s)
   } finally {
     process.off('SIGINT', onSigint)

@@ -30,7 +30,10 @@ export class Progress {
     const s = this.scheduler.stats
     const elapsed = (Date.now() - this.started) / 1000
     const eta = done > 0 && done < total ? ` · ETA ${fmtSecs((elapsed / done) * (total - done))}` : ''
-    const wait = this.waitUntil > Date.now() ? ` · waiting ${fmtSecs((this.waitUntil - Date.now()) / 1000)} for ${this.waitReason}` : ''
+    const wait =
+      this.waitUntil > Date.now()
+        ? ` · waiting ${fmtSecs((this.waitUntil - Date.now()) / 1000)} for ${this.waitReason}`
+        : ''
     const budget = b.remaining !== undefined ? ` · budget ${b.remaining}/${b.limit ?? '?'}` : ''
     this.text = `${unit} ${done}/${total} · ${records.toLocaleString('en-US')} records · ${s.requests} requests${budget}${wait}${eta}`
     this.draw(false)

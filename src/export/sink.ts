@@ -47,7 +47,8 @@ export async function writeFormatted(
   rowOf?: (record: Record<string, unknown>, cols: Column[]) => unknown[],
 ): Promise<number> {
   let count = 0
-  const toStdout = async function* (source: AsyncIterable<string | Buffer>) {
+  // stdout must not be ended by pipeline; a plain async consumer writes with backpressure instead
+  const toStdout = async (source: AsyncIterable<string | Buffer>) => {
     for await (const chunk of source) if (!dest.write(chunk)) await once(dest, 'drain')
   }
   const sinkFor = dest === process.stdout ? toStdout : dest
@@ -63,7 +64,13 @@ export async function writeFormatted(
       }
     }
     // RFC 4180: CRLF line ends, quotes doubled; formulas were neutralised by flattenRow
-    const csv = stringify({header: true, columns: header.map((h) => ({key: h, header: h})), bom: o.bom, record_delimiter: 'windows', cast: {boolean: (b) => String(b)}})
+    const csv = stringify({
+      header: true,
+      columns: header.map((h) => ({key: h, header: h})),
+      bom: o.bom,
+      record_delimiter: 'windows',
+      cast: {boolean: (b) => String(b)},
+    })
     await pipeline(Readable.from(rows()), csv, sinkFor as Writable)
     return count
   }
@@ -81,7 +88,10 @@ export async function writeFormatted(
 }
 
 /** Write to a temporary file beside `out` and rename it into place only when complete. */
-export async function writeAtomically(out: string, write: (dest: Writable) => Promise<number>): Promise<number> {
+export async function writeAtomically(
+  out: string,
+  write: (dest: Writable) => Promise<number>,
+): Promise<number> {
   const tmp = tempPathFor(out)
   try {
     const n = await write(createWriteStream(tmp, {mode: 0o644}))

@@ -30,7 +30,10 @@ export async function spoolResponse(res: HttpResponse, file: string): Promise<Sp
         const rec = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>
         shape.observe(rec)
         // NDJSON needs one line per record: re-serialise only when the service pretty-printed it
-        ok = (bytes.includes(NEWLINE) ? out.write(`${JSON.stringify(rec)}\n`) : out.write(Buffer.concat([bytes, Buffer.from('\n')]))) && ok
+        ok =
+          (bytes.includes(NEWLINE)
+            ? out.write(`${JSON.stringify(rec)}\n`)
+            : out.write(Buffer.concat([bytes, Buffer.from('\n')]))) && ok
         records++
       }
       if (!ok) await once(out, 'drain')

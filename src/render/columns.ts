@@ -53,7 +53,8 @@ export class ShapeTracker {
 
   merge(other: Shape): void {
     const rec: Record<string, unknown> = {}
-    for (const k of other.top) rec[k] = other.nested.has(k) ? Object.fromEntries(other.nested.get(k)!.map((s) => [s, 1])) : 0
+    for (const k of other.top)
+      rec[k] = other.nested.has(k) ? Object.fromEntries(other.nested.get(k)!.map((s) => [s, 1])) : 0
     this.observe(rec)
   }
 }
@@ -100,14 +101,22 @@ export function columnsFor(shape: Shape): Column[] {
     const subs = [...specFields, ...(shape.nested.get(opt) ?? []).filter((s) => !specFields.includes(s))]
     for (const s of subs) cols.push({header: `${opt}.${s}`, key: opt, sub: s})
   }
-  for (const k of nestedUnknown) for (const s of shape.nested.get(k)!) cols.push({header: `${k}.${s}`, key: k, sub: s})
+  for (const k of nestedUnknown)
+    for (const s of shape.nested.get(k)!) cols.push({header: `${k}.${s}`, key: k, sub: s})
   return cols
 }
 
 /** Select and order columns by `--fields` (names as in the header); unknown names are a usage error upstream. */
 export function selectColumns(all: Column[], fields: readonly string[] | undefined): Column[] {
   if (!fields || fields.length === 0) return all
-  return fields.map((f) => all.find((c) => c.header === f) ?? {header: f, key: f.split('.')[0]!, ...(f.includes('.') ? {sub: f.split('.').slice(1).join('.')} : {})})
+  return fields.map(
+    (f) =>
+      all.find((c) => c.header === f) ?? {
+        header: f,
+        key: f.split('.')[0]!,
+        ...(f.includes('.') ? {sub: f.split('.').slice(1).join('.')} : {}),
+      },
+  )
 }
 
 /** OWASP CSV injection: a cell starting with = + - @ tab or CR is prefixed with a single quote. */
@@ -126,10 +135,17 @@ export function cell(value: unknown, escapeFormulas: boolean): string {
   return JSON.stringify(value)
 }
 
-export function flattenRow(record: Record<string, unknown>, cols: readonly Column[], escapeFormulas: boolean): string[] {
+export function flattenRow(
+  record: Record<string, unknown>,
+  cols: readonly Column[],
+  escapeFormulas: boolean,
+): string[] {
   return cols.map((c) => {
     const v = record[c.key]
     if (c.sub === undefined) return cell(v, escapeFormulas)
-    return cell(v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[c.sub] : undefined, escapeFormulas)
+    return cell(
+      v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[c.sub] : undefined,
+      escapeFormulas,
+    )
   })
 }

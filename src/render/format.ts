@@ -5,12 +5,20 @@ const money2 = new Intl.NumberFormat('en-US', {style: 'currency', currency: 'USD
 export const DASH = '—'
 
 export function money(v: unknown, cents = false): string {
-  return typeof v === 'number' ? (cents ? money2 : money0).format(v) : v === null || v === undefined ? DASH : String(v)
+  return typeof v === 'number'
+    ? (cents ? money2 : money0).format(v)
+    : v === null || v === undefined
+      ? DASH
+      : String(v)
 }
 
 export function percent(v: unknown, digits = 1): string {
   const n = typeof v === 'string' ? Number(v) : v
-  return typeof n === 'number' && Number.isFinite(n) ? `${n.toFixed(digits)}%` : v === null || v === undefined ? DASH : String(v)
+  return typeof n === 'number' && Number.isFinite(n)
+    ? `${n.toFixed(digits)}%`
+    : v === null || v === undefined
+      ? DASH
+      : String(v)
 }
 
 export function yesNo(v: unknown, nullText = DASH): string {
@@ -18,7 +26,11 @@ export function yesNo(v: unknown, nullText = DASH): string {
 }
 
 export function text(v: unknown): string {
-  return v === null || v === undefined || v === '' ? DASH : typeof v === 'object' ? JSON.stringify(v) : String(v)
+  return v === null || v === undefined || v === ''
+    ? DASH
+    : typeof v === 'object'
+      ? JSON.stringify(v)
+      : String(v)
 }
 
 /** "2026-09-14T00:00:00" → "2026-09-14" (the time is always midnight in the service's data). */

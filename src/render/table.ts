@@ -78,8 +78,14 @@ function opt(r: Rec, key: string, label: string): Row[] {
 function flatCondo(r: Rec): Row[] {
   if (!('FHAOwnerOccupancyPercentage' in r)) return []
   return [
-    ['Condo owner occupancy', `${percent(r['FHAOwnerOccupancyPercentage'])}${r['FHAOwnerOccupancyViolation'] === 'Y' ? ' (violation)' : ''}`],
-    ['Condo FHA concentration', `${percent(r['FHAConcentration'])}${r['FHAConcentrationViolation'] === 'Y' ? ' (violation)' : ''}`],
+    [
+      'Condo owner occupancy',
+      `${percent(r['FHAOwnerOccupancyPercentage'])}${r['FHAOwnerOccupancyViolation'] === 'Y' ? ' (violation)' : ''}`,
+    ],
+    [
+      'Condo FHA concentration',
+      `${percent(r['FHAConcentration'])}${r['FHAConcentrationViolation'] === 'Y' ? ' (violation)' : ''}`,
+    ],
     ['Condo approval expires', date(r['FHAExpirationDate'])],
   ]
 }
@@ -93,10 +99,16 @@ function assumable(r: Rec): Row[] {
       ? 'none'
       : `${money(m['SecondMortgageBalance'])} at ${percent(m['SecondMortgageInterestRate'], 3)}`
   return [
-    ['Loan type', `${text(m['LoanType'])}, ${m['FinancingType'] === 'FIX' ? 'fixed rate' : m['FinancingType'] === 'ADJ' ? 'adjustable rate' : text(m['FinancingType'])}`],
+    [
+      'Loan type',
+      `${text(m['LoanType'])}, ${m['FinancingType'] === 'FIX' ? 'fixed rate' : m['FinancingType'] === 'ADJ' ? 'adjustable rate' : text(m['FinancingType'])}`,
+    ],
     ['Lender', text(m['Lender'])],
     ['Original amount', `${money(m['OriginalLoanAmount'])}, recorded ${date(m['RecordingDate'])}`],
-    ['Term', `${text(m['TermMonths'])} months, due ${date(m['LoanDueDate'])} (${text(m['RemainingYears'])} years left)`],
+    [
+      'Term',
+      `${text(m['TermMonths'])} months, due ${date(m['LoanDueDate'])} (${text(m['RemainingYears'])} years left)`,
+    ],
     ['Estimated balance', money(m['EstimatedLoanBalance'])],
     ['Estimated rate', percent(m['EstimatedInterestRate'], 3)],
     ['Monthly payment (P&I)', money(m['EstimatedMonthlyPayment'], true)],
@@ -112,7 +124,8 @@ function condo(r: Rec): Row[] {
   const c = r['FHACondoEligibility'] as Rec | null
   if (c === null || typeof c !== 'object') return [['', NONE]]
   const status = c['EligibilityStatus']
-  const meaning = typeof status === 'string' ? ELIGIBILITY_MEANING[status as keyof typeof ELIGIBILITY_MEANING] : undefined
+  const meaning =
+    typeof status === 'string' ? ELIGIBILITY_MEANING[status as keyof typeof ELIGIBILITY_MEANING] : undefined
   const owner = c['OwnerOccupancyPercentage']
   const ownerLow = typeof owner === 'number' && owner < OWNER_OCCUPANCY_MIN
   return [
@@ -123,7 +136,10 @@ function condo(r: Rec): Row[] {
       'Owner occupancy',
       `${percent(owner)}${ownerLow ? ` FLAGGED: below the ${OWNER_OCCUPANCY_MIN}% minimum` : ''}${c['OwnerOccupancyViolation'] === true ? ' (violation)' : ''}`,
     ],
-    ['FHA concentration', `${percent(c['FHAConcentration'])}${c['FHAConcentrationViolation'] === true ? ' (violation)' : ''}`],
+    [
+      'FHA concentration',
+      `${percent(c['FHAConcentration'])}${c['FHAConcentrationViolation'] === true ? ' (violation)' : ''}`,
+    ],
     ['Approval expires', date(c['ExpirationDate'])],
     ['Data last updated', date(c['LastUpdated'])],
   ]
@@ -135,10 +151,18 @@ export function renderRecordTable(r: Rec, width = 100): string {
   // borderless: upper-case group titles carry the structure and copy-paste stays clean
   const blank = {top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '',
     'bottom-right': '', left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: ' '} // prettier-ignore
-  const table = new Table({chars: blank, style: {head: [], border: [], 'padding-left': 0, 'padding-right': 1}, wordWrap: true, colWidths: [27, value]})
+  const table = new Table({
+    chars: blank,
+    style: {head: [], border: [], 'padding-left': 0, 'padding-right': 1},
+    wordWrap: true,
+    colWidths: [27, value],
+  })
   for (const g of recordGroups(r)) {
     table.push([{colSpan: 2, content: `\n${g.title.toUpperCase()}`}])
     for (const [k, v] of g.rows) table.push([`  ${k}`, v])
   }
-  return table.toString().replace(/^\n/, '').replace(/[ \t]+$/gm, '')
+  return table
+    .toString()
+    .replace(/^\n/, '')
+    .replace(/[ \t]+$/gm, '')
 }

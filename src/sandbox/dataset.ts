@@ -126,7 +126,10 @@ export class Dataset {
   }
 
   /** House number and street of record i: streets cycle, house numbers climb by two (odd side). */
-  private location(county: County, i: number): {line: string; unit?: string; city: string; zip: string; streetIdx: number} {
+  private location(
+    county: County,
+    i: number,
+  ): {line: string; unit?: string; city: string; zip: string; streetIdx: number} {
     const demo = DEMO[county.fips]?.[i]
     const ns = county.streets.length
     const streetIdx = i % ns
@@ -161,7 +164,8 @@ export class Dataset {
     if (!norm) return undefined
     const demos = DEMO[fips] ?? {}
     for (const [k, t] of Object.entries(demos)) {
-      if (t.line === `${norm.number} ${norm.street}`) return unitMatches(t.unit, norm.unit) ? Number(k) : undefined
+      if (t.line === `${norm.number} ${norm.street}`)
+        return unitMatches(t.unit, norm.unit) ? Number(k) : undefined
     }
     const streetIdx = county.streets.indexOf(norm.street)
     const house = Number(norm.number)
@@ -186,7 +190,10 @@ export class Dataset {
     const minority = round1(5 + tractRng() * 85)
 
     // valuation: log-normal around the county median, with a confidence-dependent range (spec 2.1)
-    const value = Math.max(40_000, Math.round((county.median * Math.exp(gauss(r) * 0.42) * (condo ? 0.7 : 1)) / 1000) * 1000)
+    const value = Math.max(
+      40_000,
+      Math.round((county.median * Math.exp(gauss(r) * 0.42) * (condo ? 0.7 : 1)) / 1000) * 1000,
+    )
     const confidence = 35 + Math.floor(r() * 64)
     const sd = round4(0.02 + ((100 - confidence) / 100) * 0.2)
     const low = Math.floor((value * (1 - 1.5 * sd)) / 1000) * 1000
@@ -201,7 +208,15 @@ export class Dataset {
     const condoApproved = project ? project.approval === 'Approved' || project.approval === 'Caution' : false
     const fhaEligible = value * 0.965 <= county.fhaLoanLimit && (!condo || condoApproved)
 
-    const loanKind = demo?.loan ?? pickWeighted(r, ['FHA', 'VA', 'USDA', 'CONV', 'NONE'] as const, [0.22, 0.09, rural ? 0.08 : 0, 0.5, 0.11])
+    const loanKind =
+      demo?.loan ??
+      pickWeighted(r, ['FHA', 'VA', 'USDA', 'CONV', 'NONE'] as const, [
+        0.22,
+        0.09,
+        rural ? 0.08 : 0,
+        0.5,
+        0.11,
+      ])
     const assumable = loanKind === 'NONE' ? null : loanKind !== 'CONV'
 
     const rec: Record<string, unknown> = {
@@ -307,7 +322,11 @@ function unitMatches(recordUnit: string | undefined, asked: string | undefined):
 }
 
 /** Spec 2.2 arithmetic: amortized balance and payment, LTV to one decimal, equity to whole dollars. */
-export function mortgage(r: () => number, loanType: 'FHA' | 'VA' | 'USDA', value: number): Record<string, unknown> {
+export function mortgage(
+  r: () => number,
+  loanType: 'FHA' | 'VA' | 'USDA',
+  value: number,
+): Record<string, unknown> {
   const year = 2012 + Math.floor(r() * 15)
   const month = 1 + Math.floor(r() * (year === 2026 ? 6 : 12))
   const day = 1 + Math.floor(r() * 28)

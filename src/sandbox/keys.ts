@@ -9,9 +9,24 @@ export interface DemoKey {
 }
 
 export const DEMO_KEYS: readonly DemoKey[] = [
-  {name: 'sandbox-basic', assumable: false, condo: false, description: 'standard fields only (no add-on options)'},
-  {name: 'sandbox-assumable', assumable: true, condo: false, description: 'with the Assumable Mortgage option'},
-  {name: 'sandbox-condo', assumable: false, condo: true, description: 'with the FHA Condo Eligibility option'},
+  {
+    name: 'sandbox-basic',
+    assumable: false,
+    condo: false,
+    description: 'standard fields only (no add-on options)',
+  },
+  {
+    name: 'sandbox-assumable',
+    assumable: true,
+    condo: false,
+    description: 'with the Assumable Mortgage option',
+  },
+  {
+    name: 'sandbox-condo',
+    assumable: false,
+    condo: true,
+    description: 'with the FHA Condo Eligibility option',
+  },
   {name: 'sandbox-full', assumable: true, condo: true, description: 'with both add-on options'},
   {
     name: 'sandbox-restricted',

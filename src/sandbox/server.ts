@@ -70,7 +70,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
   const server = createServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, {status: 'error', code: 500, message: `sandbox error: ${String(error)}`})
+      if (!res.headersSent)
+        sendJson(res, 500, {status: 'error', code: 500, message: `sandbox error: ${String(error)}`})
       else res.destroy()
     })
   })
@@ -87,7 +88,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (url.pathname !== '/v1/special-financing' || req.method !== 'GET') {
       const status = req.method === 'GET' ? 404 : 405
       log(keyText, query, status, null)
-      return sendJson(res, status, {status: 'error', code: status, message: `no such endpoint: ${req.method} ${url.pathname}; use GET /v1/special-financing`})
+      return sendJson(res, status, {
+        status: 'error',
+        code: status,
+        message: `no such endpoint: ${req.method} ${url.pathname}; use GET /v1/special-financing`,
+      })
     }
     if (o.latencyMs > 0) await new Promise((r) => setTimeout(r, o.latencyMs))
 
@@ -95,7 +100,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const key = demoKey(keyText)
     if (!key) {
       log(keyText, query, 401, null)
-      return sendJson(res, 401, {status: 'error', code: 401, message: 'The API key is invalid or missing. Send a valid key in the X-Api-Key header.'})
+      return sendJson(res, 401, {
+        status: 'error',
+        code: 401,
+        message: 'The API key is invalid or missing. Send a valid key in the X-Api-Key header.',
+      })
     }
 
     // spec 8: fixed window per key; every response to a valid key carries the X-RateLimit headers
@@ -109,17 +118,32 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       res.setHeader('Retry-After', String(Math.max(1, Math.ceil((reset * 1000 - now) / 1000))))
       rateHeaders(res, o.limit, 0, reset)
       log(keyText, query, 429, null)
-      return sendJson(res, 429, {status: 'error', code: 429, message: `Rate limit exceeded: ${o.limit} requests per ${o.windowSeconds} s. Retry after the reset.`})
+      return sendJson(res, 429, {
+        status: 'error',
+        code: 429,
+        message: `Rate limit exceeded: ${o.limit} requests per ${o.windowSeconds} s. Retry after the reset.`,
+      })
     }
     w.used++
     rateHeaders(res, o.limit, o.limit - w.used, reset)
 
     // faults: independent per request, never on auth or rate-limit rejections (those returned above)
     const u = o.random()
-    const fault: Fault = u < o.failRate ? 'fail' : u < o.failRate + o.resetRate ? 'reset' : u < o.failRate + o.resetRate + o.truncateRate ? 'truncate' : null
+    const fault: Fault =
+      u < o.failRate
+        ? 'fail'
+        : u < o.failRate + o.resetRate
+          ? 'reset'
+          : u < o.failRate + o.resetRate + o.truncateRate
+            ? 'truncate'
+            : null
     if (fault === 'fail') {
       log(keyText, query, 500, fault)
-      return sendJson(res, 500, {status: 'error', code: 500, message: 'Unexpected server error (injected by the sandbox).'})
+      return sendJson(res, 500, {
+        status: 'error',
+        code: 500,
+        message: 'Unexpected server error (injected by the sandbox).',
+      })
     }
     if (fault === 'reset') {
       log(keyText, query, 0, fault)
@@ -130,7 +154,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const answer = route(query, key)
     log(keyText, query, answer.status, fault)
     if (answer.kind === 'error') return sendJson(res, answer.status, answer.body, fault === 'truncate')
-    if (answer.kind === 'one') return sendJson(res, 200, {status: 'success', data: answer.record}, fault === 'truncate')
+    if (answer.kind === 'one')
+      return sendJson(res, 200, {status: 'success', data: answer.record}, fault === 'truncate')
     await streamCounty(res, answer, key, fault === 'truncate')
   }
 
@@ -141,9 +166,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
   /** Spec 4 and 7. Precedence when several lookup parameters are given: property_id, then apn, then address. */
   function route(q: Record<string, string>, key: DemoKey): Answer {
-    const err = (status: number, message: string): Answer => ({kind: 'error', status, body: {status: 'error', code: status, message}})
+    const err = (status: number, message: string): Answer => ({
+      kind: 'error',
+      status,
+      body: {status: 'error', code: status, message},
+    })
     const fips = q['fips']
-    if (fips === undefined || fips === '') return err(400, 'Missing required parameter: fips (a 5-digit county code).')
+    if (fips === undefined || fips === '')
+      return err(400, 'Missing required parameter: fips (a 5-digit county code).')
     const fp = fipsProblem(fips)
     if (fp) return err(400, `Invalid fips "${fips}": ${fp}.`)
     if (q['property_id'] !== undefined && q['property_id'] !== '' && !/^\d{1,19}$/.test(q['property_id']))
@@ -153,7 +183,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       if (ap) return err(400, `Invalid apn: ${ap}.`)
     }
     // spec 5.3 / 5.4: a key without permission for the county gets 403
-    if (key.counties && !key.counties.includes(fips)) return err(403, `This API key is not permitted to access county ${fips}.`)
+    if (key.counties && !key.counties.includes(fips))
+      return err(403, `This API key is not permitted to access county ${fips}.`)
     const county = countyByFips(fips)
     const opts = {assumable: key.assumable, condo: key.condo}
     const notFound = err(404, 'No property matches the given parameters.')
@@ -174,7 +205,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const total = dataset.count(fips)
     let size = o.pageSize
     if (q['page_size'] !== undefined) {
-      if (!/^\d+$/.test(q['page_size']) || Number(q['page_size']) < 1 || Number(q['page_size']) > MAX_PAGE_SIZE)
+      if (
+        !/^\d+$/.test(q['page_size']) ||
+        Number(q['page_size']) < 1 ||
+        Number(q['page_size']) > MAX_PAGE_SIZE
+      )
         return err(400, `Invalid page_size: must be an integer from 1 to ${MAX_PAGE_SIZE}.`)
       size = Number(q['page_size'])
     }
@@ -184,7 +219,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const from = Math.min(total, (page - 1) * size)
     const to = Math.min(total, from + size)
     const answer: Answer = {kind: 'county', status: 200, fips, from, to}
-    if (to < total) answer.next = `${baseUrl}/special-financing?fips=${fips}&page=${page + 1}&page_size=${size}`
+    if (to < total)
+      answer.next = `${baseUrl}/special-financing?fips=${fips}&page=${page + 1}&page_size=${size}`
     return answer
   }
 

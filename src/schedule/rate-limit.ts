@@ -44,7 +44,11 @@ function params(value: string): Record<string, string> {
   return out
 }
 
-export function parseRetryAfter(value: string | undefined, headers: Record<string, string>, localNowMs: number): number | undefined {
+export function parseRetryAfter(
+  value: string | undefined,
+  headers: Record<string, string>,
+  localNowMs: number,
+): number | undefined {
   if (value === undefined) return undefined
   const secs = num(value)
   if (secs !== undefined) return Math.max(0, secs * 1000)

@@ -10,7 +10,11 @@ export interface BackoffPolicy {
 export const DEFAULT_BACKOFF: BackoffPolicy = {baseMs: 500, capMs: 20_000}
 
 /** `attempt` counts from 0 for the first retry. `random` returns [0, 1). */
-export function fullJitterDelay(attempt: number, random: () => number, policy: BackoffPolicy = DEFAULT_BACKOFF): number {
+export function fullJitterDelay(
+  attempt: number,
+  random: () => number,
+  policy: BackoffPolicy = DEFAULT_BACKOFF,
+): number {
   const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** attempt)
   return Math.floor(random() * ceiling)
 }

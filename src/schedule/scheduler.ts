@@ -1,6 +1,11 @@
 import pLimit from 'p-limit'
 
-import {errorFromResponse, isRetryableNetworkError, type HttpResponse, ServerStatusError} from '../api/client.js'
+import {
+  errorFromResponse,
+  isRetryableNetworkError,
+  type HttpResponse,
+  ServerStatusError,
+} from '../api/client.js'
 import {HttpStatusError, PartialFailureError, RateLimitExceededError, ServerError} from '../api/errors.js'
 import {parseRateLimit} from './rate-limit.js'
 import {fullJitterDelay, type BackoffPolicy, DEFAULT_BACKOFF} from './retry.js'
@@ -92,7 +97,10 @@ export class Scheduler {
     return this.pool(() => this.attempt(send, handle))
   }
 
-  private async attempt<T>(send: () => Promise<HttpResponse>, handle: (res: HttpResponse) => Promise<T>): Promise<T> {
+  private async attempt<T>(
+    send: () => Promise<HttpResponse>,
+    handle: (res: HttpResponse) => Promise<T>,
+  ): Promise<T> {
     let failures = 0
     let limited = 0
     for (;;) {
@@ -113,7 +121,9 @@ export class Scheduler {
           this.pauseFor429(res)
           await res.dump().catch(() => undefined)
           if (++limited > MAX_429_PER_REQUEST)
-            throw new RateLimitExceededError(`still rate limited (HTTP 429) after ${MAX_429_PER_REQUEST} waits`)
+            throw new RateLimitExceededError(
+              `still rate limited (HTTP 429) after ${MAX_429_PER_REQUEST} waits`,
+            )
           continue
         }
         if (res.status >= 400) throw await errorFromResponse(res)
@@ -122,7 +132,8 @@ export class Scheduler {
         const retryable = error instanceof ServerStatusError || isRetryableNetworkError(error)
         if (!retryable) throw error
         if (failures >= this.options.retries) {
-          if (error instanceof HttpStatusError) throw new ServerError(`${error.message} (gave up after ${failures} retries)`)
+          if (error instanceof HttpStatusError)
+            throw new ServerError(`${error.message} (gave up after ${failures} retries)`)
           throw new ServerError(`network failure: ${describe(error)} (gave up after ${failures} retries)`)
         }
         const delayMs = fullJitterDelay(failures, this.random, this.options.backoff ?? DEFAULT_BACKOFF)

@@ -41,7 +41,9 @@ describe('normalizeAddress: tolerant the way users type', () => {
 
 describe('withoutUnit', () => {
   it('drops the unit designator and keeps the rest', () => {
-    expect(withoutUnit('1150 RIVER OAKS DR UNIT 114, RANCHO CORDOVA, CA 95670')).toBe('1150 RIVER OAKS DR, RANCHO CORDOVA, CA 95670')
+    expect(withoutUnit('1150 RIVER OAKS DR UNIT 114, RANCHO CORDOVA, CA 95670')).toBe(
+      '1150 RIVER OAKS DR, RANCHO CORDOVA, CA 95670',
+    )
     expect(withoutUnit('1150 River Oaks Dr #114')).toBe('1150 River Oaks Dr')
   })
   it('returns undefined for an address without a unit', () => {

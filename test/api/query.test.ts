@@ -4,7 +4,12 @@ import {countyUrl, formEncode, lookupUrl} from '../../src/api/query.js'
 
 describe('query encoding (spec 4: URL-encoded, spaces as +)', () => {
   it('encodes spaces as + and keeps the address readable', () => {
-    expect(lookupUrl('https://api.example.com/v1', {fips: '06067', by: {kind: 'address', value: '3526 HIGH ST, SACRAMENTO, CA 95838'}})).toBe(
+    expect(
+      lookupUrl('https://api.example.com/v1', {
+        fips: '06067',
+        by: {kind: 'address', value: '3526 HIGH ST, SACRAMENTO, CA 95838'},
+      }),
+    ).toBe(
       'https://api.example.com/v1/special-financing?fips=06067&address=3526+HIGH+ST%2C+SACRAMENTO%2C+CA+95838',
     )
   })
@@ -27,7 +32,9 @@ describe('query encoding (spec 4: URL-encoded, spaces as +)', () => {
   })
 
   it('appends /special-financing to the base URL once, whatever its trailing slash', () => {
-    expect(countyUrl('http://127.0.0.1:1/v1/', '48201')).toBe('http://127.0.0.1:1/v1/special-financing?fips=48201')
+    expect(countyUrl('http://127.0.0.1:1/v1/', '48201')).toBe(
+      'http://127.0.0.1:1/v1/special-financing?fips=48201',
+    )
     expect(countyUrl('http://127.0.0.1:1/v1', '48201', [['page', '2']])).toBe(
       'http://127.0.0.1:1/v1/special-financing?fips=48201&page=2',
     )

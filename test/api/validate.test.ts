@@ -39,7 +39,10 @@ describe('validateLookup', () => {
       by: {kind: 'address', value: '3526 HIGH ST, SACRAMENTO, CA 95838'},
     })
     expect(ok({fips: '06067', apn: '078-0123-045'}).by).toEqual({kind: 'apn', value: '078-0123-045'})
-    expect(ok({fips: '06067', propertyId: '0030000000006'}).by).toEqual({kind: 'property_id', value: '30000000006'})
+    expect(ok({fips: '06067', propertyId: '0030000000006'}).by).toEqual({
+      kind: 'property_id',
+      value: '30000000006',
+    })
   })
 
   it('names the flag and the rule for each bad input', () => {
@@ -49,7 +52,9 @@ describe('validateLookup', () => {
     expect(bad({fips: '06067', address: 'x', apn: 'y'})).toBe(
       'give exactly one of --address, --apn or --property-id; got --address and --apn',
     )
-    expect(bad({fips: '06067', apn: 'A'.repeat(46)})).toBe('--apn is 46 characters; the service allows at most 45')
+    expect(bad({fips: '06067', apn: 'A'.repeat(46)})).toBe(
+      '--apn is 46 characters; the service allows at most 45',
+    )
     expect(bad({fips: '06067', propertyId: '-5'})).toBe('--property-id must be a positive whole number')
     expect(bad({fips: '06067', propertyId: '0'})).toBe('--property-id must be a positive whole number')
     expect(bad({fips: '06067', propertyId: '12.5'})).toBe('--property-id must be a positive whole number')
@@ -62,7 +67,12 @@ describe('validateLookup', () => {
   })
 
   it('reports column names in batch mode', () => {
-    const names = {fips: 'column fips', address: 'column address', apn: 'column apn', propertyId: 'column property_id'}
+    const names = {
+      fips: 'column fips',
+      address: 'column address',
+      apn: 'column apn',
+      propertyId: 'column property_id',
+    }
     expect(() => validateLookup({fips: '1', address: 'x'}, names)).toThrow(/^column fips "1"/)
   })
 })

@@ -13,16 +13,24 @@ function scan(text: string, chunkSize: number): unknown[] {
 }
 
 const records = [
-  {Fips: '06067', APN: 'a"b\\c', Name: 'São José {weird} [brackets]', AssumableMortgage: {LoanType: 'FHA', x: [1, {y: 2}]}},
+  {
+    Fips: '06067',
+    APN: 'a"b\\c',
+    Name: 'São José {weird} [brackets]',
+    AssumableMortgage: {LoanType: 'FHA', x: [1, {y: 2}]},
+  },
   {Fips: '06067', data: 'a field named data inside a record', FHACondoEligibility: null},
   {Fips: '06067', Emoji: '🏠', Escaped: '\u0000\n\t'},
 ]
 
 describe('DataScanner', () => {
   const body = JSON.stringify({status: 'success', data: records})
-  it.each([1, 2, 3, 7, 64, 100_000])('yields every record of an array, whatever the chunk size (%i)', (size) => {
-    expect(scan(body, size)).toEqual(records)
-  })
+  it.each([1, 2, 3, 7, 64, 100_000])(
+    'yields every record of an array, whatever the chunk size (%i)',
+    (size) => {
+      expect(scan(body, size)).toEqual(records)
+    },
+  )
 
   it('handles data before status and pretty-printed JSON', () => {
     expect(scan(JSON.stringify({data: records, status: 'success'}, null, 2), 5)).toEqual(records)

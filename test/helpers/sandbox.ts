@@ -9,8 +9,17 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 export const BIN = join(ROOT, 'bin', 'run.js')
 
 /** GET over real HTTP with global fetch (not the CLI's client, so the sandbox is tested on its own). */
-export async function get(base: string, query: string, key?: string): Promise<{status: number; headers: Headers; body: any}> {
-  const res = await fetch(`${base}/special-financing${query ? `?${query}` : ''}`, {headers: key ? {'x-api-key': key} : {}})
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read into arbitrary JSON bodies
+type Json = any
+
+export async function get(
+  base: string,
+  query: string,
+  key?: string,
+): Promise<{status: number; headers: Headers; body: Json}> {
+  const res = await fetch(`${base}/special-financing${query ? `?${query}` : ''}`, {
+    headers: key ? {'x-api-key': key} : {},
+  })
   const text = await res.text()
   let body: unknown = text
   try {
@@ -31,8 +40,12 @@ export async function withSandbox<T>(options: SandboxOptions, fn: (s: Sandbox) =
 }
 
 /** Start `sfl sandbox` as a child process on a free port; resolves with its base URL. */
-export async function spawnSandbox(args: string[]): Promise<{baseUrl: string; child: ChildProcess; stop: () => Promise<void>}> {
-  const child = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', ...args], {stdio: ['ignore', 'pipe', 'pipe']})
+export async function spawnSandbox(
+  args: string[],
+): Promise<{baseUrl: string; child: ChildProcess; stop: () => Promise<void>}> {
+  const child = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   const baseUrl = await new Promise<string>((resolve, reject) => {
     let out = ''
     child.stdout!.on('data', (d: Buffer) => {
@@ -55,7 +68,9 @@ export async function spawnSandbox(args: string[]): Promise<{baseUrl: string; ch
 }
 
 /** Parse a sandbox --log file. */
-export function readLog(path: string): Array<{status: number; fault: string | null; key: string | null; query: Record<string, string>}> {
+export function readLog(
+  path: string,
+): Array<{status: number; fault: string | null; key: string | null; query: Record<string, string>}> {
   return readFileSync(path, 'utf8')
     .split('\n')
     .filter((l) => l !== '')

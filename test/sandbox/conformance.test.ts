@@ -24,7 +24,15 @@ describe('spec 2.1: the standard package', () => {
     expect(r.status).toBe(200)
     expect(r.body.status).toBe('success')
     expect(checkRecord(r.body.data)).toEqual([])
-    for (const f of ['Fips', 'ServicePropertyID', 'APN', 'FinalValue', 'ConfidenceScore', 'CRAEligible', 'TractMinorityPopulationPercent'])
+    for (const f of [
+      'Fips',
+      'ServicePropertyID',
+      'APN',
+      'FinalValue',
+      'ConfidenceScore',
+      'CRAEligible',
+      'TractMinorityPopulationPercent',
+    ])
       expect(r.body.data).toHaveProperty(f)
   })
 })
@@ -77,16 +85,26 @@ describe('spec 2.3: FHA Condo Eligibility option', () => {
 
 describe('spec 4: the endpoint', () => {
   it('4 the address travels form-encoded and matches however the user typed it', async () => {
-    for (const a of ['3526+high+street', '3526++High+St.%2C+Sacramento%2C+CA+95838', '3526+HIGH+ST+SACRAMENTO+CA+95838']) {
+    for (const a of [
+      '3526+high+street',
+      '3526++High+St.%2C+Sacramento%2C+CA+95838',
+      '3526+HIGH+ST+SACRAMENTO+CA+95838',
+    ]) {
       const r = await get(base, `fips=06067&address=${a}`, 'sandbox-basic')
       expect(r.status, a).toBe(200)
       expect(r.body.data.ServicePropertyID).toBe(30000000006)
     }
   })
   it('4 a unit must match: the condo answers with its unit, not without it', async () => {
-    expect((await get(base, 'fips=06067&address=1150+River+Oaks+Drive+Apt+114', 'sandbox-basic')).status).toBe(200)
-    expect((await get(base, 'fips=06067&address=1150+RIVER+OAKS+DR+%23114', 'sandbox-basic')).status).toBe(200)
-    expect((await get(base, 'fips=06067&address=1150+RIVER+OAKS+DR+UNIT+115', 'sandbox-basic')).status).toBe(404)
+    expect(
+      (await get(base, 'fips=06067&address=1150+River+Oaks+Drive+Apt+114', 'sandbox-basic')).status,
+    ).toBe(200)
+    expect((await get(base, 'fips=06067&address=1150+RIVER+OAKS+DR+%23114', 'sandbox-basic')).status).toBe(
+      200,
+    )
+    expect((await get(base, 'fips=06067&address=1150+RIVER+OAKS+DR+UNIT+115', 'sandbox-basic')).status).toBe(
+      404,
+    )
   })
   it('4 lookups by apn and by property_id find the same property', async () => {
     const a = await get(base, 'fips=06067&apn=078-0123-045', 'sandbox-basic')
@@ -94,7 +112,11 @@ describe('spec 4: the endpoint', () => {
     expect(a.body.data).toEqual(b.body.data)
   })
   it('4 (gap, documented) precedence: property_id, then apn, then address', async () => {
-    const r = await get(base, 'fips=06067&property_id=30000000009&apn=078-0123-045&address=3526+HIGH+ST', 'sandbox-basic')
+    const r = await get(
+      base,
+      'fips=06067&property_id=30000000009&apn=078-0123-045&address=3526+HIGH+ST',
+      'sandbox-basic',
+    )
     expect(r.body.data.ServicePropertyID).toBe(30000000009)
     const s = await get(base, 'fips=06067&apn=078-0123-046&address=3526+HIGH+ST', 'sandbox-basic')
     expect(s.body.data.ServicePropertyID).toBe(30000000007)
@@ -176,7 +198,10 @@ describe('spec 8: limits', () => {
     const tight = await startSandbox({limit: 3, windowSeconds: 60})
     try {
       const remaining: number[] = []
-      for (let i = 0; i < 3; i++) remaining.push(Number((await get(tight.baseUrl, HIGH_ST, 'sandbox-basic')).headers.get('x-ratelimit-remaining')))
+      for (let i = 0; i < 3; i++)
+        remaining.push(
+          Number((await get(tight.baseUrl, HIGH_ST, 'sandbox-basic')).headers.get('x-ratelimit-remaining')),
+        )
       expect(remaining).toEqual([2, 1, 0])
       const r = await get(tight.baseUrl, HIGH_ST, 'sandbox-basic')
       expect(r.status).toBe(429)

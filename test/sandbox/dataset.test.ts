@@ -4,11 +4,14 @@ import {checkRecord} from '../../src/api/schema.js'
 import {COUNTIES} from '../../src/sandbox/counties.js'
 import {AS_OF, Dataset} from '../../src/sandbox/dataset.js'
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- records are checked field by field below
+type Obj = Record<string, any>
+
 const ds = new Dataset(1, 20_000)
 const FULL = {assumable: true, condo: true}
 
 /** Independent re-derivation of spec 2.2's arithmetic, not the generator's own helpers. */
-function expectedMortgage(m: Record<string, any>, finalValue: number) {
+function expectedMortgage(m: Obj, finalValue: number) {
   const i = m.EstimatedInterestRate / 1200
   const n = m.TermMonths
   const payment = (m.OriginalLoanAmount * i) / (1 - (1 + i) ** -n)
@@ -31,72 +34,78 @@ function expectedMortgage(m: Record<string, any>, finalValue: number) {
   }
 }
 
-describe.each(COUNTIES.map((c) => [c.fips, c] as const))('every generated record of county %s', (_fips, county) => {
-  const n = ds.count(county.fips)
-  const records = Array.from({length: n}, (_, i) => ds.record(county, i, FULL))
+describe.each(COUNTIES.map((c) => [c.fips, c] as const))(
+  'every generated record of county %s',
+  (_fips, county) => {
+    const n = ds.count(county.fips)
+    const records = Array.from({length: n}, (_, i) => ds.record(county, i, FULL))
 
-  it('conforms to the spec schema (types, sizes, allowed values, score 0-100)', () => {
-    const bad = records.map((r, i) => [i, checkRecord(r)] as const).filter(([, p]) => p.length > 0)
-    expect(bad.slice(0, 3)).toEqual([])
-  })
+    it('conforms to the spec schema (types, sizes, allowed values, score 0-100)', () => {
+      const bad = records.map((r, i) => [i, checkRecord(r)] as const).filter(([, p]) => p.length > 0)
+      expect(bad.slice(0, 3)).toEqual([])
+    })
 
-  it('keeps LowValue ≤ FinalValue ≤ HighValue and the county FHA limit', () => {
-    for (const r of records) {
-      expect(r['LowValue'] as number).toBeLessThanOrEqual(r['FinalValue'] as number)
-      expect(r['FinalValue'] as number).toBeLessThanOrEqual(r['HighValue'] as number)
-      expect(r['FHALoanLimit']).toBe(county.fhaLoanLimit)
-    }
-  })
+    it('keeps LowValue ≤ FinalValue ≤ HighValue and the county FHA limit', () => {
+      for (const r of records) {
+        expect(r['LowValue'] as number).toBeLessThanOrEqual(r['FinalValue'] as number)
+        expect(r['FinalValue'] as number).toBeLessThanOrEqual(r['HighValue'] as number)
+        expect(r['FHALoanLimit']).toBe(county.fhaLoanLimit)
+      }
+    })
 
-  it('obeys spec 2.2 arithmetic in every assumable mortgage', () => {
-    let checked = 0
-    for (const r of records) {
-      const m = r['AssumableMortgage'] as Record<string, any> | null
-      if (m === null) continue
-      checked++
-      expect(r['Assumable']).toBe(true) // rule 1
-      expect(['FHA', 'VA', 'USDA']).toContain(m.LoanType)
-      const e = expectedMortgage(m, r['FinalValue'] as number)
-      expect(m.EstimatedMonthlyPayment).toBeCloseTo(e.payment, 1)
-      expect(Math.abs(m.EstimatedLoanBalance - e.balance)).toBeLessThanOrEqual(0.01)
-      expect(m.LoanDueDate).toBe(e.due)
-      expect(m.RemainingYears).toBe(e.remainingYears)
-      expect(m.EstimatedLTV).toBe(e.ltv)
-      expect(m.EstimatedEquity).toBe(e.equity)
-    }
-    expect(checked).toBeGreaterThan(n * 0.1)
-  })
+    it('obeys spec 2.2 arithmetic in every assumable mortgage', () => {
+      let checked = 0
+      for (const r of records) {
+        const m = r['AssumableMortgage'] as Obj | null
+        if (m === null) continue
+        checked++
+        expect(r['Assumable']).toBe(true) // rule 1
+        expect(['FHA', 'VA', 'USDA']).toContain(m.LoanType)
+        const e = expectedMortgage(m, r['FinalValue'] as number)
+        expect(m.EstimatedMonthlyPayment).toBeCloseTo(e.payment, 1)
+        expect(Math.abs(m.EstimatedLoanBalance - e.balance)).toBeLessThanOrEqual(0.01)
+        expect(m.LoanDueDate).toBe(e.due)
+        expect(m.RemainingYears).toBe(e.remainingYears)
+        expect(m.EstimatedLTV).toBe(e.ltv)
+        expect(m.EstimatedEquity).toBe(e.equity)
+      }
+      expect(checked).toBeGreaterThan(n * 0.1)
+    })
 
-  it('keeps condo data consistent (spec 2.3 rules 2-4, 8.5)', () => {
-    let condos = 0
-    for (const r of records) {
-      const c = r['FHACondoEligibility'] as Record<string, any> | null
-      if (r['FHACondoEligible'] === null) expect(c).toBeNull()
-      if (c === null) continue
-      condos++
-      expect(c.OwnerOccupancyViolation).toBe(c.OwnerOccupancyPercentage < 35)
-      expect(c.FHAConcentrationViolation).toBe(c.FHAConcentration > 50)
-      expect(r['FHACondoEligible']).toBe(c.ApprovalStatus === 'Approved' || c.ApprovalStatus === 'Caution')
-      if (c.EligibilityStatus === 'Caution') expect(c.OwnerOccupancyViolation || c.FHAConcentrationViolation).toBe(true)
-    }
-    expect(condos).toBeGreaterThan(n * county.condoShare * 0.5)
-  })
+    it('keeps condo data consistent (spec 2.3 rules 2-4, 8.5)', () => {
+      let condos = 0
+      for (const r of records) {
+        const c = r['FHACondoEligibility'] as Obj | null
+        if (r['FHACondoEligible'] === null) expect(c).toBeNull()
+        if (c === null) continue
+        condos++
+        expect(c.OwnerOccupancyViolation).toBe(c.OwnerOccupancyPercentage < 35)
+        expect(c.FHAConcentrationViolation).toBe(c.FHAConcentration > 50)
+        expect(r['FHACondoEligible']).toBe(c.ApprovalStatus === 'Approved' || c.ApprovalStatus === 'Caution')
+        if (c.EligibilityStatus === 'Caution')
+          expect(c.OwnerOccupancyViolation || c.FHAConcentrationViolation).toBe(true)
+      }
+      expect(condos).toBeGreaterThan(n * county.condoShare * 0.5)
+    })
 
-  it('has unique IDs, APNs and addresses, each of which finds its record again', () => {
-    const ids = new Set(records.map((r) => r['ServicePropertyID']))
-    const apns = new Set(records.map((r) => r['APN']))
-    const addrs = new Set(records.map((r) => r['StandardizeStreetAddress']))
-    expect(ids.size).toBe(n)
-    expect(apns.size).toBe(n)
-    expect(addrs.size).toBe(n)
-    for (let i = 0; i < n; i += 97) {
-      const r = records[i]!
-      expect(ds.byId(String(r['ServicePropertyID']))).toEqual({county, index: i})
-      expect(ds.byApn(county.fips, r['APN'] as string)).toBe(i)
-      expect(ds.byAddress(county.fips, `${r['CompleteStreetAddress']}, ${r['City']}, ${r['State']} ${r['Zip']}`)).toBe(i)
-    }
-  })
-})
+    it('has unique IDs, APNs and addresses, each of which finds its record again', () => {
+      const ids = new Set(records.map((r) => r['ServicePropertyID']))
+      const apns = new Set(records.map((r) => r['APN']))
+      const addrs = new Set(records.map((r) => r['StandardizeStreetAddress']))
+      expect(ids.size).toBe(n)
+      expect(apns.size).toBe(n)
+      expect(addrs.size).toBe(n)
+      for (let i = 0; i < n; i += 97) {
+        const r = records[i]!
+        expect(ds.byId(String(r['ServicePropertyID']))).toEqual({county, index: i})
+        expect(ds.byApn(county.fips, r['APN'] as string)).toBe(i)
+        expect(
+          ds.byAddress(county.fips, `${r['CompleteStreetAddress']}, ${r['City']}, ${r['State']} ${r['Zip']}`),
+        ).toBe(i)
+      }
+    })
+  },
+)
 
 describe('dataset', () => {
   it('is deterministic for a seed and different for another', () => {
@@ -113,7 +122,11 @@ describe('dataset', () => {
   it('serves a million-record county without generating it up front', () => {
     const big = new Dataset(1, 1_000_000)
     const t = process.hrtime.bigint()
-    const r = big.record(COUNTIES.find((c) => c.fips === '48201')!, 999_999, FULL)
+    const r = big.record(
+      COUNTIES.find((c) => c.fips === '48201')!,
+      999_999,
+      FULL,
+    )
     expect(Number(process.hrtime.bigint() - t) / 1e6).toBeLessThan(50)
     expect(r['ServicePropertyID']).toBe(50_000_999_999)
   })

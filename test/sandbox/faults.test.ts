@@ -31,14 +31,16 @@ describe('sandbox fault injection', () => {
         }
       }
       const tolerance = 5 * Math.sqrt((rate * (1 - rate)) / N)
-      for (const k of ['fail', 'reset', 'truncate'] as const) expect(Math.abs(outcome[k] / N - rate), k).toBeLessThan(tolerance)
+      for (const k of ['fail', 'reset', 'truncate'] as const)
+        expect(Math.abs(outcome[k] / N - rate), k).toBeLessThan(tolerance)
       const rows = readLog(log)
       expect(rows).toHaveLength(N)
       expect(rows.filter((r) => r.fault === 'fail').length).toBe(outcome.fail)
       expect(rows.filter((r) => r.fault === 'truncate').length).toBe(outcome.truncate)
       // auth and rate-limit rejections never carry a fault
       for (let i = 0; i < 30; i++) await (await request(url, {headers: {'x-api-key': 'bad'}})).body.text()
-      for (let i = 0; i < 30; i++) await (await request(url, {headers: {'x-api-key': 'sandbox-full'}})).body.text().catch(() => '')
+      for (let i = 0; i < 30; i++)
+        await (await request(url, {headers: {'x-api-key': 'sandbox-full'}})).body.text().catch(() => '')
       const after = readLog(log).slice(N)
       expect(after.filter((r) => r.status === 401)).toHaveLength(30)
       expect(after.filter((r) => r.status === 429)).toHaveLength(30)
@@ -50,7 +52,9 @@ describe('sandbox fault injection', () => {
 
   it('cuts a streamed county body mid-record', async () => {
     await withSandbox({truncateRate: 1}, async (sb) => {
-      const res = await request(`${sb.baseUrl}/special-financing?fips=06067`, {headers: {'x-api-key': 'sandbox-basic'}})
+      const res = await request(`${sb.baseUrl}/special-financing?fips=06067`, {
+        headers: {'x-api-key': 'sandbox-basic'},
+      })
       expect(res.statusCode).toBe(200)
       await expect(res.body.text()).rejects.toThrow()
     })
@@ -59,7 +63,11 @@ describe('sandbox fault injection', () => {
   it('adds --latency to each request', async () => {
     await withSandbox({latencyMs: 120}, async (sb) => {
       const t = Date.now()
-      await (await request(`${sb.baseUrl}/special-financing?fips=06067&property_id=30000000006`, {headers: {'x-api-key': 'sandbox-basic'}})).body.text()
+      await (
+        await request(`${sb.baseUrl}/special-financing?fips=06067&property_id=30000000006`, {
+          headers: {'x-api-key': 'sandbox-basic'},
+        })
+      ).body.text()
       expect(Date.now() - t).toBeGreaterThanOrEqual(115)
     })
   })

@@ -11,29 +11,34 @@ function rssKb(pid: number): number {
 }
 
 describe('sandbox memory', () => {
-  it.skipIf(process.platform !== 'linux')('stays flat while it streams a 1,000,000-record county', async () => {
-    const sb = await spawnSandbox(['--records', '1000000'])
-    try {
-      const pid = sb.child.pid!
-      const res = await request(`${sb.baseUrl}/special-financing?fips=48201`, {headers: {'x-api-key': 'sandbox-basic'}})
-      let bytes = 0
-      let baseline = 0
-      let peak = 0
-      let next = 50_000_000
-      for await (const chunk of res.body) {
-        bytes += (chunk as Buffer).length
-        if (bytes >= next) {
-          const rss = rssKb(pid)
-          if (baseline === 0) baseline = rss // after the first 50 MB: warmed up
-          peak = Math.max(peak, rss)
-          next += 50_000_000
+  it.skipIf(process.platform !== 'linux')(
+    'stays flat while it streams a 1,000,000-record county',
+    async () => {
+      const sb = await spawnSandbox(['--records', '1000000'])
+      try {
+        const pid = sb.child.pid!
+        const res = await request(`${sb.baseUrl}/special-financing?fips=48201`, {
+          headers: {'x-api-key': 'sandbox-basic'},
+        })
+        let bytes = 0
+        let baseline = 0
+        let peak = 0
+        let next = 50_000_000
+        for await (const chunk of res.body) {
+          bytes += (chunk as Buffer).length
+          if (bytes >= next) {
+            const rss = rssKb(pid)
+            if (baseline === 0) baseline = rss // after the first 50 MB: warmed up
+            peak = Math.max(peak, rss)
+            next += 50_000_000
+          }
         }
+        expect(bytes).toBeGreaterThan(500_000_000) // the body really was large (~0.8 GB)
+        // growth while sending the remaining ~750 MB stays under 40 MB: memory does not follow the county
+        expect(peak - baseline).toBeLessThan(40_000)
+      } finally {
+        await sb.stop()
       }
-      expect(bytes).toBeGreaterThan(500_000_000) // the body really was large (~0.8 GB)
-      // growth while sending the remaining ~750 MB stays under 40 MB: memory does not follow the county
-      expect(peak - baseline).toBeLessThan(40_000)
-    } finally {
-      await sb.stop()
-    }
-  })
+    },
+  )
 })

@@ -7,7 +7,14 @@ const NOW = Date.parse('2026-11-21T12:00:00Z')
 describe('parseRateLimit', () => {
   it('reads the X-RateLimit headers of spec 8.3 (reset as Unix seconds)', () => {
     expect(
-      parseRateLimit({'x-ratelimit-limit': '1000', 'x-ratelimit-remaining': '742', 'x-ratelimit-reset': String(NOW / 1000 + 600)}, NOW),
+      parseRateLimit(
+        {
+          'x-ratelimit-limit': '1000',
+          'x-ratelimit-remaining': '742',
+          'x-ratelimit-reset': String(NOW / 1000 + 600),
+        },
+        NOW,
+      ),
     ).toEqual({limit: 1000, remaining: 742, resetAtMs: NOW + 600_000})
   })
 
@@ -40,7 +47,9 @@ describe('parseRateLimit', () => {
   })
 
   it('reads the structured RateLimit and RateLimit-Policy fields', () => {
-    expect(parseRateLimit({ratelimit: '"default";r=7;t=12', 'ratelimit-policy': '"default";q=100;w=3600'}, NOW)).toEqual({
+    expect(
+      parseRateLimit({ratelimit: '"default";r=7;t=12', 'ratelimit-policy': '"default";q=100;w=3600'}, NOW),
+    ).toEqual({
       limit: 100,
       remaining: 7,
       resetAtMs: NOW + 12_000,
@@ -48,7 +57,15 @@ describe('parseRateLimit', () => {
   })
 
   it('prefers X-RateLimit over the draft fields when both are sent', () => {
-    const o = parseRateLimit({'x-ratelimit-remaining': '3', ratelimit: 'limit=100, remaining=50, reset=30', 'x-ratelimit-limit': '9', 'x-ratelimit-reset': String(NOW / 1000 + 5)}, NOW)
+    const o = parseRateLimit(
+      {
+        'x-ratelimit-remaining': '3',
+        ratelimit: 'limit=100, remaining=50, reset=30',
+        'x-ratelimit-limit': '9',
+        'x-ratelimit-reset': String(NOW / 1000 + 5),
+      },
+      NOW,
+    )
     expect(o).toEqual({limit: 9, remaining: 3, resetAtMs: NOW + 5000})
   })
 
@@ -63,7 +80,13 @@ describe('parseRetryAfter (RFC 9110)', () => {
   })
   it('reads an HTTP date against the server Date header', () => {
     const serverNow = NOW + 3_600_000 // a skewed server clock does not matter for a date-form Retry-After
-    expect(parseRetryAfter(new Date(serverNow + 45_000).toUTCString(), {date: new Date(serverNow).toUTCString()}, NOW)).toBe(45_000)
+    expect(
+      parseRetryAfter(
+        new Date(serverNow + 45_000).toUTCString(),
+        {date: new Date(serverNow).toUTCString()},
+        NOW,
+      ),
+    ).toBe(45_000)
   })
   it('clamps a date in the past to zero and ignores garbage', () => {
     expect(parseRetryAfter(new Date(NOW - 10_000).toUTCString(), {}, NOW)).toBe(0)

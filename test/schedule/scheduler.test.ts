@@ -23,7 +23,11 @@ function clock(start = 1_800_000_000_000) {
   return c
 }
 
-function response(status: number, headers: Record<string, string> = {}, body = '{"status":"success","data":{}}'): HttpResponse {
+function response(
+  status: number,
+  headers: Record<string, string> = {},
+  body = '{"status":"success","data":{}}',
+): HttpResponse {
   return {
     status,
     url: 'http://127.0.0.1/v1/special-financing',
@@ -51,13 +55,21 @@ function server(c: ReturnType<typeof clock>, limit: number, windowMs: number, op
       // count synchronously on arrival, as a real server does, then answer after a tick
       const used = s.sent.filter((t) => t + (opts.skewMs ?? 0) >= start).length
       const reset = String((start + windowMs) / 1000)
-      const base = {date: new Date(serverNow).toUTCString(), 'x-ratelimit-limit': String(limit), 'x-ratelimit-reset': reset}
+      const base = {
+        date: new Date(serverNow).toUTCString(),
+        'x-ratelimit-limit': String(limit),
+        'x-ratelimit-reset': reset,
+      }
       if (used < limit) s.sent.push(c.now)
       await Promise.resolve()
       s.inFlight--
       if (used >= limit) {
         s.rejected++
-        return response(429, {...base, 'x-ratelimit-remaining': '0', 'retry-after': String(Math.ceil((start + windowMs - serverNow) / 1000))})
+        return response(429, {
+          ...base,
+          'x-ratelimit-remaining': '0',
+          'retry-after': String(Math.ceil((start + windowMs - serverNow) / 1000)),
+        })
       }
       return response(200, {...base, 'x-ratelimit-remaining': String(limit - used - 1)})
     },
@@ -66,7 +78,15 @@ function server(c: ReturnType<typeof clock>, limit: number, windowMs: number, op
 }
 
 function scheduler(c: ReturnType<typeof clock>, o: Partial<SchedulerOptions> = {}) {
-  return new Scheduler({concurrency: 4, retries: 3, maxWaitMs: 3_600_000, now: () => c.now, sleep: c.sleep, random: () => 0.5, ...o})
+  return new Scheduler({
+    concurrency: 4,
+    retries: 3,
+    maxWaitMs: 3_600_000,
+    now: () => c.now,
+    sleep: c.sleep,
+    random: () => 0.5,
+    ...o,
+  })
 }
 
 const ok = async () => 'ok'
@@ -112,14 +132,22 @@ describe('Scheduler budget', () => {
       await new Promise((r) => setTimeout(r, 1))
       inFlight--
       remaining--
-      return response(200, {'x-ratelimit-limit': '10', 'x-ratelimit-remaining': String(remaining), 'x-ratelimit-reset': String(c.now / 1000 + 1e6)})
+      return response(200, {
+        'x-ratelimit-limit': '10',
+        'x-ratelimit-remaining': String(remaining),
+        'x-ratelimit-reset': String(c.now / 1000 + 1e6),
+      })
     }
     await s.run(send, ok) // learn the budget: 2 left
     const results = await Promise.allSettled(Array.from({length: 5}, () => s.run(send, ok)))
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(2)
     expect(maxInFlight).toBeLessThanOrEqual(2)
     // the rest would need a reset a million seconds away: beyond --max-wait
-    expect(results.filter((r) => r.status === 'rejected').every((r) => (r as PromiseRejectedResult).reason instanceof RateLimitExceededError)).toBe(true)
+    expect(
+      results
+        .filter((r) => r.status === 'rejected')
+        .every((r) => (r as PromiseRejectedResult).reason instanceof RateLimitExceededError),
+    ).toBe(true)
   })
 
   it('keeps --reserve requests of the window for colleagues', async () => {
@@ -137,7 +165,9 @@ describe('Scheduler budget', () => {
     const s = scheduler(c, {maxRequests: 5})
     const results = await Promise.allSettled(Array.from({length: 8}, () => s.run(srv.handle, ok)))
     expect(srv.sent).toHaveLength(5)
-    expect(results.filter((r) => r.status === 'rejected' && r.reason instanceof RequestCapReachedError)).toHaveLength(3)
+    expect(
+      results.filter((r) => r.status === 'rejected' && r.reason instanceof RequestCapReachedError),
+    ).toHaveLength(3)
   })
 
   it('takes remaining only downward within a window when responses arrive out of order', async () => {
@@ -146,7 +176,15 @@ describe('Scheduler budget', () => {
     const replies = [8, 5, 9] // the 9 was sent first but arrived last
     const s = scheduler(c, {concurrency: 1})
     for (const r of replies)
-      await s.run(async () => response(200, {'x-ratelimit-limit': '10', 'x-ratelimit-remaining': String(r), 'x-ratelimit-reset': reset}), ok)
+      await s.run(
+        async () =>
+          response(200, {
+            'x-ratelimit-limit': '10',
+            'x-ratelimit-remaining': String(r),
+            'x-ratelimit-reset': reset,
+          }),
+        ok,
+      )
     expect(s.budget().remaining).toBe(5)
   })
 
@@ -191,7 +229,9 @@ describe('Scheduler on 429', () => {
     const s = scheduler(c)
     const date = new Date(c.now).toUTCString()
     const send = async () =>
-      ++calls === 1 ? response(429, {date, 'retry-after': new Date(c.now + 20_000).toUTCString()}) : response(200)
+      ++calls === 1
+        ? response(429, {date, 'retry-after': new Date(c.now + 20_000).toUTCString()})
+        : response(200)
     await s.run(send, ok)
     expect(c.slept[0]).toBeGreaterThanOrEqual(20_000)
     expect(c.slept[0]).toBeLessThan(20_500)
@@ -209,13 +249,18 @@ describe('Scheduler on 429', () => {
     await Promise.all([s.run(send, ok), s.run(send, ok), s.run(send, ok)])
     expect(s.stats.rateLimited, JSON.stringify(sentAt.map((t) => t - sentAt[0]!))).toBe(1)
     // after the 429 at t0, nothing was sent until the pause ended
-    expect(sentAt.slice(1).every((t) => t >= sentAt[0]! + 1000), JSON.stringify(sentAt.map((t) => t - sentAt[0]!))).toBe(true)
+    expect(
+      sentAt.slice(1).every((t) => t >= sentAt[0]! + 1000),
+      JSON.stringify(sentAt.map((t) => t - sentAt[0]!)),
+    ).toBe(true)
   })
 
   it('gives up after repeated 429s', async () => {
     const c = clock()
     const s = scheduler(c)
-    await expect(s.run(async () => response(429, {'retry-after': '1'}), ok)).rejects.toBeInstanceOf(RateLimitExceededError)
+    await expect(s.run(async () => response(429, {'retry-after': '1'}), ok)).rejects.toBeInstanceOf(
+      RateLimitExceededError,
+    )
   })
 })
 
@@ -224,7 +269,9 @@ describe('Scheduler retries', () => {
     const c = clock()
     let calls = 0
     const s = scheduler(c, {retries: 3, random: () => 0.999})
-    await expect(s.run(async () => (calls++, response(503, {}, '<html>busy</html>')), ok)).rejects.toBeInstanceOf(ServerError)
+    await expect(
+      s.run(async () => (calls++, response(503, {}, '<html>busy</html>')), ok),
+    ).rejects.toBeInstanceOf(ServerError)
     expect(calls).toBe(4)
     expect(c.slept).toEqual([499, 999, 1998])
   })
@@ -252,7 +299,9 @@ describe('Scheduler retries', () => {
     const c = clock()
     let calls = 0
     const s = scheduler(c)
-    await expect(s.run(async () => (calls++, response(status, {}, '{"status":"error","code":1,"message":"m"}')), ok)).rejects.toThrow(/m/)
+    await expect(
+      s.run(async () => (calls++, response(status, {}, '{"status":"error","code":1,"message":"m"}')), ok),
+    ).rejects.toThrow(/m/)
     expect(calls).toBe(1)
   })
 
@@ -260,8 +309,16 @@ describe('Scheduler retries', () => {
     const c = clock()
     const s = scheduler(c)
     await expect(
-      s.run(async () => response(404, {}, '{"status":"error","code":404,"message":"No property matches."}'), ok),
-    ).rejects.toEqual(expect.objectContaining({constructor: NotFoundError, message: 'no property matches (HTTP 404): No property matches.'}))
+      s.run(
+        async () => response(404, {}, '{"status":"error","code":404,"message":"No property matches."}'),
+        ok,
+      ),
+    ).rejects.toEqual(
+      expect.objectContaining({
+        constructor: NotFoundError,
+        message: 'no property matches (HTTP 404): No property matches.',
+      }),
+    )
   })
 })
 
