@@ -40,39 +40,56 @@ describe('sfl lookup (built CLI against the sandbox over HTTP)', () => {
   })
 
   it('csv prints a header and one row, options flattened to dot paths when the key has them', async () => {
-    const full = await sfl(['lookup', '--fips', '06067', '--property-id', '30000000006', '-o', 'csv'], {env: env()})
+    const full = await sfl(['lookup', '--fips', '06067', '--property-id', '30000000006', '-o', 'csv'], {
+      env: env(),
+    })
     const [header, row, end] = full.stdout.split('\r\n')
     expect(header!.startsWith('Fips,ServicePropertyID,APN,')).toBe(true)
     expect(header).toContain(',AssumableMortgage.LoanType,AssumableMortgage.FinancingType,')
     expect(header).toContain(',FHACondoEligibility.ApprovalStatus,')
     expect(row!.startsWith('06067,30000000006,078-0123-045,')).toBe(true)
     expect(end).toBe('')
-    const basic = await sfl(['lookup', '--fips', '06067', '--property-id', '30000000006', '-o', 'csv'], {env: env('sandbox-basic')})
+    const basic = await sfl(['lookup', '--fips', '06067', '--property-id', '30000000006', '-o', 'csv'], {
+      env: env('sandbox-basic'),
+    })
     expect(basic.stdout).not.toContain('AssumableMortgage')
     expect(basic.stdout).not.toContain('FHACondoEligibility')
   })
 
   it('the table tells "not included with this key" from "none for this property"', async () => {
-    const basic = await sfl(['lookup', '--fips', '06067', '--property-id', '30000000006', '-o', 'table'], {env: env('sandbox-basic')})
+    const basic = await sfl(['lookup', '--fips', '06067', '--property-id', '30000000006', '-o', 'table'], {
+      env: env('sandbox-basic'),
+    })
     expect(basic.stdout).toMatch(/ASSUMABLE MORTGAGE\n\s+not included with this key/)
     expect(basic.stdout).toMatch(/FHA CONDO\n\s+not included with this key/)
-    const full = await sfl(['lookup', '--fips', '06067', '--property-id', '30000000006', '-o', 'table'], {env: env()})
+    const full = await sfl(['lookup', '--fips', '06067', '--property-id', '30000000006', '-o', 'table'], {
+      env: env(),
+    })
     expect(full.stdout).toMatch(/FHA CONDO\n\s+none for this property/)
     expect(full.stdout).toMatch(/Loan type\s+FHA, fixed rate/)
-    expect(full.stdout).toMatch(/Estimated value\s+\$[\d,]+ \(range \$[\d,]+ – \$[\d,]+, confidence \d+\/100\)/)
+    expect(full.stdout).toMatch(
+      /Estimated value\s+\$[\d,]+ \(range \$[\d,]+ – \$[\d,]+, confidence \d+\/100\)/,
+    )
   })
 
   it('explains a Caution condo and flags owner occupancy under 35 percent', async () => {
-    const r = await sfl(['lookup', '--fips', '06067', '--address', '1150 River Oaks Dr #114', '-o', 'table'], {env: env()})
+    const r = await sfl(
+      ['lookup', '--fips', '06067', '--address', '1150 River Oaks Dr #114', '-o', 'table'],
+      {env: env()},
+    )
     expect(r.code).toBe(0)
-    expect(r.stdout).toMatch(/Unit eligibility\s+Caution: approved, but an owner-occupancy or concentration violation\s+may block FHA loan approval/)
+    expect(r.stdout).toMatch(
+      /Unit eligibility\s+Caution: approved, but an owner-occupancy or concentration violation\s+may block FHA loan approval/,
+    )
     expect(r.stdout).toMatch(/Owner occupancy\s+31\.5% FLAGGED: below the 35% minimum/)
   })
 
   it('--sandbox runs the embedded sandbox with a notice on stderr', async () => {
     const r = await sfl(['lookup', '--sandbox', ...HIGH, '-o', 'json'])
     expect(r.code).toBe(0)
-    expect(r.stderr).toMatch(/^sfl: using the embedded sandbox at http:\/\/127\.0\.0\.1:\d+\/v1 \(synthetic data, key sandbox-full\)\n$/)
+    expect(r.stderr).toMatch(
+      /^sfl: using the embedded sandbox at http:\/\/127\.0\.0\.1:\d+\/v1 \(synthetic data, key sandbox-full\)\n$/,
+    )
     expect(JSON.parse(r.stdout).ServicePropertyID).toBe(30000000006)
   })
 })
@@ -102,7 +119,9 @@ describe('sfl lookup exit codes', () => {
   it('404: exit 3 with the service message', async () => {
     const r = await sfl(['lookup', '--fips', '06067', '--address', '1 NOWHERE RD'], {env: env()})
     expect(r.code).toBe(3)
-    expect(r.stderr).toBe('Error: no property matches (HTTP 404): No property matches the given parameters.\n')
+    expect(r.stderr).toBe(
+      'Error: no property matches (HTTP 404): No property matches the given parameters.\n',
+    )
   })
 
   it('401: exit 4 saying how to set a key; the key is not echoed', async () => {
@@ -113,7 +132,9 @@ describe('sfl lookup exit codes', () => {
   })
 
   it('403: exit 4 for a county the key may not use', async () => {
-    const r = await sfl(['lookup', '--fips', '48201', '--property-id', '50000000001'], {env: env('sandbox-restricted')})
+    const r = await sfl(['lookup', '--fips', '48201', '--property-id', '50000000001'], {
+      env: env('sandbox-restricted'),
+    })
     expect(r.code).toBe(4)
     expect(r.stderr).toMatch(/not permitted .*HTTP 403/)
   })
@@ -126,13 +147,17 @@ describe('sfl lookup exit codes', () => {
   })
 
   it('refuses to send the key over plain http to a non-loopback host: exit 2', async () => {
-    const r = await sfl(['lookup', ...HIGH], {env: {SFL_BASE_URL: 'http://api.example.com/v1', SFL_API_KEY: 'k-123456'}})
+    const r = await sfl(['lookup', ...HIGH], {
+      env: {SFL_BASE_URL: 'http://api.example.com/v1', SFL_API_KEY: 'k-123456'},
+    })
     expect(r.code).toBe(2)
     expect(r.stderr).toMatch(/refusing to send the API key over plain http:\/\/ to api\.example\.com/)
   })
 
   it('warns that --api-key lands in shell history, and never prints the key', async () => {
-    const r = await sfl(['lookup', ...HIGH, '--api-key', 'sandbox-full', '--debug'], {env: {SFL_BASE_URL: sb.baseUrl}})
+    const r = await sfl(['lookup', ...HIGH, '--api-key', 'sandbox-full', '--debug'], {
+      env: {SFL_BASE_URL: sb.baseUrl},
+    })
     expect(r.code).toBe(0)
     expect(r.stderr).toMatch(/Warning: --api-key puts the key in your shell history/)
     expect(r.stderr).toMatch(/X-Api-Key: sand…/)
@@ -156,7 +181,9 @@ describe('sfl lookup exit codes', () => {
     const flog = join(dir, 'fail.ndjson')
     const failing = await startSandbox({failRate: 1, log: flog})
     try {
-      const r = await sfl(['lookup', ...HIGH, '--retries', '2'], {env: {SFL_BASE_URL: failing.baseUrl, SFL_API_KEY: 'sandbox-basic'}})
+      const r = await sfl(['lookup', ...HIGH, '--retries', '2'], {
+        env: {SFL_BASE_URL: failing.baseUrl, SFL_API_KEY: 'sandbox-basic'},
+      })
       expect(r.code).toBe(6)
       expect(r.stderr).toMatch(/server error \(HTTP 500\).*gave up after 2 retries/)
       expect(readLog(flog)).toHaveLength(3)
@@ -168,7 +195,9 @@ describe('sfl lookup exit codes', () => {
   it('a record that breaks the schema: a warning and exit 0, or exit 1 with --strict', async () => {
     const bad = createServer((_req, res) => {
       res.setHeader('content-type', 'application/json')
-      res.end(JSON.stringify({status: 'success', data: {Fips: '06067', ConfidenceScore: 150, NewField: 'kept'}}))
+      res.end(
+        JSON.stringify({status: 'success', data: {Fips: '06067', ConfidenceScore: 150, NewField: 'kept'}}),
+      )
     })
     await new Promise<void>((r) => bad.listen(0, '127.0.0.1', r))
     const base = `http://127.0.0.1:${(bad.address() as AddressInfo).port}/v1`
@@ -177,7 +206,9 @@ describe('sfl lookup exit codes', () => {
       expect(lax.code).toBe(0)
       expect(lax.stderr).toMatch(/Warning: the record does not match the spec's schema: .*ConfidenceScore/)
       expect(JSON.parse(lax.stdout)).toEqual({Fips: '06067', ConfidenceScore: 150, NewField: 'kept'})
-      const strict = await sfl(['lookup', ...HIGH, '--strict'], {env: {SFL_BASE_URL: base, SFL_API_KEY: 'k-123456'}})
+      const strict = await sfl(['lookup', ...HIGH, '--strict'], {
+        env: {SFL_BASE_URL: base, SFL_API_KEY: 'k-123456'},
+      })
       expect(strict.code).toBe(1)
       expect(strict.stdout).toBe('')
     } finally {

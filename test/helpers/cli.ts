@@ -12,7 +12,10 @@ export interface CliResult {
  * Run the built CLI (`bin/run.js`) as a child process, as a user or a CI script would. The environment is
  * cleaned of SFL_* variables and points the config directory at `configDir` (or a throwaway one).
  */
-export function sfl(args: string[], opts: {env?: Record<string, string>; input?: string; configDir?: string} = {}): Promise<CliResult> {
+export function sfl(
+  args: string[],
+  opts: {env?: Record<string, string>; input?: string; configDir?: string} = {},
+): Promise<CliResult> {
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SFL_') && v !== undefined) env[k] = v
   env['SFL_CONFIG_DIR'] = opts.configDir ?? '/nonexistent/sfl-test-config'

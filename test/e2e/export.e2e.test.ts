@@ -1,0 +1,261 @@
+import {spawn} from 'node:child_process'
+import {existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {describe, expect, it} from 'vitest'
+
+import {sfl} from '../helpers/cli.js'
+import {BIN, readLog, spawnSandbox, withSandbox} from '../helpers/sandbox.js'
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'sfl-e2e-export-'))
+
+/** Minimal RFC 4180 reader for assertions (quoted fields, doubled quotes, CRLF). */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = []
+  let row: string[] = []
+  let field = ''
+  let quoted = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') ((field += '"'), i++)
+      else if (c === '"') quoted = false
+      else field += c
+    } else if (c === '"') quoted = true
+    else if (c === ',') (row.push(field), (field = ''))
+    else if (c === '\r' && text[i + 1] === '\n') {
+      ;(row.push(field), rows.push(row), (row = []), (field = ''), i++)
+    } else field += c
+  }
+  if (field !== '' || row.length) (row.push(field), rows.push(row))
+  return rows
+}
+
+function idsOf(csvPath: string): {header: string[]; ids: string[]} {
+  const rows = parseCsv(readFileSync(csvPath, 'utf8'))
+  const header = rows[0]!
+  const col = header.indexOf('ServicePropertyID')
+  return {header, ids: rows.slice(1).map((r) => r[col]!)}
+}
+
+describe('sfl county-export end to end', () => {
+  it.each([
+    ['one array', 0],
+    ['pages with Link next', 7000],
+  ])('a 100,000-record county as %s gives exactly 100,000 unique rows', async (_name, pageSize) => {
+    await withSandbox({records: 100_000, pageSize}, async (sb) => {
+      const out = join(tmp(), 'harris.csv')
+      const r = await sfl(['county-export', '--fips', '48201', '--out', out], {
+        env: {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'},
+      })
+      expect(r.stderr).toMatch(/100,000 records written, 1\/1 counties/)
+      expect(r.code).toBe(0)
+      const {ids} = idsOf(out)
+      expect(ids).toHaveLength(100_000)
+      expect(new Set(ids).size).toBe(100_000)
+      expect(r.stderr).toContain(`${pageSize === 0 ? 1 : Math.ceil(100_000 / pageSize)} requests`)
+      // nothing is left behind when the run completes
+      expect(readdirSync(join(out, '..'))).toEqual(['harris.csv'])
+    })
+  })
+
+  it('option columns follow the key: present (object or null) with the option, absent without', async () => {
+    await withSandbox({}, async (sb) => {
+      const d = tmp()
+      const cols: Record<string, string[]> = {}
+      for (const key of ['sandbox-basic', 'sandbox-assumable', 'sandbox-condo', 'sandbox-full']) {
+        const out = join(d, `${key}.csv`)
+        const r = await sfl(['county-export', '--fips', '06067', '--out', out], {
+          env: {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: key},
+        })
+        expect(r.code).toBe(0)
+        cols[key] = idsOf(out).header
+      }
+      const opt = (h: string[], o: string) => h.filter((c) => c.startsWith(`${o}.`))
+      expect(opt(cols['sandbox-basic']!, 'AssumableMortgage')).toEqual([])
+      expect(opt(cols['sandbox-basic']!, 'FHACondoEligibility')).toEqual([])
+      expect(opt(cols['sandbox-assumable']!, 'AssumableMortgage')).toHaveLength(16)
+      expect(opt(cols['sandbox-assumable']!, 'FHACondoEligibility')).toEqual([])
+      expect(opt(cols['sandbox-condo']!, 'FHACondoEligibility')).toEqual([
+        'FHACondoEligibility.ApprovalStatus',
+        'FHACondoEligibility.EligibilityStatus',
+        'FHACondoEligibility.CondoName',
+        'FHACondoEligibility.CondoID',
+        'FHACondoEligibility.TotalUnits',
+        'FHACondoEligibility.OwnerOccupancyPercentage',
+        'FHACondoEligibility.OwnerOccupancyViolation',
+        'FHACondoEligibility.FHAConcentration',
+        'FHACondoEligibility.FHAConcentrationViolation',
+        'FHACondoEligibility.ExpirationDate',
+        'FHACondoEligibility.LastUpdated',
+      ])
+      expect(cols['sandbox-full']!.slice(0, 3)).toEqual(['Fips', 'ServicePropertyID', 'APN'])
+      expect(cols['sandbox-full']!.indexOf('AssumableMortgage.LoanType')).toBeLessThan(
+        cols['sandbox-full']!.indexOf('FHACondoEligibility.ApprovalStatus'),
+      )
+    })
+  })
+
+  it('ndjson and json carry the records unflattened and are valid', async () => {
+    await withSandbox({pageSize: 500}, async (sb) => {
+      const env = {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'}
+      const nd = await sfl(['county-export', '--fips', '06067', '--format', 'ndjson'], {env})
+      const lines = nd.stdout.trimEnd().split('\n')
+      expect(lines).toHaveLength(2000)
+      expect(JSON.parse(lines[6]!)).toHaveProperty('AssumableMortgage.LoanType', 'FHA')
+      const js = await sfl(['county-export', '--fips', '06067', '--fips', '12086', '--format', 'json'], {env})
+      const arr = JSON.parse(js.stdout) as Array<{Fips: string}>
+      expect(arr).toHaveLength(4000)
+      expect(arr[0]!.Fips).toBe('06067')
+      expect(arr[3999]!.Fips).toBe('12086')
+    })
+  })
+
+  it('--fields, --bom and formula neutralisation', async () => {
+    await withSandbox({}, async (sb) => {
+      const out = join(tmp(), 'f.csv')
+      const r = await sfl(
+        [
+          'county-export',
+          '--fips',
+          '06067',
+          '--out',
+          out,
+          '--bom',
+          '--fields',
+          'APN,FinalValue,AssumableMortgage.LoanType',
+        ],
+        {
+          env: {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'},
+        },
+      )
+      expect(r.code).toBe(0)
+      const text = readFileSync(out, 'utf8')
+      expect(text.startsWith('\ufeffAPN,FinalValue,AssumableMortgage.LoanType\r\n')).toBe(true)
+      expect(text.split('\r\n')[7]).toMatch(/^078-0123-045,\d+,FHA$/)
+    })
+  })
+
+  it('bad input: exit 2 before any request', async () => {
+    const d = tmp()
+    const log = join(d, 'log.ndjson')
+    writeFileSync(log, '')
+    await withSandbox({log}, async (sb) => {
+      const env = {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'}
+      writeFileSync(join(d, 'list.txt'), '06067\n# comment\n4820\n')
+      const cases: Array<[string[], RegExp]> = [
+        [['--fips', '0606'], /--fips 0606: "0606" must be exactly 5 digits/],
+        [['--fips-file', join(d, 'list.txt')], /list\.txt line 3: "4820" must be exactly 5 digits/],
+        [['--fips-file', join(d, 'missing.txt')], /cannot read --fips-file/],
+        [[], /give at least one county/],
+        [['--fips', '06067', '--resume'], /--resume needs --out/],
+        [['--fips', '06067', '--fields', 'Nope'], /--fields: unknown column "Nope"/],
+      ]
+      for (const [args, msg] of cases) {
+        const r = await sfl(['county-export', ...args], {env})
+        expect(r.code, args.join(' ')).toBe(2)
+        expect(r.stderr).toMatch(msg)
+      }
+      expect(readLog(log)).toHaveLength(0)
+      const dry = await sfl(['county-export', '--fips', '06067', '--fips', '48201', '--dry-run'], {env})
+      expect(dry.code).toBe(0)
+      expect(dry.stdout).toMatch(/^2 counties: at least 2 requests/)
+      expect(readLog(log)).toHaveLength(0)
+    })
+  })
+
+  it('an export killed half way and resumed has no duplicate and no missing row, and refetches no finished page', async () => {
+    const d = tmp()
+    const log = join(d, 'log.ndjson')
+    writeFileSync(log, '')
+    const sb = await spawnSandbox([
+      '--records',
+      '60000',
+      '--page-size',
+      '1000',
+      '--latency',
+      '20',
+      '--log',
+      log,
+    ])
+    try {
+      const out = join(d, 'harris.csv')
+      const env: Record<string, string> = {
+        ...process.env,
+        SFL_BASE_URL: sb.baseUrl,
+        SFL_API_KEY: 'sandbox-full',
+        SFL_CONFIG_DIR: d,
+      } as Record<string, string>
+      const child = spawn(
+        process.execPath,
+        [BIN, 'county-export', '--fips', '48201', '--fips', '06067', '--out', out],
+        {env, stdio: 'ignore'},
+      )
+      const cp = `${out}.sfl-checkpoint.json`
+      // kill -9 once about a third of the pages are recorded: no chance to clean up
+      await new Promise<void>((resolve) => {
+        const t = setInterval(() => {
+          try {
+            const pages = (
+              JSON.parse(readFileSync(cp, 'utf8')) as {units: Record<string, {pages: unknown[]}>}
+            ).units['48201']!.pages.length
+            if (pages >= 20) {
+              clearInterval(t)
+              child.kill('SIGKILL')
+              resolve()
+            }
+          } catch {
+            // not written yet
+          }
+        }, 10)
+      })
+      await new Promise((r) => child.once('exit', r))
+      await new Promise((r) => setTimeout(r, 300)) // let the sandbox log the request the killed run left in flight
+      expect(existsSync(out)).toBe(false) // nothing half written
+      const before = readLog(log).length
+      const again = await sfl(['county-export', '--fips', '48201', '--fips', '06067', '--out', out], {env})
+      expect(again.code).toBe(2)
+      expect(again.stderr).toMatch(/a checkpoint from an interrupted run exists .* add --resume/)
+      const resumed = await sfl(
+        ['county-export', '--fips', '48201', '--fips', '06067', '--out', out, '--resume'],
+        {env},
+      )
+      expect(resumed.code).toBe(0)
+      const {ids} = idsOf(out)
+      expect(ids).toHaveLength(62_000)
+      expect(new Set(ids).size).toBe(62_000)
+      // the resumed run fetched only pages it did not have
+      const pagesFetched = readLog(log)
+        .slice(before)
+        .filter((l) => l.query['fips'] === '48201')
+        .map((l) => l.query['page'] ?? '1')
+      expect(new Set(pagesFetched).size).toBe(pagesFetched.length)
+      expect(pagesFetched.length).toBeLessThanOrEqual(41)
+      expect(existsSync(`${out}.sfl-checkpoint.json`)).toBe(false)
+    } finally {
+      await sb.stop()
+    }
+  })
+
+  it('a tight window (20 requests per 5 s) over 60 pages finishes with zero 429s, close to the shortest time allowed', async () => {
+    const d = tmp()
+    const log = join(d, 'log.ndjson')
+    writeFileSync(log, '')
+    await withSandbox({records: 6000, pageSize: 100, limit: 20, windowSeconds: 5, log}, async (sb) => {
+      const t = Date.now()
+      const r = await sfl(['county-export', '--fips', '48201', '--out', join(d, 'o.csv')], {
+        env: {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'},
+      })
+      const elapsed = (Date.now() - t) / 1000
+      expect(r.code).toBe(0)
+      const rows = readLog(log)
+      expect(rows.filter((l) => l.status === 429)).toHaveLength(0)
+      expect(rows).toHaveLength(60)
+      // 60 requests at 20 per aligned 5 s window need the start of a third window: at most 10 s + the
+      // partial first window; allow start-up and jitter on a shared machine
+      expect(elapsed).toBeLessThan(17)
+      expect(r.stderr).toMatch(/6,000 records written, 1\/1 counties, 60 requests, 0 429s/)
+    })
+  })
+})
