@@ -18,6 +18,8 @@ export type OutputFormat = (typeof OUTPUTS)[number]
 export interface Context {
   baseUrl: string
   profile: string
+  /** The key in use; print only through maskKey. */
+  apiKey: string
   client: HttpClient
   scheduler: Scheduler
   sandbox?: Sandbox
@@ -160,7 +162,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       maxWaitMs: (f['max-wait'] ?? (this.constructor as typeof BaseCommand).defaultMaxWait) * 1000,
       ...schedule,
     })
-    this.ctx = {baseUrl, profile: settings.profile, client, scheduler, ...(sandbox ? {sandbox} : {})}
+    this.ctx = {baseUrl, profile: settings.profile, apiKey, client, scheduler, ...(sandbox ? {sandbox} : {})}
     return this.ctx
   }
 

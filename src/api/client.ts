@@ -22,6 +22,8 @@ export interface HttpResponse {
   body: AsyncIterable<Buffer>
   text(): Promise<string>
   dump(): Promise<void>
+  /** Stop reading and drop the connection (after the first record of a huge body, say). */
+  cancel(): void
 }
 
 export interface ClientOptions {
@@ -144,6 +146,7 @@ export class HttpClient {
         body: body as AsyncIterable<Buffer>,
         text: () => body.text(),
         dump: () => body.dump(),
+        cancel: () => body.destroy(),
       }
     }
   }

@@ -45,12 +45,12 @@ export async function runExportCommand(
       `${fmtSecs(progress.elapsedMs() / 1000)} elapsed`,
     ]
     if (s.resumedUnits) parts.push(`${s.resumedUnits} counties taken from the checkpoint`)
-    process.stderr.write(`sfl county-export: ${parts.join(', ')}\n`)
+    process.stderr.write(redact(`sfl county-export: ${parts.join(', ')}\n`))
     for (const fl of s.failed) process.stderr.write(`  failed ${fl.fips}: ${redact(fl.error)}\n`)
     if (s.stopped) process.stderr.write(`Error: ${redact(s.stopped.message)}\n`)
     if (s.interrupted) process.stderr.write('Interrupted.\n')
     if (s.checkpoint)
-      process.stderr.write(`  checkpoint kept at ${s.checkpoint}; rerun with --resume to finish\n`)
+      process.stderr.write(redact(`  checkpoint kept at ${s.checkpoint}; rerun with --resume to finish\n`))
     process.exitCode = exportExitCode(s)
   } finally {
     process.off('SIGINT', onSigint)

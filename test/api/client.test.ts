@@ -206,6 +206,7 @@ describe('describeErrorBody', () => {
       body: (async function* () {})(),
       text: async () => 'Bad Gateway',
       dump: async () => undefined,
+      cancel: () => undefined,
     })
     expect(e.message).toBe(
       'server error (HTTP 502): non-JSON response (unknown type) from the server or a proxy in between: "Bad Gateway"',

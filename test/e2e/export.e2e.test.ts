@@ -3,6 +3,7 @@ import {existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
+import {parse} from 'csv-parse/sync'
 import {describe, expect, it} from 'vitest'
 
 import {sfl} from '../helpers/cli.js'
@@ -10,26 +11,9 @@ import {BIN, readLog, spawnSandbox, withSandbox} from '../helpers/sandbox.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'sfl-e2e-export-'))
 
-/** Minimal RFC 4180 reader for assertions (quoted fields, doubled quotes, CRLF). */
+/** A real CSV parser reads the output, so quoting and CRLF are checked too. */
 function parseCsv(text: string): string[][] {
-  const rows: string[][] = []
-  let row: string[] = []
-  let field = ''
-  let quoted = false
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') ((field += '"'), i++)
-      else if (c === '"') quoted = false
-      else field += c
-    } else if (c === '"') quoted = true
-    else if (c === ',') (row.push(field), (field = ''))
-    else if (c === '\r' && text[i + 1] === '\n') {
-      ;(row.push(field), rows.push(row), (row = []), (field = ''), i++)
-    } else field += c
-  }
-  if (field !== '' || row.length) (row.push(field), rows.push(row))
-  return rows
+  return parse(text, {bom: true, relax_column_count: false}) as string[][]
 }
 
 function idsOf(csvPath: string): {header: string[]; ids: string[]} {

@@ -37,6 +37,7 @@ function response(
     })(),
     text: async () => body,
     dump: async () => undefined,
+    cancel: () => undefined,
   }
 }
 

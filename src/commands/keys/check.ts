@@ -1,0 +1,81 @@
+import {Flags} from '@oclif/core'
+
+import {BaseCommand} from '../../base-command.js'
+import {ExitCode, UsageError} from '../../api/errors.js'
+import {maskKey} from '../../api/secrets.js'
+import {apnProblem, fipsProblem, propertyIdProblem} from '../../api/validate.js'
+
+export default class KeysCheck extends BaseCommand<typeof KeysCheck> {
+  static override summary =
+    'Check that the API key works: validity, rate limit left, county permissions and add-on options'
+  static override description = `Spends as few requests as it can (it says how many): one per --fips (the first record
+of a one-record page), or one probe lookup. Exit 0 when the key is valid and every asked county is permitted, 4 otherwise.`
+
+  static override examples = [
+    {description: 'Before a call', command: '<%= config.bin %> keys check --fips 06067'},
+    {
+      description: 'In CI, as JSON',
+      command: 'SFL_API_KEY=$KEY <%= config.bin %> keys check --fips 06067 --fips 48201 --output json',
+    },
+    {
+      description: 'Learn the options from a known property',
+      command: '<%= config.bin %> keys check --fips 06067 --probe-property-id 30000000006',
+    },
+  ]
+
+  static override flags = {
+    fips: Flags.string({description: 'County to check permission for (repeatable)', multiple: true}),
+    'probe-apn': Flags.string({
+      description: 'Learn the options from this parcel (in the first --fips)',
+      exclusive: ['probe-property-id', 'probe-address'],
+    }),
+    'probe-property-id': Flags.string({
+      description: 'Learn the options from this property ID',
+      exclusive: ['probe-apn', 'probe-address'],
+    }),
+    'probe-address': Flags.string({
+      description: 'Learn the options from this address',
+      exclusive: ['probe-apn', 'probe-property-id'],
+    }),
+    output: Flags.option({
+      char: 'o',
+      options: ['table', 'json'] as const,
+      description: 'Output format [default: table at a terminal, else json]',
+    })(),
+  }
+
+  async run(): Promise<void> {
+    const f = this.flags
+    for (const fips of f.fips ?? []) {
+      const p = fipsProblem(fips)
+      if (p) throw new UsageError(`--fips "${fips}" ${p}`)
+    }
+    const probe = f['probe-apn'] !== undefined ? ({kind: 'apn', value: f['probe-apn']} as const)
+      : f['probe-property-id'] !== undefined ? ({kind: 'property_id', value: f['probe-property-id']} as const)
+      : f['probe-address'] !== undefined ? ({kind: 'address', value: f['probe-address']} as const)
+      : undefined // prettier-ignore
+    if (probe) {
+      const problem =
+        probe.kind === 'apn'
+          ? apnProblem(probe.value)
+          : probe.kind === 'property_id'
+            ? propertyIdProblem(probe.value)
+            : probe.value.trim()
+              ? undefined
+              : 'must not be empty'
+      if (problem) throw new UsageError(`--probe-${probe.kind.replace('_', '-')} ${problem}`)
+      if (!f.fips?.length)
+        throw new UsageError('a --probe-* flag needs --fips (the county the probe property is in)')
+    }
+    const ctx = await this.context()
+    const {checkKey, renderReport, reportOk} = await import('../../keys/check.js')
+    const report = await checkKey(ctx, {profile: ctx.profile, fips: f.fips ?? [], probe})
+    const format = f.output ?? (process.stdout.isTTY ? 'table' : 'json')
+    process.stdout.write(
+      format === 'json'
+        ? `${JSON.stringify(report, null, 2)}\n`
+        : renderReport(report, Date.now(), maskKey(ctx.apiKey), f.fips ?? []),
+    )
+    if (!reportOk(report)) process.exitCode = ExitCode.auth
+  }
+}

@@ -1,0 +1,43 @@
+import {Flags} from '@oclif/core'
+
+import {BaseCommand} from '../../base-command.js'
+import {maskKeyEnds} from '../../api/secrets.js'
+import {DEFAULT_PROFILE, loadConfig} from '../../config/profiles.js'
+
+export default class KeysList extends BaseCommand<typeof KeysList> {
+  static override summary = 'List stored profiles with their keys masked'
+  static override examples = ['<%= config.bin %> keys list', '<%= config.bin %> keys list --output json']
+  static override flags = {
+    output: Flags.option({
+      char: 'o',
+      options: ['table', 'json'] as const,
+      description: 'Output format [default: table at a terminal, else json]',
+    })(),
+  }
+
+  async run(): Promise<void> {
+    const {config, path, warning} = await loadConfig(this.config.configDir)
+    if (warning) this.warnAlways(warning)
+    const selected = this.flags.profile ?? process.env['SFL_PROFILE'] ?? DEFAULT_PROFILE
+    const rows = Object.entries(config.profiles).map(([name, p]) => ({
+      profile: name,
+      selected: name === selected,
+      baseUrl: p.baseUrl ?? null,
+      key: p.apiKey ? maskKeyEnds(p.apiKey) : null,
+    }))
+    if ((this.flags.output ?? (process.stdout.isTTY ? 'table' : 'json')) === 'json') {
+      process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`)
+      return
+    }
+    if (rows.length === 0) {
+      process.stdout.write(`No profiles in ${path}. Add one with \`sfl keys set\`.\n`)
+      return
+    }
+    const w = Math.max(7, ...rows.map((r) => r.profile.length)) + 2
+    const lines = rows.map(
+      (r) =>
+        `${r.selected ? '*' : ' '} ${r.profile.padEnd(w)}${(r.key ?? '-').padEnd(14)}${r.baseUrl ?? '-'}`,
+    )
+    process.stdout.write(`  ${'PROFILE'.padEnd(w)}${'KEY'.padEnd(14)}BASE URL\n${lines.join('\n')}\n`)
+  }
+}

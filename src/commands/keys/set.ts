@@ -1,0 +1,50 @@
+import {BaseCommand} from '../../base-command.js'
+import {assertSafeBaseUrl} from '../../api/client.js'
+import {UsageError} from '../../api/errors.js'
+import {maskKeyEnds, registerSecret} from '../../api/secrets.js'
+import {DEFAULT_PROFILE, loadConfig, saveConfig} from '../../config/profiles.js'
+import {readSecret} from '../../keys/prompt.js'
+
+export default class KeysSet extends BaseCommand<typeof KeysSet> {
+  static override summary =
+    'Store an API key (and base URL) in a profile; the key is read from stdin or a hidden prompt'
+  static override description = `Never takes the key as an argument. The config file is created with mode 0600 under the
+CLI's config directory ($XDG_CONFIG_HOME/sfl, or $SFL_CONFIG_DIR).`
+
+  static override examples = [
+    {
+      description: 'Type the key at a hidden prompt',
+      command: '<%= config.bin %> keys set --base-url https://api.example.com/v1',
+    },
+    {
+      description: 'From a secret manager, into a named profile',
+      command: 'vault read -field=key secret/sfl | <%= config.bin %> keys set --profile prod',
+    },
+  ]
+
+  async run(): Promise<void> {
+    const f = this.flags
+    if (f['api-key'])
+      throw new UsageError(
+        'keys set reads the key from stdin or a prompt, never from --api-key (it would land in shell history)',
+      )
+    const profile = f.profile ?? process.env['SFL_PROFILE'] ?? DEFAULT_PROFILE
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(profile))
+      throw new UsageError(`--profile "${profile}": use letters, digits, dot, dash or underscore`)
+    if (f['base-url']) assertSafeBaseUrl(f['base-url'])
+    const {config, path, warning} = await loadConfig(this.config.configDir)
+    if (warning) this.warnAlways(warning)
+    const key = await readSecret(`API key for profile "${profile}" (input hidden): `)
+    if (key === '') throw new UsageError('no key given on stdin or at the prompt; nothing was saved')
+    if (/\s/.test(key))
+      throw new UsageError('the key contains whitespace; check what was pasted. Nothing was saved')
+    registerSecret(key)
+    const existing = config.profiles[profile] ?? {}
+    config.profiles[profile] = {...existing, apiKey: key, ...(f['base-url'] ? {baseUrl: f['base-url']} : {})}
+    await saveConfig(this.config.configDir, config)
+    const base = config.profiles[profile]!.baseUrl
+    this.notice(
+      `Saved profile "${profile}" (key ${maskKeyEnds(key)}${base ? `, base URL ${base}` : ', no base URL: add --base-url or set SFL_BASE_URL'}) to ${path} (mode 600)`,
+    )
+  }
+}

@@ -1,0 +1,45 @@
+import {UsageError} from '../api/errors.js'
+
+/**
+ * Read the key without it ever being an argument (argv lands in shell history and `ps`): from stdin when
+ * it is piped, else from a prompt that echoes nothing.
+ */
+export async function readSecret(
+  prompt: string,
+  stdin: NodeJS.ReadStream = process.stdin,
+  out: NodeJS.WriteStream = process.stderr,
+): Promise<string> {
+  if (!stdin.isTTY) {
+    let text = ''
+    for await (const chunk of stdin) text += chunk.toString()
+    return text.trim()
+  }
+  out.write(prompt)
+  stdin.setRawMode(true)
+  stdin.resume()
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      let value = ''
+      const onData = (buf: Buffer) => {
+        for (const ch of buf.toString('utf8')) {
+          if (ch === '\r' || ch === '\n') {
+            stdin.off('data', onData)
+            out.write('\n')
+            return resolve(value.trim())
+          }
+          if (ch === '\u0003') {
+            stdin.off('data', onData)
+            out.write('\n')
+            return reject(new UsageError('cancelled'))
+          }
+          if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1)
+          else value += ch
+        }
+      }
+      stdin.on('data', onData)
+    })
+  } finally {
+    stdin.setRawMode(false)
+    stdin.pause()
+  }
+}
