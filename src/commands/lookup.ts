@@ -60,7 +60,8 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
   async run(): Promise<void> {
     const f = this.flags
     if (f.input !== undefined) {
-      throw new UsageError('--input (batch lookups) is not built yet')
+      const {runBatchCommand} = await import('../export/batch-command.js')
+      return runBatchCommand(this)
     }
     for (const flag of ['out', 'resume', 'unit-fallback'] as const)
       if (f[flag]) throw new UsageError(`--${flag} applies to batch lookups; add --input FILE`)

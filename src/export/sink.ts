@@ -1,8 +1,7 @@
 import {createReadStream, createWriteStream} from 'node:fs'
 import {rename, rm} from 'node:fs/promises'
-import {once} from 'node:events'
 import {createInterface} from 'node:readline'
-import {Readable, type Writable} from 'node:stream'
+import {Readable, Writable} from 'node:stream'
 import {pipeline} from 'node:stream/promises'
 
 import {columnsFor, flattenRow, selectColumns, type Column, type Shape} from '../render/columns.js'
@@ -47,11 +46,7 @@ export async function writeFormatted(
   rowOf?: (record: Record<string, unknown>, cols: Column[]) => unknown[],
 ): Promise<number> {
   let count = 0
-  // stdout must not be ended by pipeline; a plain async consumer writes with backpressure instead
-  const toStdout = async (source: AsyncIterable<string | Buffer>) => {
-    for await (const chunk of source) if (!dest.write(chunk)) await once(dest, 'drain')
-  }
-  const sinkFor = dest === process.stdout ? toStdout : dest
+  const sinkFor = dest === process.stdout ? keepOpen(dest) : dest
   if (o.format === 'csv') {
     const {stringify} = await import('csv-stringify')
     const cols = outputColumns(o)
@@ -71,7 +66,7 @@ export async function writeFormatted(
       record_delimiter: 'windows',
       cast: {boolean: (b) => String(b)},
     })
-    await pipeline(Readable.from(rows()), csv, sinkFor as Writable)
+    await pipeline(Readable.from(rows()), csv, sinkFor)
     return count
   }
   const json = o.format === 'json'
@@ -83,7 +78,7 @@ export async function writeFormatted(
     }
     if (json) yield count === 0 ? ']\n' : '\n]\n'
   }
-  await pipeline(Readable.from(text()), sinkFor as Writable)
+  await pipeline(Readable.from(text()), sinkFor)
   return count
 }
 
@@ -101,4 +96,17 @@ export async function writeAtomically(
     await rm(tmp, {force: true})
     throw error
   }
+}
+
+/**
+ * A writable that forwards to `dest` with its backpressure but never ends it: stream.pipeline ends its
+ * destination, and process.stdout must stay open.
+ */
+export function keepOpen(dest: Writable): Writable {
+  return new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      if (dest.write(chunk)) callback()
+      else dest.once('drain', () => callback())
+    },
+  })
 }

@@ -1,0 +1,94 @@
+import {readFile} from 'node:fs/promises'
+
+import type {BaseCommand} from '../base-command.js'
+import {ExitCode, UsageError} from '../api/errors.js'
+import {redact} from '../api/secrets.js'
+import {parseInput} from './batch-input.js'
+import {runBatch} from './batch.js'
+import {fmtSecs, Progress} from './progress.js'
+
+type Cmd = BaseCommand<typeof import('../commands/lookup.js').default>
+
+/** Wiring for `lookup --input`: read and check the input, run, summarise, choose the exit code. */
+export async function runBatchCommand(cmd: Cmd): Promise<void> {
+  const f = cmd.flags
+  for (const flag of ['address', 'apn', 'property-id'] as const)
+    if (f[flag] !== undefined)
+      throw new UsageError(`--${flag} and --input do not go together: the input file supplies the lookups`)
+  const format = f.output ?? 'csv'
+  if (format === 'table')
+    throw new UsageError('--output table is for one property; use csv, ndjson or json with --input')
+  if (f.resume && !f.out)
+    throw new UsageError('--resume needs --out (the checkpoint lives beside the output file)')
+  const name = f.input === '-' ? 'stdin' : f.input!
+  let bytes: Buffer
+  try {
+    bytes = f.input === '-' ? await readStdin() : await readFile(f.input!)
+  } catch (error) {
+    throw new UsageError(`cannot read --input ${name}: ${(error as Error).message}`)
+  }
+  if (f.fips !== undefined) {
+    const {fipsProblem} = await import('../api/validate.js')
+    const p = fipsProblem(f.fips)
+    if (p) throw new UsageError(`--fips "${f.fips}" ${p}`)
+  }
+  const input = await parseInput(bytes, name, f.fips)
+  const ctx = await cmd.context({concurrency: f.concurrency})
+  const progress = new Progress(process.stderr, Boolean(process.stderr.isTTY) && !f.quiet, ctx.scheduler)
+  ctx.scheduler.options.onEvent = progress.onEvent
+  const abort = new AbortController()
+  const stop = () => abort.abort()
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+  try {
+    const s = await runBatch(
+      {
+        ...ctx,
+        signal: abort.signal,
+        onProgress: (done, total) => progress.update(done, total, done, 'lookups'),
+      },
+      {
+        input,
+        inputBytes: bytes,
+        out: f.out,
+        format,
+        resume: f.resume,
+        unitFallback: f['unit-fallback'],
+        escapeFormulas: !f['no-escape-formulas'],
+      },
+    )
+    progress.clear()
+    const st = ctx.scheduler.stats
+    const counts = Object.entries(s.counts)
+      .filter(([, n]) => n > 0)
+      .map(([k, n]) => `${n.toLocaleString('en-US')} ${k}`)
+    const parts = [
+      `${s.rows.toLocaleString('en-US')} rows${counts.length ? ` (${counts.join(', ')})` : ''}`,
+      `${st.requests} requests (${s.saved} saved by duplicate rows${s.fromCheckpoint ? `, ${s.fromCheckpoint} answers from the checkpoint` : ''})`,
+      `${st.rateLimited} 429s`,
+      `${st.retries} retries`,
+      `${fmtSecs(progress.elapsedMs() / 1000)} elapsed`,
+    ]
+    process.stderr.write(redact(`sfl lookup --input: ${parts.join(', ')}\n`))
+    if (s.stopped) process.stderr.write(`Error: ${redact(s.stopped.message)}\n`)
+    if (s.interrupted) process.stderr.write('Interrupted.\n')
+    if (s.checkpoint)
+      process.stderr.write(redact(`  checkpoint kept at ${s.checkpoint}; rerun with --resume to finish\n`))
+    process.exitCode = s.interrupted
+      ? 130
+      : s.stopped
+        ? s.stopped.exitCode
+        : s.counts.error + s.counts.invalid + s.counts.forbidden > 0
+          ? ExitCode.partial
+          : ExitCode.ok
+  } finally {
+    process.off('SIGINT', stop)
+    process.off('SIGTERM', stop)
+  }
+}
+
+async function readStdin(): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  for await (const c of process.stdin) chunks.push(c as Buffer)
+  return Buffer.concat(chunks)
+}

@@ -1,0 +1,204 @@
+import {spawn} from 'node:child_process'
+import {existsSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {parse} from 'csv-parse/sync'
+import {describe, expect, it} from 'vitest'
+
+import {countyByFips} from '../../src/sandbox/counties.js'
+import {Dataset} from '../../src/sandbox/dataset.js'
+import {sfl} from '../helpers/cli.js'
+import {BIN, readLog, spawnSandbox, withSandbox} from '../helpers/sandbox.js'
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'sfl-e2e-batch-'))
+const ds = new Dataset(1, 100_000)
+
+/**
+ * An input of n rows with a known expected status each: real addresses, APNs and IDs of the sandbox's
+ * counties, addresses that match nothing, invalid rows, and duplicates.
+ */
+function makeInput(n: number): {csv: string; expected: string[]; ids: Array<number | null>} {
+  const lines = ['row,fips,address,apn,property_id']
+  const expected: string[] = []
+  const ids: Array<number | null> = []
+  const harris = countyByFips('48201')!
+  for (let i = 0; i < n; i++) {
+    const kind = i % 10
+    const rec = ds.record(harris, (i * 7) % 50_000, {assumable: false, condo: false})
+    const id = rec['ServicePropertyID'] as number
+    if (kind === 0) (lines.push(`${i},48201,,,${id}`), expected.push('ok'), ids.push(id))
+    else if (kind === 1) (lines.push(`${i},48201,,${rec['APN']},`), expected.push('ok'), ids.push(id))
+    else if (kind === 2)
+      (lines.push(`${i},48201,"1 NOWHERE RD, HOUSTON, TX",,`), expected.push('not_found'), ids.push(null))
+    else if (kind === 3) (lines.push(`${i},4820,${i} MAIN ST,,`), expected.push('invalid'), ids.push(null))
+    else if (kind === 4)
+      (lines.push(`${i},48201,,,30000000006`), expected.push('not_found'), ids.push(null)) // an id of another county
+    else
+      (lines.push(`${i},48201,"${rec['StandardizeStreetAddress']}, ${rec['City']}, TX ${rec['Zip']}",,`),
+        expected.push('ok'),
+        ids.push(id))
+  }
+  return {csv: `${lines.join('\n')}\n`, expected, ids}
+}
+
+function readRows(path: string): Array<Record<string, string>> {
+  return parse(readFileSync(path, 'utf8'), {columns: true}) as Array<Record<string, string>>
+}
+
+describe('sfl lookup --input end to end', () => {
+  it('10,000 rows against a faulty sandbox: every row once, in input order, with the right status', async () => {
+    const d = tmp()
+    const {csv, expected, ids} = makeInput(10_000)
+    writeFileSync(join(d, 'in.csv'), csv)
+    const log = join(d, 'log.ndjson')
+    writeFileSync(log, '')
+    await withSandbox(
+      {records: 100_000, limit: 100_000, failRate: 0.04, resetRate: 0.03, truncateRate: 0.03, log},
+      async (sb) => {
+        const out = join(d, 'out.csv')
+        const r = await sfl(
+          ['lookup', '--input', join(d, 'in.csv'), '--out', out, '--concurrency', '8', '--retries', '8'],
+          {
+            env: {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-basic'},
+          },
+        )
+        expect(r.stderr).toMatch(/10,000 rows \(7,000 ok, 2,000 not_found, 1,000 invalid\)/)
+        expect(r.code).toBe(7) // invalid rows are not a full success
+        const rows = readRows(out)
+        expect(rows.map((x) => x['row'])).toEqual(expected.map((_, i) => String(i)))
+        expect(rows.map((x) => x['status'])).toEqual(expected)
+        expect(rows.map((x) => (x['ServicePropertyID'] ? Number(x['ServicePropertyID']) : null))).toEqual(ids)
+        // faults really happened and were retried
+        const entries = readLog(log)
+        expect(entries.filter((e) => e.fault !== null).length).toBeGreaterThan(300)
+        // invalid rows sent nothing; duplicates were asked once
+        expect(entries.filter((e) => e.fault === null).length).toBeLessThanOrEqual(9000)
+        expect(r.stderr).toMatch(/saved by duplicate rows/)
+      },
+    )
+  }, 180_000)
+
+  it('a killed run resumed adds no duplicate row and does not ask finished rows again', async () => {
+    const d = tmp()
+    const {csv, expected} = makeInput(3000)
+    writeFileSync(join(d, 'in.csv'), csv)
+    const log = join(d, 'log.ndjson')
+    writeFileSync(log, '')
+    const sb = await spawnSandbox([
+      '--records',
+      '100000',
+      '--limit',
+      '100000',
+      '--latency',
+      '5',
+      '--log',
+      log,
+    ])
+    try {
+      const out = join(d, 'out.ndjson')
+      const env = {
+        ...process.env,
+        SFL_BASE_URL: sb.baseUrl,
+        SFL_API_KEY: 'sandbox-basic',
+        SFL_CONFIG_DIR: d,
+      } as Record<string, string>
+      const args = [
+        'lookup',
+        '--input',
+        join(d, 'in.csv'),
+        '--out',
+        out,
+        '--output',
+        'ndjson',
+        '--concurrency',
+        '4',
+      ]
+      const child = spawn(process.execPath, [BIN, ...args], {env, stdio: 'ignore'})
+      const results = `${out}.sfl-parts/results.ndjson`
+      await new Promise<void>((resolve) => {
+        const t = setInterval(() => {
+          const n = existsSync(results) ? readFileSync(results, 'utf8').split('\n').length : 0
+          if (n > 600) {
+            clearInterval(t)
+            child.kill('SIGKILL')
+            resolve()
+          }
+        }, 10)
+      })
+      await new Promise((r) => child.once('exit', r))
+      await new Promise((r) => setTimeout(r, 200))
+      expect(existsSync(out)).toBe(false)
+      const answered = new Set(readLog(log).map((e) => JSON.stringify(e.query)))
+      const before = readLog(log).length
+      const r = await sfl([...args, '--resume'], {env})
+      expect(r.stderr).toMatch(/answers from the checkpoint/)
+      const rows = readFileSync(out, 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as {row: string; status: string})
+      expect(rows.map((x) => x.row)).toEqual(expected.map((_, i) => String(i)))
+      expect(rows.map((x) => x.status)).toEqual(expected)
+      // the resumed run asked only what the killed run had not recorded (at most the few in flight)
+      const again = readLog(log)
+        .slice(before)
+        .filter((e) => answered.has(JSON.stringify(e.query)))
+      expect(again.length).toBeLessThanOrEqual(8)
+      expect(existsSync(`${out}.sfl-checkpoint.json`)).toBe(false)
+    } finally {
+      await sb.stop()
+    }
+  }, 120_000)
+
+  it('--unit-fallback tries the base address once and marks the row', async () => {
+    await withSandbox({}, async (sb) => {
+      const d = tmp()
+      writeFileSync(
+        join(d, 'in.csv'),
+        'fips,address\n06067,3526 HIGH ST APT 2\n06067,3526 HIGH ST UNIT 9\n06067,1 NOWHERE RD #4\n',
+      )
+      const env = {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-basic'}
+      const plain = await sfl(['lookup', '--input', join(d, 'in.csv'), '-o', 'ndjson'], {env})
+      expect(
+        plain.stdout
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l).status),
+      ).toEqual(['not_found', 'not_found', 'not_found'])
+      const fb = await sfl(['lookup', '--input', join(d, 'in.csv'), '-o', 'ndjson', '--unit-fallback'], {env})
+      const rows = fb.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+      expect(rows.map((x) => x.status)).toEqual(['matched_without_unit', 'matched_without_unit', 'not_found'])
+      expect(rows[0].data.ServicePropertyID).toBe(30000000006)
+      expect(fb.code).toBe(0)
+    })
+  })
+
+  it('reads stdin with -, and an unreadable input exits 2 with the line number and sends nothing', async () => {
+    const d = tmp()
+    const log = join(d, 'log.ndjson')
+    writeFileSync(log, '')
+    await withSandbox({log}, async (sb) => {
+      const env = {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-basic'}
+      const ok = await sfl(['lookup', '--input', '-', '-o', 'json'], {
+        env,
+        input: 'fips,property_id\n06067,30000000006\n',
+      })
+      expect(ok.code).toBe(0)
+      expect(JSON.parse(ok.stdout)[0]).toMatchObject({
+        fips: '06067',
+        property_id: '30000000006',
+        status: 'ok',
+        error: null,
+      })
+      const bad = await sfl(['lookup', '--input', '-'], {env, input: 'fips,address\n06067,"unclosed\n'})
+      expect(bad.code).toBe(2)
+      expect(bad.stderr).toBe(
+        'Error: stdin line 2: Quote Not Closed: the parsing is finished with an opening quote\n',
+      )
+      expect(readLog(log)).toHaveLength(1)
+    })
+  })
+})

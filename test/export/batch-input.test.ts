@@ -1,0 +1,93 @@
+import {describe, expect, it} from 'vitest'
+
+import {dedupeKey, InputError, parseInput} from '../../src/export/batch-input.js'
+
+const parse = (text: string | Buffer, fips?: string) =>
+  parseInput(Buffer.isBuffer(text) ? text : Buffer.from(text), 'in.csv', fips)
+
+describe('batch input parsing', () => {
+  it('reads CSV with quoted commas, doubled quotes, CRLF and a BOM; carries every column', async () => {
+    const p = await parse(
+      '\ufeffName,fips,address,Notes\r\n"Doe, Jane",06067,"3526 HIGH ST, SACRAMENTO, CA 95838","says ""hi"""\r\n',
+    )
+    expect(p.columns).toEqual(['Name', 'fips', 'address', 'Notes'])
+    expect(p.rows).toHaveLength(1)
+    expect(p.rows[0]!.values).toEqual({
+      Name: 'Doe, Jane',
+      fips: '06067',
+      address: '3526 HIGH ST, SACRAMENTO, CA 95838',
+      Notes: 'says "hi"',
+    })
+    expect(p.rows[0]!.query).toEqual({
+      fips: '06067',
+      by: {kind: 'address', value: '3526 HIGH ST, SACRAMENTO, CA 95838'},
+    })
+    expect(p.rows[0]!.line).toBe(2)
+  })
+
+  it('reads NDJSON, numbers included', async () => {
+    const p = await parse(
+      '{"fips":"06067","property_id":30000000006}\n\n{"fips":"06067","apn":"078-0123-045","x":true}\n',
+    )
+    expect(p.columns).toEqual(['fips', 'property_id', 'apn', 'x'])
+    expect(p.rows.map((r) => r.query?.by.kind)).toEqual(['property_id', 'apn'])
+    expect(p.rows[1]!.line).toBe(3)
+  })
+
+  it('uses --fips for rows without a county', async () => {
+    const p = await parse('apn\n078-0123-045\n', '06067')
+    expect(p.rows[0]!.query?.fips).toBe('06067')
+  })
+
+  it('marks rows that break a lookup rule invalid, with the line and the rule', async () => {
+    const p = await parse('fips,address,apn\n6067,x,\n06067,,\n06067,a,b\n')
+    expect(p.rows.map((r) => r.invalid)).toEqual([
+      'line 2: fips "6067" must be exactly 5 digits (2-digit state code + 3-digit county code)',
+      'line 3: give exactly one of address, apn or property_id; none was given',
+      'line 4: give exactly one of address, apn or property_id; got address and apn',
+    ])
+  })
+
+  it.each([
+    ['', /in\.csv: the input is empty/],
+    ['\ufeff\n\n', /the input is empty/],
+    ['fips,address\n06067,"x\n', /in\.csv line 2: Quote Not Closed/],
+    ['fips,address\n06067,a,extra\n', /in\.csv line 2: Invalid Record Length: expect 2, got 3/],
+    [
+      'fips,address\n06067,a"b",c\n',
+      /in\.csv line 2: Invalid Opening Quote|line 2: Invalid Closing Quote|line 2:/,
+    ],
+    [
+      'fips,name\n06067,x\n',
+      /line 1: no lookup column; expected one of address, apn, property_id \(found: fips, name\)/,
+    ],
+    ['address\n1 MAIN ST\n', /line 1: no fips column; add one or give a default county with --fips/],
+    ['fips,Address,address\n', /the column "address" appears twice/],
+    ['{"fips":"06067","address":"x"}\n{oops\n', /in\.csv line 2: not valid JSON/],
+    ['{"fips":"06067","address":"x"}\n[1]\n', /line 2: expected a JSON object per line/],
+  ])('a malformed input %j stops with the line number', async (text, msg) => {
+    await expect(parse(text)).rejects.toThrow(InputError)
+    await expect(parse(text)).rejects.toThrow(msg)
+  })
+
+  it('rejects binary garbage and non-UTF-8 text', async () => {
+    await expect(
+      parse(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00])),
+    ).rejects.toThrow(/not a text file \(a NUL byte at offset 8\)/)
+    await expect(parse(Buffer.from([0x66, 0x69, 0x70, 0x73, 0x0a, 0xff, 0xfe, 0x41]))).rejects.toThrow(
+      /not UTF-8 text/,
+    )
+  })
+})
+
+describe('dedupeKey', () => {
+  it('treats spellings of the same address as one lookup', () => {
+    const k = (v: string) => dedupeKey({fips: '06067', by: {kind: 'address', value: v}})
+    expect(k('3526 High Street, Sacramento, CA 95838')).toBe(k('3526 HIGH ST, SACRAMENTO, CA 95838'))
+    expect(k('1150 River Oaks Dr Apt 114')).toBe(k('1150 RIVER OAKS DR #114'))
+    expect(k('1150 River Oaks Dr Apt 114')).not.toBe(k('1150 RIVER OAKS DR #115'))
+    expect(dedupeKey({fips: '06067', by: {kind: 'apn', value: '1'}})).not.toBe(
+      dedupeKey({fips: '06037', by: {kind: 'apn', value: '1'}}),
+    )
+  })
+})
