@@ -148,7 +148,8 @@ export async function runBatch(
     try {
       const [rec] = await fetchLookup(deps, q)
       await record({k, status: 'ok', error: null, record: rec ?? null})
-    } catch (error) {
+    } catch (first) {
+      let error = first
       if (error instanceof NotFoundError && req.unitFallback && q.by.kind === 'address') {
         const base = withoutUnit(q.by.value)
         if (base !== undefined) {
@@ -156,7 +157,7 @@ export async function runBatch(
             const [rec] = await fetchLookup(deps, {fips: q.fips, by: {kind: 'address', value: base}})
             return await record({k, status: 'matched_without_unit', error: null, record: rec ?? null})
           } catch (inner) {
-            error = inner
+            error = inner // the fallback's own outcome is what the row reports
           }
         }
       }

@@ -23,21 +23,22 @@ function makeInput(n: number): {csv: string; expected: string[]; ids: Array<numb
   const expected: string[] = []
   const ids: Array<number | null> = []
   const harris = countyByFips('48201')!
+  const add = (line: string, status: string, id: number | null) => {
+    lines.push(line)
+    expected.push(status)
+    ids.push(id)
+  }
   for (let i = 0; i < n; i++) {
     const kind = i % 10
     const rec = ds.record(harris, (i * 7) % 50_000, {assumable: false, condo: false})
     const id = rec['ServicePropertyID'] as number
-    if (kind === 0) (lines.push(`${i},48201,,,${id}`), expected.push('ok'), ids.push(id))
-    else if (kind === 1) (lines.push(`${i},48201,,${rec['APN']},`), expected.push('ok'), ids.push(id))
-    else if (kind === 2)
-      (lines.push(`${i},48201,"1 NOWHERE RD, HOUSTON, TX",,`), expected.push('not_found'), ids.push(null))
-    else if (kind === 3) (lines.push(`${i},4820,${i} MAIN ST,,`), expected.push('invalid'), ids.push(null))
+    if (kind === 0) add(`${i},48201,,,${id}`, 'ok', id)
+    else if (kind === 1) add(`${i},48201,,${rec['APN']},`, 'ok', id)
+    else if (kind === 2) add(`${i},48201,"1 NOWHERE RD, HOUSTON, TX",,`, 'not_found', null)
+    else if (kind === 3) add(`${i},4820,${i} MAIN ST,,`, 'invalid', null)
     else if (kind === 4)
-      (lines.push(`${i},48201,,,30000000006`), expected.push('not_found'), ids.push(null)) // an id of another county
-    else
-      (lines.push(`${i},48201,"${rec['StandardizeStreetAddress']}, ${rec['City']}, TX ${rec['Zip']}",,`),
-        expected.push('ok'),
-        ids.push(id))
+      add(`${i},48201,,,30000000006`, 'not_found', null) // an id of another county
+    else add(`${i},48201,"${rec['StandardizeStreetAddress']}, ${rec['City']}, TX ${rec['Zip']}",,`, 'ok', id)
   }
   return {csv: `${lines.join('\n')}\n`, expected, ids}
 }
