@@ -1,0 +1,55 @@
+import {Config} from '@oclif/core'
+import {vi} from 'vitest'
+
+import {ROOT} from './sandbox.js'
+
+let config: Config | undefined
+
+export interface Captured {
+  stdout: string
+  stderr: string
+  exitCode: number
+}
+
+/**
+ * Run a command class in-process through oclif's Command.run (the command imported from src, so coverage
+ * sees it), capturing stdout, stderr and the exit code the command set.
+ */
+export async function runCommand(
+  cmd: {run(argv?: string[], opts?: Config): Promise<unknown>},
+  argv: string[],
+  env: Record<string, string | undefined> = {},
+): Promise<Captured> {
+  config ??= await Config.load({root: ROOT})
+  const saved: Record<string, string | undefined> = {}
+  for (const k of Object.keys(process.env)) if (k.startsWith('SFL_')) saved[k] = process.env[k]
+  for (const k of Object.keys(saved)) delete process.env[k]
+  for (const [k, v] of Object.entries({SFL_CONFIG_DIR: '/nonexistent/sfl-test-config', ...env}))
+    if (v !== undefined) process.env[k] = v
+  let stdout = ''
+  let stderr = ''
+  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    stdout += chunk.toString()
+    return true
+  })
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    stderr += chunk.toString()
+    return true
+  })
+  process.exitCode = undefined
+  try {
+    await cmd.run(argv, config)
+  } catch (error) {
+    const e = error as {oclif?: {exit?: number}; message: string}
+    stderr += `${e.message}\n`
+    process.exitCode = e.oclif?.exit ?? 1
+  } finally {
+    out.mockRestore()
+    err.mockRestore()
+    for (const k of Object.keys(process.env)) if (k.startsWith('SFL_')) delete process.env[k]
+    Object.assign(process.env, saved)
+  }
+  const exitCode = Number(process.exitCode ?? 0)
+  process.exitCode = undefined
+  return {stdout, stderr, exitCode}
+}
