@@ -3,6 +3,7 @@ import {defineConfig} from 'vitest/config'
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    setupFiles: ['test/setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // e2e tests spawn the built CLI and sandboxes; two cores, so keep parallelism modest
@@ -12,7 +13,8 @@ export default defineConfig({
       provider: 'v8',
       include: ['src/**/*.ts'],
       reporter: ['text-summary'],
-      thresholds: {lines: 70, functions: 70, statements: 70, branches: 60},
+      // the floor where the project stands (2026-11-21: 88.7% lines, 74.0% branches); raise it as it grows
+      thresholds: {lines: 86, functions: 88, statements: 84, branches: 72},
     },
   },
 })

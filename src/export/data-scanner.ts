@@ -42,26 +42,22 @@ export class DataScanner {
     if (this.keyPieces) this.keyStart = 0
     for (let i = 0; i < n; i++) {
       if (this.inString) {
+        // strings are most of the bytes: a tight loop to the closing quote, stepping over escapes
+        // (a native indexOf per string would rescan the rest of the chunk for a backslash each time)
         if (this.escape) {
           this.escape = false
-          continue
+          i++
         }
-        // jump to the next quote or backslash with native search: strings are most of the bytes
-        const q = chunk.indexOf(QUOTE, i)
-        const b = chunk.indexOf(BACKSLASH, i)
-        if (b !== -1 && (q === -1 || b < q)) {
-          i = b
-          this.escape = true
-          continue
+        for (; i < n; i++) {
+          const b = chunk[i]!
+          if (b === BACKSLASH) {
+            if (++i >= n) this.escape = true
+          } else if (b === QUOTE) break
         }
-        if (q === -1) {
-          i = n
-          break
-        }
-        i = q
+        if (i >= n) break
         this.inString = false
         if (this.keyPieces) {
-          this.keyPieces.push(chunk.subarray(this.keyStart, q))
+          this.keyPieces.push(chunk.subarray(this.keyStart, i))
           const key = this.keyPieces.length === 1 ? this.keyPieces[0]! : Buffer.concat(this.keyPieces)
           this.lastKeyIsData = key.equals(DATA)
           this.keyPieces = undefined

@@ -241,7 +241,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     let closed = false
     res.on('close', () => (closed = true))
     const write = async (chunk: string) => {
-      if (!res.write(chunk)) await new Promise<void>((r) => (res.once('drain', r), res.once('close', r)))
+      if (res.write(chunk)) return
+      // wait for drain or for the client to go away, and leave no listener behind either way
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done)
+          res.off('close', done)
+          resolve()
+        }
+        res.on('drain', done)
+        res.on('close', done)
+      })
     }
     await write('{"status":"success","data":[')
     for (let i = a.from; i < a.to && !closed; i += BATCH) {
