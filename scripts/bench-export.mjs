@@ -22,7 +22,14 @@ const row = (name, r, out) => {
 }
 
 const sflOut = join(dir, 'sfl.csv')
-row('sfl county-export (streamed)', await run(process.execPath, [BIN, 'county-export', '--fips', '48201', '--out', sflOut, '--quiet'], {env, node: true}), sflOut)
+row(
+  'sfl county-export (streamed)',
+  await run(process.execPath, [BIN, 'county-export', '--fips', '48201', '--out', sflOut, '--quiet'], {
+    env,
+    node: true,
+  }),
+  sflOut,
+)
 
 const bare = join(dir, 'bare.mjs')
 writeFileSync(
@@ -38,7 +45,11 @@ fs.writeFileSync(process.argv[2], out.join('\\r\\n') + '\\r\\n')
 `,
 )
 const bareOut = join(dir, 'bare.csv')
-row('bare node script (whole body in memory)', await run(process.execPath, [bare, bareOut], {node: true}), bareOut)
+row(
+  'bare node script (whole body in memory)',
+  await run(process.execPath, [bare, bareOut], {node: true}),
+  bareOut,
+)
 
 if (onPath('curl') && onPath('jq')) {
   const jqOut = join(dir, 'jq.csv')
@@ -57,24 +68,47 @@ const WINDOW = 5
 const PAGES = 60
 const log = join(dir, 'log.ndjson')
 writeFileSync(log, '')
-const tight = await startSandbox(['--records', String(PAGES * 100), '--page-size', '100', '--limit', String(LIMIT), '--window', String(WINDOW), '--log', log])
-const r = await run(process.execPath, [BIN, 'county-export', '--fips', '48201', '--out', join(dir, 't.csv'), '--quiet'], {
-  env: {...env, SFL_BASE_URL: tight.baseUrl},
-  node: true,
-})
+const tight = await startSandbox([
+  '--records',
+  String(PAGES * 100),
+  '--page-size',
+  '100',
+  '--limit',
+  String(LIMIT),
+  '--window',
+  String(WINDOW),
+  '--log',
+  log,
+])
+const r = await run(
+  process.execPath,
+  [BIN, 'county-export', '--fips', '48201', '--out', join(dir, 't.csv'), '--quiet'],
+  {
+    env: {...env, SFL_BASE_URL: tight.baseUrl},
+    node: true,
+  },
+)
 await tight.stop()
-const entries = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+const entries = readFileSync(log, 'utf8')
+  .trim()
+  .split('\n')
+  .map((l) => JSON.parse(l))
 const times = entries.map((e) => Date.parse(e.time))
 const W = WINDOW * 1000
 const perWindow = new Map()
 for (const t of times) perWindow.set(Math.floor(t / W), (perWindow.get(Math.floor(t / W)) ?? 0) + 1)
 // how long after each window opened its first request went out (the scheduler's reaction to a reset)
-const lags = [...perWindow.keys()].slice(1).map((w) => Math.min(...times.filter((t) => Math.floor(t / W) === w)) - w * W)
+const lags = [...perWindow.keys()]
+  .slice(1)
+  .map((w) => Math.min(...times.filter((t) => Math.floor(t / W) === w)) - w * W)
 const span = (Math.max(...times) - Math.min(...times)) / 1000
-const least = (Math.floor(Math.min(...times) / W) + Math.ceil(PAGES / LIMIT) - 1) * W / 1000 - Math.min(...times) / 1000
+const least =
+  ((Math.floor(Math.min(...times) / W) + Math.ceil(PAGES / LIMIT) - 1) * W) / 1000 - Math.min(...times) / 1000
 const runRate = PAGES / (r.ms / 1000)
 const cpu = execSync("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2").toString().trim()
-console.log(`county-export benchmark: ${RECORDS.toLocaleString('en-US')} records of county 48201 (sandbox-full key), node ${process.version}, ${execSync('nproc').toString().trim()} cores (${cpu}), ${new Date().toISOString().slice(0, 10)}`)
+console.log(
+  `county-export benchmark: ${RECORDS.toLocaleString('en-US')} records of county 48201 (sandbox-full key), node ${process.version}, ${execSync('nproc').toString().trim()} cores (${cpu}), ${new Date().toISOString().slice(0, 10)}`,
+)
 console.log('  tool                                         wall s   records/s   peak MB   rows')
 const base = rows[0]
 for (const x of rows) {
@@ -82,9 +116,15 @@ for (const x of rows) {
     console.log(`  ${x.name}`)
     continue
   }
-  console.log(`  ${x.name.padEnd(44)} ${x.s.toFixed(2).padStart(6)} ${Math.round(x.rps).toLocaleString('en-US').padStart(11)} ${(x.mb ?? NaN).toFixed(0).padStart(9)} ${x.lines.toLocaleString('en-US').padStart(8)}`)
+  console.log(
+    `  ${x.name.padEnd(44)} ${x.s.toFixed(2).padStart(6)} ${Math.round(x.rps).toLocaleString('en-US').padStart(11)} ${(x.mb ?? NaN).toFixed(0).padStart(9)} ${x.lines.toLocaleString('en-US').padStart(8)}`,
+  )
 }
-for (const x of rows.slice(1)) if (x.s) console.log(`  sfl vs ${x.name}: ${(x.s / base.s).toFixed(2)}x the time of sfl, ${(x.mb / base.mb).toFixed(1)}x its memory`)
+for (const x of rows.slice(1))
+  if (x.s)
+    console.log(
+      `  sfl vs ${x.name}: ${(x.s / base.s).toFixed(2)}x the time of sfl, ${(x.mb / base.mb).toFixed(1)}x its memory`,
+    )
 console.log(
   `rate-limit efficiency: ${PAGES} pages at ${LIMIT} requests per ${WINDOW} s: ${entries.filter((e) => e.status === 429).length} 429s; ` +
     `requests per window ${[...perWindow.values()].join('/')} (${((PAGES / (LIMIT * perWindow.size)) * 100).toFixed(0)}% of the budget of the windows used); ` +

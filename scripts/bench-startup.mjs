@@ -13,8 +13,14 @@ const cases = [
   ['node -e "" (Node start-up)', ['-e', '']],
   ['node -e fetch (bare script, same lookup)', ['-e', bareFetch]],
   ['sfl --version', [BIN, '--version']],
-  ['sfl lookup --output json', [BIN, 'lookup', '--fips', '06067', '--property-id', '30000000006', '-o', 'json']],
-  ['sfl lookup --output table', [BIN, 'lookup', '--fips', '06067', '--property-id', '30000000006', '-o', 'table']],
+  [
+    'sfl lookup --output json',
+    [BIN, 'lookup', '--fips', '06067', '--property-id', '30000000006', '-o', 'json'],
+  ],
+  [
+    'sfl lookup --output table',
+    [BIN, 'lookup', '--fips', '06067', '--property-id', '30000000006', '-o', 'table'],
+  ],
 ]
 const results = {}
 for (const [name, args] of cases) {
@@ -26,7 +32,12 @@ for (const [name, args] of cases) {
 await sb.stop()
 const nodeStart = results['node -e "" (Node start-up)']
 const bare = results['node -e fetch (bare script, same lookup)']
-console.log(`Start-up, median of ${N} runs, node ${process.version}, ${new Date().toISOString().slice(0, 10)}, ${execSync('nproc').toString().trim()} cores`)
-for (const [name, ms] of Object.entries(results)) console.log(`  ${name.padEnd(44)} ${ms.toFixed(0).padStart(5)} ms`)
+console.log(
+  `Start-up, median of ${N} runs, node ${process.version}, ${new Date().toISOString().slice(0, 10)}, ${execSync('nproc').toString().trim()} cores`,
+)
+for (const [name, ms] of Object.entries(results))
+  console.log(`  ${name.padEnd(44)} ${ms.toFixed(0).padStart(5)} ms`)
 const overhead = results['sfl lookup --output json'] - bare
-console.log(`  sfl lookup / bare fetch script: ${(results['sfl lookup --output json'] / bare).toFixed(2)}x; CLI overhead ${overhead.toFixed(0)} ms vs Node start-up ${nodeStart.toFixed(0)} ms (${(overhead / nodeStart).toFixed(2)}x)`)
+console.log(
+  `  sfl lookup / bare fetch script: ${(results['sfl lookup --output json'] / bare).toFixed(2)}x; CLI overhead ${overhead.toFixed(0)} ms vs Node start-up ${nodeStart.toFixed(0)} ms (${(overhead / nodeStart).toFixed(2)}x)`,
+)

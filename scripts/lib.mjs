@@ -10,7 +10,9 @@ export const BIN = join(ROOT, 'bin', 'run.js')
 const MAXRSS = join(ROOT, 'scripts', 'maxrss.cjs')
 
 export async function startSandbox(args) {
-  const child = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', ...args], {stdio: ['ignore', 'pipe', 'inherit']})
+  const child = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
   const baseUrl = await new Promise((resolve, reject) => {
     let out = ''
     child.stdout.on('data', (d) => {

@@ -58,7 +58,10 @@ export function assertSafeBaseUrl(baseUrl: string): URL {
   return url
 }
 
-type RequestFn = (dispatcher: Dispatcher, options: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>
+type RequestFn = (
+  dispatcher: Dispatcher,
+  options: Dispatcher.RequestOptions,
+) => Promise<Dispatcher.ResponseData>
 interface UndiciParts {
   request: RequestFn
   EnvHttpProxyAgent: new () => Dispatcher
@@ -76,13 +79,21 @@ export function loadUndici(): Promise<UndiciParts> {
     try {
       const {createRequire} = await import('node:module')
       const require = createRequire(import.meta.url)
-      const api = require('undici/lib/api/api-request.js') as (this: Dispatcher, o: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>
-      const EnvHttpProxyAgent = require('undici/lib/dispatcher/env-http-proxy-agent.js') as UndiciParts['EnvHttpProxyAgent']
-      if (typeof api !== 'function' || typeof EnvHttpProxyAgent !== 'function') throw new Error('unexpected undici layout')
+      const api = require('undici/lib/api/api-request.js') as (
+        this: Dispatcher,
+        o: Dispatcher.RequestOptions,
+      ) => Promise<Dispatcher.ResponseData>
+      const EnvHttpProxyAgent =
+        require('undici/lib/dispatcher/env-http-proxy-agent.js') as UndiciParts['EnvHttpProxyAgent']
+      if (typeof api !== 'function' || typeof EnvHttpProxyAgent !== 'function')
+        throw new Error('unexpected undici layout')
       return {request: (d, o) => api.call(d, o), EnvHttpProxyAgent}
     } catch {
       const u = await import('undici')
-      return {request: (d, o) => u.request(new URL(o.path, o.origin as string), {...o, dispatcher: d} as never), EnvHttpProxyAgent: u.EnvHttpProxyAgent}
+      return {
+        request: (d, o) => u.request(new URL(o.path, o.origin as string), {...o, dispatcher: d} as never),
+        EnvHttpProxyAgent: u.EnvHttpProxyAgent,
+      }
     }
   })()
   return undiciParts

@@ -21,7 +21,7 @@ afterAll(async () => sb.close())
 
 function stdinWith(text: string) {
   const s = Readable.from([Buffer.from(text)]) as unknown as NodeJS.ReadStream
-  return vi.spyOn(process, "stdin", "get").mockReturnValue(s as NodeJS.ReadStream & {fd: 0})
+  return vi.spyOn(process, 'stdin', 'get').mockReturnValue(s as NodeJS.ReadStream & {fd: 0})
 }
 
 describe('keys commands (in-process through oclif)', () => {

@@ -1,0 +1,43 @@
+import {execFileSync} from 'node:child_process'
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {describe, expect, it} from 'vitest'
+
+import {ROOT} from '../helpers/sandbox.js'
+
+// the markers on lines of their own (oclif's dry run also logs a line that mentions them)
+const section = (text: string) =>
+  text.slice(text.indexOf('\n<!-- commands -->\n'), text.indexOf('\n<!-- commandsstop -->'))
+
+describe('README command reference', () => {
+  it('matches what `oclif readme` generates from the commands (run `npm run readme` when this fails)', () => {
+    const generated = execFileSync(
+      process.execPath,
+      [
+        join(ROOT, 'node_modules', 'oclif', 'bin', 'run.js'),
+        'readme',
+        '--dry-run',
+        '--no-aliases',
+        '--no-source-links',
+      ],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        env: {...process.env, OCLIF_SKIP_UPDATE_CHECK: '1', NODE_NO_WARNINGS: '1'},
+        stdio: ['ignore', 'pipe', 'ignore'],
+      },
+    )
+    const current = readFileSync(join(ROOT, 'README.md'), 'utf8')
+    expect(section(current).length).toBeGreaterThan(1000)
+    expect(section(current)).toBe(section(generated))
+  })
+
+  it('shows examples for every command in `sfl help`', async () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'oclif.manifest.json'), 'utf8')) as {
+      commands: Record<string, {examples?: unknown[]}>
+    }
+    for (const [id, cmd] of Object.entries(manifest.commands))
+      expect(cmd.examples?.length ?? 0, id).toBeGreaterThan(0)
+  })
+})
