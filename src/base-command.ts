@@ -160,6 +160,13 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       concurrency: 1,
       retries: f.retries,
       maxWaitMs: (f['max-wait'] ?? (this.constructor as typeof BaseCommand).defaultMaxWait) * 1000,
+      // a long rate-limit wait says so (exports and batches draw their own progress instead)
+      onEvent: (e) => {
+        if (e.type === 'wait' && e.ms >= 5000)
+          this.notice(
+            `sfl: waiting ${Math.ceil(e.ms / 1000)} s for ${e.reason === '429' ? 'a 429' : 'the rate-limit reset'}`,
+          )
+      },
       ...schedule,
     })
     this.ctx = {baseUrl, profile: settings.profile, apiKey, client, scheduler, ...(sandbox ? {sandbox} : {})}

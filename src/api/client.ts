@@ -79,15 +79,18 @@ export function loadUndici(): Promise<UndiciParts> {
     try {
       const {createRequire} = await import('node:module')
       const require = createRequire(import.meta.url)
-      const api = require('undici/lib/api/api-request.js') as (
-        this: Dispatcher,
-        o: Dispatcher.RequestOptions,
-      ) => Promise<Dispatcher.ResponseData>
+      const api = require('undici/lib/api/index.js') as {
+        request: (this: Dispatcher, o: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>
+      }
+      const DispatcherClass = require('undici/lib/dispatcher/dispatcher.js') as {prototype: object}
       const EnvHttpProxyAgent =
         require('undici/lib/dispatcher/env-http-proxy-agent.js') as UndiciParts['EnvHttpProxyAgent']
-      if (typeof api !== 'function' || typeof EnvHttpProxyAgent !== 'function')
+      if (typeof api.request !== 'function' || typeof EnvHttpProxyAgent !== 'function')
         throw new Error('unexpected undici layout')
-      return {request: (d, o) => api.call(d, o), EnvHttpProxyAgent}
+      // what undici's entry does: the proxy agent tunnels through dispatcher.connect()
+      Object.assign(DispatcherClass.prototype, api)
+      const request = api.request
+      return {request: (d, o) => request.call(d, o), EnvHttpProxyAgent}
     } catch {
       const u = await import('undici')
       return {

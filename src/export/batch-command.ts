@@ -34,7 +34,12 @@ export async function runBatchCommand(cmd: Cmd): Promise<void> {
   }
   const input = await parseInput(bytes, name, f.fips)
   const ctx = await cmd.context({concurrency: f.concurrency})
-  const progress = new Progress(process.stderr, Boolean(process.stderr.isTTY) && !f.quiet, ctx.scheduler)
+  const progress = new Progress(
+    process.stderr,
+    Boolean(process.stderr.isTTY) && !f.quiet,
+    ctx.scheduler,
+    f.quiet,
+  )
   ctx.scheduler.options.onEvent = progress.onEvent
   const abort = new AbortController()
   const stop = () => abort.abort()

@@ -19,7 +19,7 @@ export async function runExportCommand(
     maxRequests: req.maxRequests,
   })
   const quiet = cmd.flags.quiet
-  const progress = new Progress(process.stderr, Boolean(process.stderr.isTTY) && !quiet, ctx.scheduler)
+  const progress = new Progress(process.stderr, Boolean(process.stderr.isTTY) && !quiet, ctx.scheduler, quiet)
   ctx.scheduler.options.onEvent = progress.onEvent
   const abort = new AbortController()
   const onSigint = () => abort.abort()

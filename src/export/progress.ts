@@ -4,6 +4,8 @@ import type {Scheduler, SchedulerEvent} from '../schedule/scheduler.js'
  * One status line on stderr, redrawn at most 4 times a second, only when stderr is a terminal (no
  * spinners or escape codes in pipes or CI logs). The end-of-run summary is printed in every case.
  */
+const LOG_WAITS_FROM_MS = 5000
+
 export class Progress {
   private last = 0
   private waitUntil = 0
@@ -15,12 +17,16 @@ export class Progress {
     private readonly stream: NodeJS.WriteStream,
     private readonly enabled: boolean,
     private readonly scheduler: Scheduler,
+    /** Without a terminal, a long wait still gets one plain line (a CI log should say why it stalls). */
+    private readonly quiet = false,
   ) {}
 
   onEvent = (e: SchedulerEvent): void => {
     if (e.type === 'wait') {
       this.waitUntil = Date.now() + e.ms
       this.waitReason = e.reason === '429' ? 'a 429' : 'the rate-limit reset'
+      if (!this.enabled && !this.quiet && e.ms >= LOG_WAITS_FROM_MS)
+        this.stream.write(`sfl: waiting ${fmtSecs(e.ms / 1000)} for ${this.waitReason}\n`)
       this.draw(true)
     }
   }

@@ -90,3 +90,31 @@ describe('lookup command (in-process through oclif)', () => {
     expect(table.stderr).toMatch(/--output table is for one property/)
   })
 })
+
+describe('rate-limit waits on a single lookup', () => {
+  it('says it is waiting, then answers once the window turns', async () => {
+    const tight = await startSandbox({limit: 1, windowSeconds: 7})
+    try {
+      const e = {SFL_BASE_URL: tight.baseUrl, SFL_API_KEY: 'sandbox-basic'}
+      // spend the window's one request, then make sure the next window is at least 5 s away
+      for (;;) {
+        const first = await runCommand(Lookup, [...ID, '-o', 'json'], e)
+        if (first.exitCode !== 0) break
+        const r = await fetch(`${tight.baseUrl}/special-financing?fips=06067&apn=1`, {
+          headers: {'x-api-key': 'sandbox-basic'},
+        })
+        if (Number(r.headers.get('x-ratelimit-reset')) * 1000 - Date.now() >= 5200) break
+        await new Promise((res) =>
+          setTimeout(res, Number(r.headers.get('x-ratelimit-reset')) * 1000 - Date.now() + 50),
+        )
+      }
+      const r = await runCommand(Lookup, [...ID, '-o', 'json', '--max-wait', '10'], e)
+      expect(r.exitCode).toBe(0)
+      expect(r.stderr).toMatch(
+        /^sfl: waiting \d s for a 429\n$|^sfl: waiting \d s for the rate-limit reset\n$/,
+      )
+    } finally {
+      await tight.close()
+    }
+  }, 30_000)
+})

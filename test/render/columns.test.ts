@@ -1,0 +1,96 @@
+import {describe, expect, it} from 'vitest'
+
+import {
+  cell,
+  columnsFor,
+  emptyShape,
+  flattenRow,
+  neutraliseFormula,
+  observeShape,
+  selectColumns,
+  ShapeTracker,
+} from '../../src/render/columns.js'
+
+const base = {Fips: '06067', ServicePropertyID: 1, APN: 'A'}
+
+describe('column order (spec 2.1, extras, unknown, then options in spec order)', () => {
+  it('puts core fields first, 2.1 extras next, unknown fields in first-seen order, then options flattened', () => {
+    const shape = emptyShape()
+    observeShape(shape, {
+      Zeta: 1,
+      ...base,
+      MSACode: '40900',
+      Tract: '000100',
+      FHACondoEligibility: null,
+      AssumableMortgage: {LoanType: 'FHA', Surprise: 1},
+      Alpha: 2,
+    })
+    const headers = columnsFor(shape).map((c) => c.header)
+    expect(headers.slice(0, 3)).toEqual(['Fips', 'ServicePropertyID', 'APN'])
+    expect(headers.indexOf('TractMinorityPopulationPercent')).toBe(22) // the 23 core fields, always present
+    expect(headers.slice(23, 27)).toEqual(['Tract', 'MSACode', 'Zeta', 'Alpha'])
+    expect(headers[27]).toBe('AssumableMortgage.LoanType')
+    expect(headers[27 + 15]).toBe('AssumableMortgage.SecondMortgageInterestRate')
+    expect(headers[27 + 16]).toBe('AssumableMortgage.Surprise') // unknown sub-field after the spec's
+    expect(headers[27 + 17]).toBe('FHACondoEligibility.ApprovalStatus') // null still means "included"
+    expect(headers).toHaveLength(27 + 17 + 11)
+  })
+
+  it('has no option columns when the key lacks the options (fields omitted)', () => {
+    const shape = emptyShape()
+    observeShape(shape, base)
+    expect(columnsFor(shape).some((c) => c.header.includes('.'))).toBe(false)
+  })
+
+  it('tracks shapes incrementally and merges them', () => {
+    const a = new ShapeTracker()
+    a.observe({x: 1, o: {p: 1}})
+    const b = new ShapeTracker()
+    b.observe({y: 1, o: {q: 1}})
+    a.merge(b.shape)
+    expect(a.shape.top).toEqual(['x', 'o', 'y'])
+    expect(a.shape.nested.get('o')).toEqual(['p', 'q'])
+  })
+
+  it('selects --fields in the given order', () => {
+    const shape = emptyShape()
+    observeShape(shape, {...base, AssumableMortgage: {LoanType: 'VA'}})
+    const cols = selectColumns(columnsFor(shape), ['AssumableMortgage.LoanType', 'APN'])
+    expect(flattenRow({...base, AssumableMortgage: {LoanType: 'VA'}}, cols, true)).toEqual(['VA', 'A'])
+  })
+})
+
+describe('cells', () => {
+  it.each([
+    [null, ''],
+    [undefined, ''],
+    [true, 'true'],
+    [false, 'false'],
+    [0, '0'],
+    [1249125, '1249125'],
+    [-3.5, '-3.5'], // numbers are data, not formulas
+    ['2026-09-22T00:00:00', '2026-09-22T00:00:00'],
+    ['=HYPERLINK("http://x")', `'=HYPERLINK("http://x")`],
+    ['+1', "'+1"],
+    ['-1', "'-1"],
+    ['@SUM(A1)', "'@SUM(A1)"],
+    ['\tx', "'\tx"],
+    ['\rx', "'\rx"],
+    [{a: 1}, '{"a":1}'],
+  ])('%j → %j', (value, expected) => {
+    expect(cell(value, true)).toBe(expected)
+  })
+
+  it('leaves formulas alone with --no-escape-formulas', () => {
+    expect(cell('=1+1', false)).toBe('=1+1')
+    expect(neutraliseFormula('plain')).toBe('plain')
+  })
+
+  it('flattens a null option object to empty cells', () => {
+    const shape = emptyShape()
+    observeShape(shape, {...base, AssumableMortgage: {LoanType: 'FHA'}})
+    const cols = columnsFor(shape)
+    const row = flattenRow({...base, AssumableMortgage: null}, cols, true)
+    expect(row[cols.findIndex((c) => c.header === 'AssumableMortgage.LoanType')]).toBe('')
+  })
+})

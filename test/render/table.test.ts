@@ -1,0 +1,53 @@
+import {describe, expect, it} from 'vitest'
+
+import {date, money, percent, text, yesNo} from '../../src/render/format.js'
+import {recordGroups, renderRecordTable} from '../../src/render/table.js'
+import {COUNTIES} from '../../src/sandbox/counties.js'
+import {Dataset} from '../../src/sandbox/dataset.js'
+
+describe('formatting for people', () => {
+  it('formats money, percents, booleans, nulls and dates', () => {
+    expect(money(1249125)).toBe('$1,249,125')
+    expect(money(3069.775, true)).toBe('$3,069.78')
+    expect(money(null)).toBe('—')
+    expect(percent(31.5)).toBe('31.5%')
+    expect(percent('62.0')).toBe('62.0%')
+    expect(yesNo(true)).toBe('Yes')
+    expect(yesNo(false)).toBe('No')
+    expect(yesNo(null)).toBe('—')
+    expect(text('')).toBe('—')
+    expect(date('2026-09-22T00:00:00')).toBe('2026-09-22')
+  })
+})
+
+describe('the grouped table', () => {
+  const ds = new Dataset(1, 10)
+  const sac = COUNTIES.find((c) => c.fips === '06067')!
+  const rows = (r: Record<string, unknown>, title: string) =>
+    recordGroups(r).find((g) => g.title === title)!.rows
+
+  it('tells an option the key lacks from one that is null', () => {
+    const basic = ds.record(sac, 6, {assumable: false, condo: false})
+    expect(rows(basic, 'Assumable Mortgage')).toEqual([['', 'not included with this key']])
+    const full = ds.record(sac, 6, {assumable: true, condo: true})
+    expect(rows(full, 'FHA Condo')).toEqual([['', 'none for this property']])
+  })
+
+  it('explains condo statuses and flags owner occupancy under 35%', () => {
+    const condo = ds.record(sac, 7, {assumable: true, condo: true})
+    const r = Object.fromEntries(rows(condo, 'FHA Condo'))
+    expect(r['Unit eligibility']).toBe(
+      'Caution: approved, but an owner-occupancy or concentration violation may block FHA loan approval',
+    )
+    expect(r['Owner occupancy']).toBe('31.5% FLAGGED: below the 35% minimum (violation)')
+  })
+
+  it('lists unknown fields under "Other fields"', () => {
+    const rec = {...ds.record(sac, 6, {assumable: false, condo: false}), NewFlag: true}
+    expect(rows(rec, 'Other fields')).toEqual([['NewFlag', 'true']])
+  })
+
+  it('renders the record for a terminal (snapshot, reviewed when it changes)', () => {
+    expect(renderRecordTable(ds.record(sac, 6, {assumable: true, condo: true}), 100)).toMatchSnapshot()
+  })
+})
