@@ -2,10 +2,9 @@ import {readFile} from 'node:fs/promises'
 
 import type {BaseCommand} from '../base-command.js'
 import {ExitCode, UsageError} from '../api/errors.js'
-import {redact} from '../api/secrets.js'
 import {parseInput} from './batch-input.js'
 import {runBatch} from './batch.js'
-import {fmtSecs, Progress} from './progress.js'
+import {printSummary, withRunSession} from './run-session.js'
 
 type Cmd = BaseCommand<typeof import('../commands/lookup.js').default>
 
@@ -34,24 +33,9 @@ export async function runBatchCommand(cmd: Cmd): Promise<void> {
   }
   const input = await parseInput(bytes, name, f.fips)
   const ctx = await cmd.context({concurrency: f.concurrency})
-  const progress = new Progress(
-    process.stderr,
-    Boolean(process.stderr.isTTY) && !f.quiet,
-    ctx.scheduler,
-    f.quiet,
-  )
-  ctx.scheduler.options.onEvent = progress.onEvent
-  const abort = new AbortController()
-  const stop = () => abort.abort()
-  process.once('SIGINT', stop)
-  process.once('SIGTERM', stop)
-  try {
+  await withRunSession(ctx.scheduler, f.quiet, async ({progress, signal}) => {
     const s = await runBatch(
-      {
-        ...ctx,
-        signal: abort.signal,
-        onProgress: (done, total) => progress.update(done, total, done, 'lookups'),
-      },
+      {...ctx, signal, onProgress: (done, total) => progress.update(done, total, done, 'lookups')},
       {
         input,
         inputBytes: bytes,
@@ -63,22 +47,14 @@ export async function runBatchCommand(cmd: Cmd): Promise<void> {
       },
     )
     progress.clear()
-    const st = ctx.scheduler.stats
     const counts = Object.entries(s.counts)
       .filter(([, n]) => n > 0)
       .map(([k, n]) => `${n.toLocaleString('en-US')} ${k}`)
     const parts = [
       `${s.rows.toLocaleString('en-US')} rows${counts.length ? ` (${counts.join(', ')})` : ''}`,
-      `${st.requests} requests (${s.saved} saved by duplicate rows${s.fromCheckpoint ? `, ${s.fromCheckpoint} answers from the checkpoint` : ''})`,
-      `${st.rateLimited} 429s`,
-      `${st.retries} retries`,
-      `${fmtSecs(progress.elapsedMs() / 1000)} elapsed`,
+      `${ctx.scheduler.stats.requests} requests (${s.saved} saved by duplicate rows${s.fromCheckpoint ? `, ${s.fromCheckpoint} answers from the checkpoint` : ''})`,
     ]
-    process.stderr.write(redact(`sfl lookup --input: ${parts.join(', ')}\n`))
-    if (s.stopped) process.stderr.write(`Error: ${redact(s.stopped.message)}\n`)
-    if (s.interrupted) process.stderr.write('Interrupted.\n')
-    if (s.checkpoint)
-      process.stderr.write(redact(`  checkpoint kept at ${s.checkpoint}; rerun with --resume to finish\n`))
+    printSummary('sfl lookup --input', parts, ctx.scheduler, progress, s)
     process.exitCode = s.interrupted
       ? 130
       : s.stopped
@@ -86,10 +62,7 @@ export async function runBatchCommand(cmd: Cmd): Promise<void> {
         : s.counts.error + s.counts.invalid + s.counts.forbidden > 0
           ? ExitCode.partial
           : ExitCode.ok
-  } finally {
-    process.off('SIGINT', stop)
-    process.off('SIGTERM', stop)
-  }
+  })
 }
 
 async function readStdin(): Promise<Buffer> {

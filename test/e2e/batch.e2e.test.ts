@@ -1,4 +1,3 @@
-import {spawn} from 'node:child_process'
 import {existsSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -8,8 +7,8 @@ import {describe, expect, it} from 'vitest'
 
 import {countyByFips} from '../../src/sandbox/counties.js'
 import {Dataset} from '../../src/sandbox/dataset.js'
-import {sfl} from '../helpers/cli.js'
-import {BIN, readLog, spawnSandbox, withSandbox} from '../helpers/sandbox.js'
+import {killWhen, sfl} from '../helpers/cli.js'
+import {readLog, spawnSandbox, withSandbox} from '../helpers/sandbox.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'sfl-e2e-batch-'))
 const ds = new Dataset(1, 100_000)
@@ -115,20 +114,8 @@ describe('sfl lookup --input end to end', () => {
         '--concurrency',
         '4',
       ]
-      const child = spawn(process.execPath, [BIN, ...args], {env, stdio: 'ignore'})
       const results = `${out}.sfl-parts/results.ndjson`
-      await new Promise<void>((resolve) => {
-        const t = setInterval(() => {
-          const n = existsSync(results) ? readFileSync(results, 'utf8').split('\n').length : 0
-          if (n > 600) {
-            clearInterval(t)
-            child.kill('SIGKILL')
-            resolve()
-          }
-        }, 10)
-      })
-      await new Promise((r) => child.once('exit', r))
-      await new Promise((r) => setTimeout(r, 200))
+      await killWhen(args, env, () => readFileSync(results, 'utf8').split('\n').length > 600)
       expect(existsSync(out)).toBe(false)
       const answered = new Set(readLog(log).map((e) => JSON.stringify(e.query)))
       const before = readLog(log).length

@@ -1,4 +1,3 @@
-import {spawn} from 'node:child_process'
 import {existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -6,8 +5,8 @@ import {join} from 'node:path'
 import {parse} from 'csv-parse/sync'
 import {describe, expect, it} from 'vitest'
 
-import {sfl} from '../helpers/cli.js'
-import {BIN, readLog, spawnSandbox, withSandbox} from '../helpers/sandbox.js'
+import {killWhen, sfl} from '../helpers/cli.js'
+import {readLog, spawnSandbox, withSandbox} from '../helpers/sandbox.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'sfl-e2e-export-'))
 
@@ -171,31 +170,16 @@ describe('sfl county-export end to end', () => {
         SFL_API_KEY: 'sandbox-full',
         SFL_CONFIG_DIR: d,
       } as Record<string, string>
-      const child = spawn(
-        process.execPath,
-        [BIN, 'county-export', '--fips', '48201', '--fips', '06067', '--out', out],
-        {env, stdio: 'ignore'},
-      )
       const cp = `${out}.sfl-checkpoint.json`
       // kill -9 once about a third of the pages are recorded: no chance to clean up
-      await new Promise<void>((resolve) => {
-        const t = setInterval(() => {
-          try {
-            const pages = (
-              JSON.parse(readFileSync(cp, 'utf8')) as {units: Record<string, {pages: unknown[]}>}
-            ).units['48201']!.pages.length
-            if (pages >= 20) {
-              clearInterval(t)
-              child.kill('SIGKILL')
-              resolve()
-            }
-          } catch {
-            // not written yet
-          }
-        }, 10)
-      })
-      await new Promise((r) => child.once('exit', r))
-      await new Promise((r) => setTimeout(r, 300)) // let the sandbox log the request the killed run left in flight
+      const pagesDone = () =>
+        (JSON.parse(readFileSync(cp, 'utf8')) as {units: Record<string, {pages: unknown[]}>}).units['48201']!
+          .pages.length
+      await killWhen(
+        ['county-export', '--fips', '48201', '--fips', '06067', '--out', out],
+        env,
+        () => pagesDone() >= 20,
+      )
       expect(existsSync(out)).toBe(false) // nothing half written
       const before = readLog(log).length
       const again = await sfl(['county-export', '--fips', '48201', '--fips', '06067', '--out', out], {env})

@@ -31,3 +31,34 @@ export function sfl(
     child.stdin.end(opts.input ?? '')
   })
 }
+
+/**
+ * Start the CLI in the background and kill -9 it as soon as `ready()` holds (polled every 10 ms; a throw
+ * counts as "not yet"), then wait for it to exit: a crash with no chance to clean up.
+ */
+export async function killWhen(
+  args: string[],
+  env: Record<string, string>,
+  ready: () => boolean,
+): Promise<void> {
+  const child = spawn(process.execPath, [BIN, ...args], {env: {...process.env, ...env}, stdio: 'ignore'})
+  const exited = new Promise((r) => child.once('exit', r))
+  await new Promise<void>((resolve) => {
+    const t = setInterval(() => {
+      let yes = false
+      try {
+        yes = ready()
+      } catch {
+        // not written yet
+      }
+      if (yes || child.exitCode !== null) {
+        clearInterval(t)
+        child.kill('SIGKILL')
+        resolve()
+      }
+    }, 10)
+  })
+  await exited
+  // let a server log the request the killed run left in flight before anyone counts requests
+  await new Promise((r) => setTimeout(r, 300))
+}
