@@ -76,6 +76,7 @@ fetching finished counties or pages again.`
     const fips = await this.countyList()
     if (f.resume && !f.out)
       throw new UsageError('--resume needs --out (the checkpoint lives beside the output file)')
+    if (f.out) await (await import('../export/atomic-file.js')).assertWritableTarget(f.out)
     const fields = f.fields?.map((s) => s.trim()).filter((s) => s !== '')
     checkFields(fields)
     if (f['dry-run']) {

@@ -2,6 +2,7 @@ import {readFile} from 'node:fs/promises'
 
 import type {BaseCommand} from '../base-command.js'
 import {ExitCode, UsageError} from '../api/errors.js'
+import {assertWritableTarget} from './atomic-file.js'
 import {parseInput} from './batch-input.js'
 import {runBatch} from './batch.js'
 import {printSummary, withRunSession} from './run-session.js'
@@ -19,6 +20,7 @@ export async function runBatchCommand(cmd: Cmd): Promise<void> {
     throw new UsageError('--output table is for one property; use csv, ndjson or json with --input')
   if (f.resume && !f.out)
     throw new UsageError('--resume needs --out (the checkpoint lives beside the output file)')
+  if (f.out) await assertWritableTarget(f.out)
   const name = f.input === '-' ? 'stdin' : f.input!
   let bytes: Buffer
   try {

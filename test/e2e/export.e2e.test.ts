@@ -134,6 +134,11 @@ describe('sfl county-export end to end', () => {
         [[], /give at least one county/],
         [['--fips', '06067', '--resume'], /--resume needs --out/],
         [['--fips', '06067', '--fields', 'Nope'], /--fields: unknown column "Nope"/],
+        [
+          ['--fips', '06067', '--out', join(d, 'no', 'such', 'o.csv')],
+          /the folder .*no\/such does not exist; create it first/,
+        ],
+        [['--fips', '06067', '--out', d], /is a folder; give a file name/],
       ]
       for (const [args, msg] of cases) {
         const r = await sfl(['county-export', ...args], {env})
