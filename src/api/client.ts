@@ -159,15 +159,17 @@ export class HttpClient {
         `→ GET ${current}${sameOrigin ? `  X-Api-Key: ${maskKey(this.options.apiKey)}` : '  (no key: other origin)'}`,
       )
       const target = new URL(current)
-      const res = await request(dispatcher, {
-        origin: target.origin,
-        path: `${target.pathname}${target.search}`,
-        method: 'GET',
-        headers,
-        headersTimeout: this.options.timeoutMs,
-        bodyTimeout: this.options.timeoutMs,
-        ...(signal ? {signal} : {}),
-      })
+      const res = await guard(current, () =>
+        request(dispatcher, {
+          origin: target.origin,
+          path: `${target.pathname}${target.search}`,
+          method: 'GET',
+          headers,
+          headersTimeout: this.options.timeoutMs,
+          bodyTimeout: this.options.timeoutMs,
+          ...(signal ? {signal} : {}),
+        }),
+      )
       const flat: Record<string, string> = {}
       for (const [k, v] of Object.entries(res.headers))
         if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v
@@ -263,4 +265,29 @@ export function describeErrorBody(status: number, contentType: string | undefine
     .trim()
   const kind = contentType?.split(';')[0] ?? 'unknown type'
   return `non-JSON response (${kind}) from the server or a proxy in between: "${plain.slice(0, 120)}${plain.length > 120 ? '…' : ''}"`
+}
+
+const TLS_CODES =
+  /^(CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|ERR_TLS_CERT_ALTNAME_INVALID|ERR_SSL_)/
+
+/**
+ * Failures that retrying cannot fix get a message that says what to do: an untrusted certificate (a
+ * corporate proxy's CA belongs in NODE_EXTRA_CA_CERTS) or a host name that does not resolve.
+ */
+async function guard<T>(url: string, send: () => Promise<T>): Promise<T> {
+  try {
+    return await send()
+  } catch (error) {
+    const code = String((error as {code?: unknown}).code ?? '')
+    const {host} = new URL(url)
+    if (TLS_CODES.test(code))
+      throw new ServerError(
+        `the TLS certificate of ${host} is not trusted (${code}); if your network uses its own certificate authority, point NODE_EXTRA_CA_CERTS at its PEM file`,
+      )
+    if (code === 'ENOTFOUND')
+      throw new ServerError(
+        `cannot resolve the host ${host} (ENOTFOUND); check the base URL and your DNS or proxy settings`,
+      )
+    throw error
+  }
 }
