@@ -15,6 +15,7 @@ export async function withRunSession<T>(
   const progress = new Progress(process.stderr, Boolean(process.stderr.isTTY) && !quiet, scheduler, quiet)
   scheduler.options.onEvent = progress.onEvent
   const abort = new AbortController()
+  scheduler.options.signal = abort.signal
   const stop = () => abort.abort()
   process.once('SIGINT', stop)
   process.once('SIGTERM', stop)

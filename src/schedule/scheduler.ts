@@ -34,6 +34,8 @@ export interface SchedulerOptions {
   random?: () => number
   backoff?: BackoffPolicy
   onEvent?: (event: SchedulerEvent) => void
+  /** Ctrl-C: waits end at once and nothing more is dispatched. */
+  signal?: AbortSignal | undefined
 }
 
 export type SchedulerEvent =
@@ -57,6 +59,9 @@ export interface BudgetView {
 
 /** The run reached --max-requests; what is not done stays in the checkpoint. */
 export class RequestCapReachedError extends PartialFailureError {}
+
+/** The run was interrupted (Ctrl-C) while waiting; the caller keeps its checkpoint. */
+export class InterruptedError extends PartialFailureError {}
 
 /** Extra delay after a reset so we do not arrive a hair before the server's window turns. */
 const RESET_JITTER_MS = {min: 50, max: 400}
@@ -140,7 +145,7 @@ export class Scheduler {
         failures++
         this.stats.retries++
         this.emit({type: 'retry', attempt: failures, delayMs, reason: describe(error)})
-        await this.sleep(delayMs)
+        await this.pause(delayMs)
       }
     }
   }
@@ -148,6 +153,7 @@ export class Scheduler {
   /** Wait until the budget can cover one more request, then count it as in flight. */
   private async acquire(): Promise<void> {
     for (;;) {
+      if (this.options.signal?.aborted) throw new InterruptedError('interrupted')
       const now = this.now()
       if (this.options.maxRequests !== undefined && this.stats.requests >= this.options.maxRequests)
         throw new RequestCapReachedError(`reached --max-requests ${this.options.maxRequests}`)
@@ -192,7 +198,35 @@ export class Scheduler {
       )
     this.emit({type: 'wait', reason, ms})
     this.stats.waitedMs += ms
-    await this.sleep(ms)
+    await this.pause(ms)
+  }
+
+  /** Sleep, but wake at once on Ctrl-C: an hour's wait for a reset must not make the user wait to quit. */
+  private async pause(ms: number): Promise<void> {
+    const signal = this.options.signal
+    if (signal?.aborted) throw new InterruptedError('interrupted')
+    if (this.options.sleep) {
+      // an injected (virtual) clock: race it with the signal
+      let onAbort = (): void => undefined
+      const aborted = new Promise<void>((resolve) => {
+        onAbort = () => resolve()
+        signal?.addEventListener('abort', onAbort, {once: true})
+      })
+      await Promise.race([this.sleep(ms), aborted])
+      signal?.removeEventListener('abort', onAbort)
+    } else {
+      // the real timer is cleared on abort, so it cannot keep the process alive
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer)
+          signal?.removeEventListener('abort', done)
+          resolve()
+        }
+        const timer = setTimeout(done, ms)
+        signal?.addEventListener('abort', done, {once: true})
+      })
+    }
+    if (signal?.aborted) throw new InterruptedError('interrupted')
   }
 
   /** Spec 8.3: read the budget from every response; within one window remaining only goes down. */

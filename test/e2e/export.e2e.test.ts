@@ -1,3 +1,4 @@
+import {spawn} from 'node:child_process'
 import {existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -6,7 +7,7 @@ import {parse} from 'csv-parse/sync'
 import {describe, expect, it} from 'vitest'
 
 import {killWhen, sfl} from '../helpers/cli.js'
-import {readLog, spawnSandbox, withSandbox} from '../helpers/sandbox.js'
+import {BIN, readLog, spawnSandbox, withSandbox} from '../helpers/sandbox.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'sfl-e2e-export-'))
 
@@ -229,6 +230,41 @@ describe('sfl county-export end to end', () => {
       // partial first window; allow start-up and jitter on a shared machine
       expect(elapsed).toBeLessThan(17)
       expect(r.stderr).toMatch(/6,000 records written, 1\/1 counties, 60 requests, 0 429s/)
+    })
+  })
+})
+
+describe('Ctrl-C', () => {
+  it('during an hour-long wait for the reset stops at once: exit 130, checkpoint kept, resumable', async () => {
+    await withSandbox({records: 3000, pageSize: 1000, limit: 2, windowSeconds: 3600}, async (sb) => {
+      const out = join(tmp(), 'o.csv')
+      const child = spawn(process.execPath, [BIN, 'county-export', '--fips', '48201', '--out', out], {
+        env: {
+          ...process.env,
+          SFL_BASE_URL: sb.baseUrl,
+          SFL_API_KEY: 'sandbox-full',
+          SFL_CONFIG_DIR: '/nonexistent',
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      })
+      let stderr = ''
+      await new Promise<void>((resolve) => {
+        child.stderr.on('data', (d: Buffer) => {
+          stderr += d.toString()
+          if (stderr.includes('sfl: waiting')) resolve()
+        })
+      })
+      const t = Date.now()
+      child.kill('SIGINT')
+      const code = await new Promise<number | null>((r) => child.once('exit', r))
+      expect(Date.now() - t).toBeLessThan(3000)
+      expect(code).toBe(130)
+      expect(stderr).toMatch(/Interrupted\.\n {2}checkpoint kept at .*o\.csv\.sfl-checkpoint\.json/)
+      const cp = JSON.parse(readFileSync(`${out}.sfl-checkpoint.json`, 'utf8')) as {
+        units: Record<string, {pages: unknown[]}>
+      }
+      expect(cp.units['48201']!.pages).toHaveLength(2)
+      expect(existsSync(out)).toBe(false)
     })
   })
 })

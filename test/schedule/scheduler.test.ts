@@ -3,7 +3,12 @@ import {describe, expect, it} from 'vitest'
 import type {HttpResponse} from '../../src/api/client.js'
 import {NotFoundError, RateLimitExceededError, ServerError} from '../../src/api/errors.js'
 import {fullJitterDelay} from '../../src/schedule/retry.js'
-import {RequestCapReachedError, Scheduler, type SchedulerOptions} from '../../src/schedule/scheduler.js'
+import {
+  InterruptedError,
+  RequestCapReachedError,
+  Scheduler,
+  type SchedulerOptions,
+} from '../../src/schedule/scheduler.js'
 
 /**
  * A virtual clock: sleeping advances time instantly, so waits of an hour take microseconds. Concurrent
@@ -331,5 +336,32 @@ describe('fullJitterDelay', () => {
       expect(fullJitterDelay(attempt, () => 0.999999)).toBeLessThan(ceiling)
       expect(fullJitterDelay(attempt, () => 0.999999)).toBeGreaterThanOrEqual(ceiling - 1)
     }
+  })
+})
+
+describe('Scheduler and Ctrl-C', () => {
+  it('ends a long wait for the reset at once when the run is aborted, and sends nothing more', async () => {
+    const abort = new AbortController()
+    let sent = 0
+    const s = new Scheduler({
+      concurrency: 1,
+      retries: 0,
+      maxWaitMs: 3_600_000,
+      signal: abort.signal,
+      // a real clock and real timers: the hour-long sleep must be cut short by the abort
+      random: () => 0,
+    })
+    const reset = String(Math.floor(Date.now() / 1000) + 3000)
+    const send = async () => (
+      sent++,
+      response(200, {'x-ratelimit-limit': '1', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': reset})
+    )
+    await s.run(send, ok)
+    const t = Date.now()
+    const waiting = s.run(send, ok)
+    setTimeout(() => abort.abort(), 20)
+    await expect(waiting).rejects.toBeInstanceOf(InterruptedError)
+    expect(Date.now() - t).toBeLessThan(2000)
+    expect(sent).toBe(1)
   })
 })
