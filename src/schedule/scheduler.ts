@@ -47,7 +47,6 @@ export interface SchedulerStats {
   requests: number
   rateLimited: number
   retries: number
-  waitedMs: number
 }
 
 export interface BudgetView {
@@ -69,7 +68,7 @@ const RESET_JITTER_MS = {min: 50, max: 400}
 const MAX_429_PER_REQUEST = 10
 
 export class Scheduler {
-  readonly stats: SchedulerStats = {requests: 0, rateLimited: 0, retries: 0, waitedMs: 0}
+  readonly stats: SchedulerStats = {requests: 0, rateLimited: 0, retries: 0}
   private readonly pool: ReturnType<typeof pLimit>
   private readonly now: () => number
   private readonly sleep: (ms: number) => Promise<void>
@@ -197,7 +196,6 @@ export class Scheduler {
           (reason === '429' ? ' (the service answered 429)' : ''),
       )
     this.emit({type: 'wait', reason, ms})
-    this.stats.waitedMs += ms
     await this.pause(ms)
   }
 
