@@ -6,6 +6,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {startSandbox, type Sandbox} from '../../src/sandbox/server.js'
 import {sfl} from '../helpers/cli.js'
+import {readLog} from '../helpers/sandbox.js'
 
 let sb: Sandbox
 beforeAll(async () => {
@@ -71,11 +72,25 @@ describe('sfl keys check', () => {
     })
   })
 
-  it('bad flags: exit 2', async () => {
-    expect((await sfl(['keys', 'check', '--fips', '6067'], {env: env('sandbox-full')})).code).toBe(2)
-    const p = await sfl(['keys', 'check', '--probe-apn', '1'], {env: env('sandbox-full')})
-    expect(p.code).toBe(2)
-    expect(p.stderr).toMatch(/needs --fips/)
+  it('bad flags: exit 2 with the rule, and no request sent', async () => {
+    const log = join(mkdtempSync(join(tmpdir(), 'sfl-keys-log-')), 'log.ndjson')
+    writeFileSync(log, '')
+    const logged = await startSandbox({log})
+    try {
+      const e = {SFL_BASE_URL: logged.baseUrl, SFL_API_KEY: 'sandbox-full'}
+      const f = await sfl(['keys', 'check', '--fips', '6067'], {env: e})
+      expect(f.code).toBe(2)
+      expect(f.stderr).toMatch(/--fips "6067" must be exactly 5 digits/)
+      const p = await sfl(['keys', 'check', '--probe-apn', '1'], {env: e})
+      expect(p.code).toBe(2)
+      expect(p.stderr).toMatch(/a --probe-\* flag needs --fips/)
+      const q = await sfl(['keys', 'check', '--fips', '06067', '--probe-property-id', 'abc'], {env: e})
+      expect(q.code).toBe(2)
+      expect(q.stderr).toMatch(/--probe-property-id must be a positive whole number/)
+      expect(readLog(log)).toHaveLength(0)
+    } finally {
+      await logged.close()
+    }
   })
 })
 
