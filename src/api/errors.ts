@@ -11,6 +11,12 @@ export const ExitCode = {
   rateLimit: 5,
   server: 6,
   partial: 7,
+  /** The local file system refused a write: disk full, permission, read-only (nothing half written). */
+  localIo: 8,
+  /** Ctrl-C or SIGTERM (128 + SIGINT, as a shell reports it). */
+  interrupted: 130,
+  /** The reader of stdout went away (`| head`): 128 + SIGPIPE, as a shell reports a process killed by it. */
+  outputClosed: 141,
 } as const
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode]
 
@@ -84,6 +90,27 @@ export class BadResponseError extends ServerError {}
 export class PartialFailureError extends SflError {
   override readonly exitCode = ExitCode.partial
 }
+
+/** The run was interrupted (Ctrl-C, SIGTERM); what is not done stays in the checkpoint. */
+export class InterruptedError extends SflError {
+  override readonly exitCode = ExitCode.interrupted
+}
+
+/** The reader of stdout closed the pipe; the run stops at once and says nothing (README "Exit codes"). */
+export class OutputClosedError extends SflError {
+  override readonly exitCode = ExitCode.outputClosed
+}
+
+/** Disk full, permission denied, read-only file system: one line that says what, where and what to do. */
+export class LocalIoError extends SflError {
+  override readonly exitCode = ExitCode.localIo
+}
+
+/** Too many requests in a row failed (network or 5xx): the run stops sending instead of retrying every unit. */
+export class CircuitOpenError extends ServerError {}
+
+/** A checkpoint that cannot be read back (edited, from another version): a usage problem, exit 2. */
+export class CheckpointError extends UsageError {}
 
 /** Map any thrown value to its exit code; unknown errors are "unexpected" (1). */
 export function exitCodeOf(error: unknown): ExitCodeValue {

@@ -31,10 +31,11 @@ export function parseSuccessBody(text: string): ServiceRecord[] {
 export async function fetchLookup(
   ctx: {client: HttpClient; scheduler: Scheduler; baseUrl: string},
   query: LookupQuery,
+  signal?: AbortSignal,
 ): Promise<ServiceRecord[]> {
   const url = lookupUrl(ctx.baseUrl, query)
   return ctx.scheduler.run(
-    () => ctx.client.get(url),
+    () => ctx.client.get(url, signal),
     async (res) => parseSuccessBody(await res.text()),
   )
 }

@@ -2,18 +2,19 @@ import {readFile} from 'node:fs/promises'
 
 import {Flags} from '@oclif/core'
 
-import {BaseCommand} from '../base-command.js'
+import {BaseCommand} from '../cli/base-command.js'
 import {UsageError} from '../api/errors.js'
 import {fipsProblem} from '../api/validate.js'
 import {CORE_FIELDS, EXTRA_FIELDS, OPTIONS} from '../api/spec.js'
+import type {ExportSummary} from '../jobs/county-export.js'
 
 export default class CountyExport extends BaseCommand<typeof CountyExport> {
   static override summary =
     'Export whole counties to CSV, NDJSON or JSON: streamed, rate-limit aware, resumable'
   static override description = `Each county is fetched with the county-wide form of the endpoint (fips only), as one array or
-page by page (RFC 8288 Link rel="next"), streamed to disk in constant memory, and written atomically to --out.
-An interrupted or partly failed run leaves a checkpoint beside --out; --resume continues it without
-fetching finished counties or pages again.`
+page by page (RFC 8288 Link rel="next"), streamed to disk in constant memory. --out receives exactly the
+counties that finished, whole and in order, atomically. A run that did not end every county keeps a
+checkpoint beside --out; running the same command again continues it (--restart starts over).`
 
   static override examples = [
     {
@@ -26,11 +27,11 @@ fetching finished counties or pages again.`
     },
     {
       description: 'Counties listed in a file, as NDJSON on stdout',
-      command: '<%= config.bin %> county-export --fips-file counties.txt --format ndjson > all.ndjson',
+      command: '<%= config.bin %> county-export --fips-file counties.txt --output ndjson > all.ndjson',
     },
     {
-      description: 'Continue an interrupted export',
-      command: '<%= config.bin %> county-export --fips-file counties.txt --out all.csv --resume',
+      description: 'Nightly in cron: the same line continues an unfinished run or starts a new one',
+      command: '<%= config.bin %> county-export --fips-file counties.txt --out all.csv',
     },
     {
       description: 'How many requests would this take?',
@@ -44,17 +45,24 @@ fetching finished counties or pages again.`
     out: Flags.string({
       description: 'Output file (written to a temp file and renamed when complete); stdout when omitted',
     }),
-    format: Flags.option({
+    output: Flags.option({
+      char: 'o',
       options: ['csv', 'ndjson', 'json'] as const,
       default: 'csv',
       description: 'Output format',
+      aliases: ['format'],
+      deprecateAliases: true,
     })(),
     fields: Flags.string({
       description: 'Comma-separated columns to keep, in order (CSV header names)',
       delimiter: ',',
       multiple: true,
     }),
-    resume: Flags.boolean({description: 'Continue from the checkpoint beside --out'}),
+    restart: Flags.boolean({description: 'Discard the checkpoint beside --out and start over'}),
+    resume: Flags.boolean({
+      description: 'Continue from the checkpoint beside --out (the default whenever one exists)',
+      hidden: true,
+    }),
     concurrency: Flags.integer({description: 'Requests in flight at once', default: 4, min: 1, max: 64}),
     bom: Flags.boolean({description: 'Start the CSV with a UTF-8 byte-order mark (for Excel)'}),
     'no-escape-formulas': Flags.boolean({
@@ -71,32 +79,37 @@ fetching finished counties or pages again.`
 
   protected static override defaultMaxWait = 3600
 
-  async run(): Promise<void> {
+  async run(): Promise<ExportSummary | undefined> {
     const f = this.flags
     const fips = await this.countyList()
-    if (f.resume && !f.out)
-      throw new UsageError('--resume needs --out (the checkpoint lives beside the output file)')
-    if (f.out) await (await import('../export/atomic-file.js')).assertWritableTarget(f.out)
+    if ((f.resume || f.restart) && !f.out)
+      throw new UsageError(
+        `--${f.resume ? 'resume' : 'restart'} needs --out (the checkpoint lives beside the output file)`,
+      )
+    if (f.resume && f.restart) throw new UsageError('--resume and --restart contradict each other; pick one')
+    if (f.out) await (await import('../io/atomic-file.js')).assertWritableTarget(f.out)
     const fields = f.fields?.map((s) => s.trim()).filter((s) => s !== '')
     checkFields(fields)
     if (f['dry-run']) {
       process.stdout.write(
         `${fips.length} ${fips.length === 1 ? 'county' : 'counties'}: at least ${fips.length} requests (one per county when the service sends whole counties; one per page when it paginates). Nothing was sent.\n`,
       )
-      return
+      return undefined
     }
-    const {runExportCommand} = await import('../export/export-command.js')
-    await runExportCommand(this, {
-      fips,
-      out: f.out,
-      format: f.format,
-      fields,
-      resume: f.resume,
-      bom: f.bom,
-      escapeFormulas: !f['no-escape-formulas'],
+    const ctx = await this.context({
       concurrency: f.concurrency,
       reserve: f.reserve,
       maxRequests: f['max-requests'],
+    })
+    const {runExportJob} = await import('../cli/jobs.js')
+    return runExportJob(this.io(), ctx, {
+      fips,
+      out: f.out,
+      format: f.output,
+      fields,
+      restart: f.restart,
+      bom: f.bom,
+      escapeFormulas: !f['no-escape-formulas'],
     })
   }
 

@@ -1,8 +1,10 @@
 import {Flags} from '@oclif/core'
 
-import {BaseCommand, OUTPUTS} from '../base-command.js'
+import {BaseCommand} from '../cli/base-command.js'
+import {OUTPUTS} from '../render/formats.js'
 import {SchemaError, UsageError} from '../api/errors.js'
-import {validateLookup} from '../api/validate.js'
+import {fipsProblem, validateLookup} from '../api/validate.js'
+import type {BatchSummary} from '../jobs/batch-lookup.js'
 
 export default class Lookup extends BaseCommand<typeof Lookup> {
   static override summary = 'Look up one property (or a file of them) by address, APN or property ID'
@@ -45,7 +47,11 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
     'no-escape-formulas': Flags.boolean({description: 'Do not neutralise CSV cells that start with = + - @'}),
     input: Flags.string({description: 'Batch mode: a CSV or NDJSON file of lookups, or - for stdin'}),
     out: Flags.string({description: 'Batch mode: write results to this file (atomically) instead of stdout'}),
-    resume: Flags.boolean({description: 'Batch mode: continue an interrupted run from its checkpoint'}),
+    restart: Flags.boolean({description: 'Batch mode: discard the checkpoint beside --out and start over'}),
+    resume: Flags.boolean({
+      description: 'Batch mode: continue from the checkpoint beside --out (the default whenever one exists)',
+      hidden: true,
+    }),
     concurrency: Flags.integer({
       description: 'Batch mode: requests in flight at once',
       default: 4,
@@ -57,13 +63,10 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
     }),
   }
 
-  async run(): Promise<void> {
+  async run(): Promise<BatchSummary | undefined> {
     const f = this.flags
-    if (f.input !== undefined) {
-      const {runBatchCommand} = await import('../export/batch-command.js')
-      return runBatchCommand(this)
-    }
-    for (const flag of ['out', 'resume', 'unit-fallback'] as const)
+    if (f.input !== undefined) return this.batch(f.input)
+    for (const flag of ['out', 'resume', 'restart', 'unit-fallback'] as const)
       if (f[flag]) throw new UsageError(`--${flag} applies to batch lookups; add --input FILE`)
     // validate before any request (and before the sandbox or config is touched)
     const query = validateLookup({fips: f.fips, address: f.address, apn: f.apn, propertyId: f['property-id']})
@@ -86,5 +89,44 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
         width: process.stdout.columns ?? 100,
       }),
     )
+  }
+
+  /** `--input`: check everything, then run the batch job (src/jobs/batch-lookup.ts). */
+  private async batch(source: string): Promise<BatchSummary> {
+    const f = this.flags
+    for (const flag of ['address', 'apn', 'property-id'] as const)
+      if (f[flag] !== undefined)
+        throw new UsageError(`--${flag} and --input do not go together: the input file supplies the lookups`)
+    const format = f.output ?? 'csv'
+    if (format === 'table')
+      throw new UsageError('--output table is for one property; use csv, ndjson or json with --input')
+    if ((f.resume || f.restart) && !f.out)
+      throw new UsageError(
+        `--${f.resume ? 'resume' : 'restart'} needs --out (the checkpoint lives beside the output file)`,
+      )
+    if (f.resume && f.restart) throw new UsageError('--resume and --restart contradict each other; pick one')
+    if (f.fips !== undefined) {
+      const p = fipsProblem(f.fips)
+      if (p) throw new UsageError(`--fips "${f.fips}" ${p}`)
+    }
+    const {assertWritableTarget} = await import('../io/atomic-file.js')
+    if (f.out) await assertWritableTarget(f.out)
+    const {openBatchInput} = await import('../jobs/batch-input.js')
+    const {input, inputId, cleanup} = await openBatchInput(source, f.fips)
+    try {
+      const ctx = await this.context({concurrency: f.concurrency})
+      const {runBatchJob} = await import('../cli/jobs.js')
+      return await runBatchJob(this.io(), ctx, {
+        input,
+        inputId,
+        out: f.out,
+        format,
+        restart: f.restart,
+        unitFallback: f['unit-fallback'],
+        escapeFormulas: !f['no-escape-formulas'],
+      })
+    } finally {
+      await cleanup()
+    }
   }
 }

@@ -2,7 +2,7 @@ import type {HttpClient, HttpResponse} from '../api/client.js'
 import {ForbiddenError, InvalidKeyError, NotFoundError} from '../api/errors.js'
 import {countyUrl, endpointUrl, buildQueryString} from '../api/query.js'
 import {OPTION_NAMES, type OptionName} from '../api/spec.js'
-import {DataScanner} from '../export/data-scanner.js'
+import {DataScanner} from '../io/data-scanner.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 
 export type Permission = 'permitted' | 'not permitted'

@@ -1,4 +1,4 @@
-import type {OutputFormat} from '../base-command.js'
+import type {OutputFormat} from './formats.js'
 import {columnsFor, emptyShape, flattenRow, observeShape} from './columns.js'
 
 type Rec = Record<string, unknown>

@@ -6,7 +6,13 @@ import {
   type HttpResponse,
   ServerStatusError,
 } from '../api/client.js'
-import {HttpStatusError, PartialFailureError, RateLimitExceededError, ServerError} from '../api/errors.js'
+import {
+  HttpStatusError,
+  InterruptedError,
+  PartialFailureError,
+  RateLimitExceededError,
+  ServerError,
+} from '../api/errors.js'
 import {parseRateLimit} from './rate-limit.js'
 import {fullJitterDelay, type BackoffPolicy, DEFAULT_BACKOFF} from './retry.js'
 
@@ -59,9 +65,6 @@ export interface BudgetView {
 /** The run reached --max-requests; what is not done stays in the checkpoint. */
 export class RequestCapReachedError extends PartialFailureError {}
 
-/** The run was interrupted (Ctrl-C) while waiting; the caller keeps its checkpoint. */
-export class InterruptedError extends PartialFailureError {}
-
 /** Extra delay after a reset so we do not arrive a hair before the server's window turns. */
 const RESET_JITTER_MS = {min: 50, max: 400}
 /** Consecutive 429s for one request before we stop believing waiting helps. */
@@ -80,12 +83,25 @@ export class Scheduler {
   private pausedUntil = 0
   private inFlight = 0
   private waiters: Array<() => void> = []
+  /** Set by `halt`: nothing more is dispatched, and every wait ends at once with this error. */
+  private halted: Error | undefined
+  private readonly haltController = new AbortController()
 
   constructor(readonly options: SchedulerOptions) {
     this.pool = pLimit(Math.max(1, options.concurrency))
     this.now = options.now ?? Date.now
     this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)))
     this.random = options.random ?? Math.random
+  }
+
+  /**
+   * Stop dispatching (the run ends for a reason of its own: the circuit breaker, a full disk): requests
+   * already in flight finish and keep their answers; every later or waiting one rejects with `reason`.
+   */
+  halt(reason: Error): void {
+    this.halted ??= reason
+    this.haltController.abort()
+    this.notify()
   }
 
   budget(): BudgetView {
@@ -153,6 +169,7 @@ export class Scheduler {
   private async acquire(): Promise<void> {
     for (;;) {
       if (this.options.signal?.aborted) throw new InterruptedError('interrupted')
+      if (this.halted) throw this.halted
       const now = this.now()
       if (this.options.maxRequests !== undefined && this.stats.requests >= this.options.maxRequests)
         throw new RequestCapReachedError(`reached --max-requests ${this.options.maxRequests}`)
@@ -201,8 +218,10 @@ export class Scheduler {
 
   /** Sleep, but wake at once on Ctrl-C: an hour's wait for a reset must not make the user wait to quit. */
   private async pause(ms: number): Promise<void> {
-    const signal = this.options.signal
-    if (signal?.aborted) throw new InterruptedError('interrupted')
+    const signals = [this.haltController.signal, ...(this.options.signal ? [this.options.signal] : [])]
+    const signal = AbortSignal.any(signals)
+    if (this.options.signal?.aborted) throw new InterruptedError('interrupted')
+    if (this.halted) throw this.halted
     if (this.options.sleep) {
       // an injected (virtual) clock: race it with the signal
       let onAbort = (): void => undefined
@@ -211,7 +230,7 @@ export class Scheduler {
         signal?.addEventListener('abort', onAbort, {once: true})
       })
       await Promise.race([this.sleep(ms), aborted])
-      signal?.removeEventListener('abort', onAbort)
+      signal.removeEventListener('abort', onAbort)
     } else {
       // the real timer is cleared on abort, so it cannot keep the process alive
       await new Promise<void>((resolve) => {
@@ -224,7 +243,8 @@ export class Scheduler {
         signal?.addEventListener('abort', done, {once: true})
       })
     }
-    if (signal?.aborted) throw new InterruptedError('interrupted')
+    if (this.options.signal?.aborted) throw new InterruptedError('interrupted')
+    if (this.halted) throw this.halted
   }
 
   /** Spec 8.3: read the budget from every response; within one window remaining only goes down. */

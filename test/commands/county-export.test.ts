@@ -16,52 +16,50 @@ afterAll(async () => sb.close())
 const env = (key = 'sandbox-full') => ({SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: key})
 
 describe('county-export command (in-process through oclif)', () => {
-  it('a run stopped by --max-requests keeps a checkpoint (exit 7); --resume finishes with every row once', async () => {
+  it('a run stopped by --max-requests keeps a checkpoint (exit 7); the same command finishes with every row once', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'sfl-cmd-export-')), 'o.csv')
-    const first = await runCommand(
-      CountyExport,
-      ['--fips', '06067', '--fips', '12086', '--out', out, '--max-requests', '4'],
-      env(),
-    )
+    const args = ['--fips', '06067', '--fips', '12086', '--out', out]
+    const first = await runCommand(CountyExport, [...args, '--max-requests', '4'], env())
     expect(first.exitCode).toBe(7)
     expect(first.stderr).toMatch(/Error: reached --max-requests 4/)
-    expect(first.stderr).toMatch(/checkpoint kept at .*o\.csv\.sfl-checkpoint\.json; rerun with --resume/)
-    expect(existsSync(out)).toBe(false)
-    const again = await runCommand(
-      CountyExport,
-      ['--fips', '06067', '--fips', '12086', '--out', out, '--resume'],
-      env(),
+    expect(first.stderr).toMatch(
+      /checkpoint kept at .*o\.csv\.sfl-checkpoint; rerun the same command to continue/,
     )
+    expect(existsSync(out)).toBe(false) // no county finished: nothing written
+    const again = await runCommand(CountyExport, args, env())
     expect(again.exitCode).toBe(0)
-    expect(again.stderr).toMatch(/4,000 records written, 2\/2 counties, 6 requests/)
+    expect(again.stderr).toMatch(/4,000 records written, 2\/2 counties ended, 6 requests/)
     const lines = readFileSync(out, 'utf8').trimEnd().split('\r\n')
     expect(lines).toHaveLength(4001)
     expect(new Set(lines.slice(1).map((l) => l.split(',')[1])).size).toBe(4000)
+    expect(existsSync(`${out}.sfl-checkpoint`)).toBe(false)
   })
 
-  it('a county the key may not use fails alone: the rest is written, exit 7, resumable', async () => {
+  it('a forbidden county is final: the rest is written, exit 7, and a rerun does the same instead of being trapped', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'sfl-cmd-export-')), 'o.ndjson')
-    const r = await runCommand(
-      CountyExport,
-      ['--fips', '06067', '--fips', '48201', '--format', 'ndjson', '--out', out],
-      env('sandbox-restricted'),
-    )
-    expect(r.exitCode).toBe(7)
-    expect(r.stderr).toMatch(/failed 48201: the API key is not permitted/)
-    expect(readFileSync(out, 'utf8').trimEnd().split('\n')).toHaveLength(2000)
-    expect(existsSync(`${out}.sfl-checkpoint.json`)).toBe(true)
+    const args = ['--fips', '06067', '--fips', '48201', '--output', 'ndjson', '--out', out]
+    for (let night = 0; night < 2; night++) {
+      const r = await runCommand(CountyExport, args, env('sandbox-restricted'))
+      expect(r.exitCode).toBe(7)
+      expect(r.stderr).toMatch(/forbidden 48201: the API key is not permitted/)
+      expect(r.stderr).not.toMatch(/checkpoint kept/)
+      expect(readFileSync(out, 'utf8').trimEnd().split('\n')).toHaveLength(2000)
+      expect(existsSync(`${out}.sfl-checkpoint`)).toBe(false)
+    }
   })
 
-  it('nothing could be done: the exit code of the failure (4 for 403, 3 for 404)', async () => {
+  it('nothing could be done: the exit code of the failure (4 for 403); a 404 county is empty (exit 0)', async () => {
     const forbidden = await runCommand(
       CountyExport,
-      ['--fips', '48201', '--format', 'json'],
+      ['--fips', '48201', '--output', 'json'],
       env('sandbox-restricted'),
     )
     expect(forbidden.exitCode).toBe(4)
-    const missing = await runCommand(CountyExport, ['--fips', '01001', '--format', 'json'], env())
-    expect(missing.exitCode).toBe(3)
-    expect(missing.stderr).toMatch(/failed 01001: .*HTTP 404/)
+    expect(forbidden.stdout).toBe('')
+    const missing = await runCommand(CountyExport, ['--fips', '01001', '--output', 'json'], env())
+    expect(missing.exitCode).toBe(0)
+    expect(missing.stderr).toMatch(/0 records written, 1\/1 counties ended, 1 empty \(01001\)/)
+    expect(JSON.parse(missing.stdout)).toEqual([])
   })
 
   it('an invalid key stops the whole run with exit 4', async () => {
@@ -73,10 +71,19 @@ describe('county-export command (in-process through oclif)', () => {
   it('json to stdout is one valid array', async () => {
     const r = await runCommand(
       CountyExport,
-      ['--fips', '12086', '--format', 'json', '--fields', 'APN'],
+      ['--fips', '12086', '--output', 'json', '--fields', 'APN'],
       env(),
     )
     expect(r.exitCode).toBe(0)
     expect(JSON.parse(r.stdout)).toHaveLength(2000)
+  })
+
+  it('csv to stdout with --fields streams the chosen columns', async () => {
+    const r = await runCommand(CountyExport, ['--fips', '12086', '--fields', 'APN,Fips'], env())
+    expect(r.exitCode).toBe(0)
+    const lines = r.stdout.trimEnd().split('\r\n')
+    expect(lines[0]).toBe('APN,Fips')
+    expect(lines).toHaveLength(2001)
+    expect(lines[1]).toMatch(/^[^,]+,12086$/)
   })
 })

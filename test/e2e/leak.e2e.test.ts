@@ -42,7 +42,7 @@ describe('the API key never leaks', () => {
         '06067',
         '--fips',
         '12086',
-        '--format',
+        '--output',
         f,
         '--out',
         join(dir, `${key === VALID ? 'valid' : 'invalid'}-${how}.${f}`),
@@ -68,12 +68,12 @@ describe('the API key never leaks', () => {
       expect(r.stderr).toContain(`${key.slice(0, 4)}…`) // --debug shows the masked form
     }
     const files = filesUnder(dir)
-    expect(files.some((f) => f.endsWith('.sfl-checkpoint.json'))).toBe(true) // --max-requests left checkpoints
+    expect(files.some((f) => f.endsWith('.sfl-checkpoint'))).toBe(true) // --max-requests left checkpoints
     for (const f of files) {
       const text = readFileSync(f, 'utf8')
       expect(text, f).not.toContain(VALID)
       expect(text, f).not.toContain(INVALID)
     }
-    expect(existsSync(join(dir, 'valid-env.csv.sfl-checkpoint.json'))).toBe(true)
+    expect(existsSync(join(dir, 'valid-env.csv.sfl-checkpoint'))).toBe(true)
   }, 240_000)
 })

@@ -1,14 +1,9 @@
 import {describe, expect, it} from 'vitest'
 
 import type {HttpResponse} from '../../src/api/client.js'
-import {NotFoundError, RateLimitExceededError, ServerError} from '../../src/api/errors.js'
+import {InterruptedError, NotFoundError, RateLimitExceededError, ServerError} from '../../src/api/errors.js'
 import {fullJitterDelay} from '../../src/schedule/retry.js'
-import {
-  InterruptedError,
-  RequestCapReachedError,
-  Scheduler,
-  type SchedulerOptions,
-} from '../../src/schedule/scheduler.js'
+import {RequestCapReachedError, Scheduler, type SchedulerOptions} from '../../src/schedule/scheduler.js'
 
 /**
  * A virtual clock: sleeping advances time instantly, so waits of an hour take microseconds. Concurrent

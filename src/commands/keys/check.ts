@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 
-import {BaseCommand} from '../../base-command.js'
+import {BaseCommand} from '../../cli/base-command.js'
 import {ExitCode, UsageError} from '../../api/errors.js'
 import {maskKey} from '../../api/secrets.js'
 import {apnProblem, fipsProblem, propertyIdProblem} from '../../api/validate.js'

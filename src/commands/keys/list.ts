@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 
-import {BaseCommand} from '../../base-command.js'
+import {BaseCommand} from '../../cli/base-command.js'
 import {maskKeyEnds} from '../../api/secrets.js'
 import {DEFAULT_PROFILE, loadConfig} from '../../config/profiles.js'
 

@@ -1,4 +1,4 @@
-import {BaseCommand} from '../../base-command.js'
+import {BaseCommand} from '../../cli/base-command.js'
 import {UsageError} from '../../api/errors.js'
 import {loadConfig, saveConfig} from '../../config/profiles.js'
 

@@ -1,4 +1,4 @@
-import {BaseCommand} from '../../base-command.js'
+import {BaseCommand} from '../../cli/base-command.js'
 import {assertSafeBaseUrl} from '../../api/client.js'
 import {UsageError} from '../../api/errors.js'
 import {maskKeyEnds, registerSecret} from '../../api/secrets.js'

@@ -1,9 +1,22 @@
 import {describe, expect, it} from 'vitest'
 
-import {dedupeKey, InputError, parseInput} from '../../src/export/batch-input.js'
+import {mkdtempSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 
-const parse = (text: string | Buffer, fips?: string) =>
-  parseInput(Buffer.isBuffer(text) ? text : Buffer.from(text), 'in.csv', fips)
+import {BatchInput, dedupeKey, InputError, type InputRow} from '../../src/jobs/batch-input.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'sfl-input-test-'))
+let n = 0
+/** Write the text to a file, open it as a batch input and read every row. */
+const parse = async (text: string | Buffer, fips?: string) => {
+  const path = join(dir, `in-${n++}.csv`)
+  writeFileSync(path, text)
+  const input = await BatchInput.open(path, 'in.csv', fips)
+  const rows: InputRow[] = []
+  for await (const r of input.rows()) rows.push(r)
+  return {columns: input.columns, rows}
+}
 
 describe('batch input parsing', () => {
   it('reads CSV with quoted commas, doubled quotes, CRLF and a BOM; carries every column', async () => {

@@ -1,18 +1,16 @@
 import {Command, Flags, Interfaces} from '@oclif/core'
 
-import {assertSafeBaseUrl, HttpClient} from './api/client.js'
-import {ExitCode, MissingKeyError, SflError, UsageError} from './api/errors.js'
-import {redact, registerSecret} from './api/secrets.js'
-import {loadConfig, resolveSettings} from './config/profiles.js'
-import type {Scheduler, SchedulerOptions} from './schedule/scheduler.js'
-import type {Sandbox} from './sandbox/server.js'
+import {assertSafeBaseUrl, HttpClient} from '../api/client.js'
+import {ExitCode, MissingKeyError, SflError, UsageError} from '../api/errors.js'
+import {redact, registerSecret} from '../api/secrets.js'
+import {loadConfig, resolveSettings} from '../config/profiles.js'
+import type {Scheduler, SchedulerOptions} from '../schedule/scheduler.js'
+import type {Sandbox} from '../sandbox/server.js'
+import type {OutputFormat} from '../render/formats.js'
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof BaseCommand)['baseFlags'] & T['flags']
 >
-
-export const OUTPUTS = ['table', 'json', 'ndjson', 'csv'] as const
-export type OutputFormat = (typeof OUTPUTS)[number]
 
 /** Everything a command needs to talk to the service, resolved once from flags > env > profile. */
 export interface Context {
@@ -95,6 +93,11 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     registerSecret(process.env['SFL_API_KEY'])
   }
 
+  /** How a long run prints (src/cli/jobs.ts). */
+  protected io(): {quiet: boolean; notice: (line: string) => void} {
+    return {quiet: Boolean(this.flags?.quiet), notice: (line) => this.notice(line)}
+  }
+
   /** stderr line unless --quiet (notices, progress); errors use `warnAlways`. */
   protected notice(line: string): void {
     if (!this.flags?.quiet) process.stderr.write(`${redact(line)}\n`)
@@ -132,8 +135,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     let sandbox: Sandbox | undefined
     if (f.sandbox) {
       const [{startSandbox}, {demoKey, SANDBOX_DEFAULT_KEY}] = await Promise.all([
-        import('./sandbox/server.js'),
-        import('./sandbox/keys.js'),
+        import('../sandbox/server.js'),
+        import('../sandbox/keys.js'),
       ])
       sandbox = await startSandbox({port: 0})
       baseUrl = sandbox.baseUrl
@@ -149,7 +152,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       throw new MissingKeyError(
         'no API key: set SFL_API_KEY, run `sfl keys set` (reads the key from stdin or a hidden prompt), or try --sandbox',
       )
-    const {Scheduler} = await import('./schedule/scheduler.js')
+    const {Scheduler} = await import('../schedule/scheduler.js')
     const client = new HttpClient({
       apiKey,
       timeoutMs: f.timeout * 1000,

@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {DataScanner} from '../../src/export/data-scanner.js'
+import {DataScanner} from '../../src/io/data-scanner.js'
 
 function scan(text: string, chunkSize: number): unknown[] {
   const s = new DataScanner()

@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {nextLink} from '../../src/export/link.js'
+import {nextLink} from '../../src/api/link.js'
 
 describe('nextLink (RFC 8288)', () => {
   const req = 'http://127.0.0.1:9/v1/special-financing?fips=06067&page=1'

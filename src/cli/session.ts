@@ -1,0 +1,72 @@
+import type {SflError} from '../api/errors.js'
+import {redact} from '../api/secrets.js'
+import {removeTempFilesSync} from '../io/atomic-file.js'
+import type {Scheduler} from '../schedule/scheduler.js'
+import {fmtSecs, Progress} from './progress.js'
+
+/**
+ * What every long run (county export, batch lookup) shares at the terminal: progress on stderr, and
+ * Ctrl-C / SIGTERM turned into the run's abort signal, so the run stops sending, writes what it has and
+ * keeps its checkpoint. A second Ctrl-C exits at once, after removing temp files and the lock.
+ */
+export async function withRunSession<T>(
+  scheduler: Scheduler,
+  quiet: boolean,
+  run: (session: {progress: Progress; signal: AbortSignal}) => Promise<T>,
+): Promise<T> {
+  const progress = new Progress(process.stderr, Boolean(process.stderr.isTTY) && !quiet, scheduler, quiet)
+  scheduler.options.onEvent = progress.onEvent
+  const abort = new AbortController()
+  scheduler.options.signal = abort.signal
+  const stop = () => {
+    if (abort.signal.aborted) {
+      // the second Ctrl-C: leave now, but leave nothing half written behind
+      removeTempFilesSync()
+      process.exit(130)
+    }
+    abort.abort()
+  }
+  process.on('SIGINT', stop)
+  process.on('SIGTERM', stop)
+  try {
+    return await run({progress, signal: abort.signal})
+  } finally {
+    progress.stop()
+    process.off('SIGINT', stop)
+    process.off('SIGTERM', stop)
+  }
+}
+
+/**
+ * The end-of-run report on stderr: the summary line (not with --quiet), then every unit that did not
+ * finish, why the run stopped, and whether a rerun continues it (always, even with --quiet).
+ */
+export function printSummary(
+  command: string,
+  parts: string[],
+  scheduler: Scheduler,
+  progress: Progress,
+  end: {
+    stopped?: SflError | undefined
+    checkpoint?: string | undefined
+    problems?: string[]
+    quiet: boolean
+  },
+): void {
+  const st = scheduler.stats
+  const lines: string[] = []
+  if (!end.quiet) {
+    const all = [
+      ...parts,
+      `${st.requests} requests`,
+      `${st.rateLimited} 429s`,
+      `${st.retries} retries`,
+      `${fmtSecs(progress.elapsedMs() / 1000)} elapsed`,
+    ]
+    lines.push(`${command}: ${all.join(', ')}`)
+  }
+  lines.push(...(end.problems ?? []))
+  if (end.stopped && end.stopped.exitCode !== 141) lines.push(`Error: ${end.stopped.message}`)
+  if (end.checkpoint) lines.push(`  checkpoint kept at ${end.checkpoint}; rerun the same command to continue`)
+  if (lines.length) process.stderr.write(redact(`${lines.join('\n')}\n`))
+}

@@ -1,0 +1,131 @@
+import {randomBytes} from 'node:crypto'
+import {constants, createWriteStream, rmSync, type WriteStream} from 'node:fs'
+import {open, rename, rm, stat, type FileHandle} from 'node:fs/promises'
+import {basename, dirname, join} from 'node:path'
+
+import {UsageError} from '../api/errors.js'
+import {localIoError} from './fs-errors.js'
+
+/**
+ * Every file sfl writes beside a user's file (output, checkpoint, config) is first written to a temp file
+ * that is created exclusively (O_EXCL: never an existing file, O_NOFOLLOW: never through a planted
+ * symlink) under an unpredictable name, flushed to disk (fsync) and only then renamed over the target, so a
+ * reader sees the old file or the whole new one, and another local user cannot redirect the write.
+ */
+const EXCLUSIVE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW
+
+/** Temp files not yet renamed or removed: a second Ctrl-C removes them synchronously before exiting. */
+const live = new Set<string>()
+
+/** A fresh, unpredictable temp path beside `target` (same folder, so the rename is atomic). */
+export function tempPathFor(target: string): string {
+  return join(dirname(target), `.${basename(target)}.sfl-tmp-${randomBytes(8).toString('hex')}`)
+}
+
+/** Open `path` for writing only if nothing (not even a dangling symlink) is there. */
+export async function openExclusive(path: string, mode: number): Promise<FileHandle> {
+  return open(path, EXCLUSIVE, mode)
+}
+
+/** A file being written beside its target; `commit` makes it the target, `abort` removes it. */
+export class AtomicFile {
+  private constructor(
+    readonly target: string,
+    readonly tmp: string,
+    private readonly handle: FileHandle,
+    /** The stream to write to (backpressure as usual); it does not close the handle. */
+    readonly stream: WriteStream,
+  ) {}
+
+  static async create(target: string, mode = 0o644): Promise<AtomicFile> {
+    const tmp = tempPathFor(target)
+    let handle: FileHandle
+    try {
+      handle = await openExclusive(tmp, mode)
+    } catch (error) {
+      throw localIoError(error, 'creating a temp file for', target)
+    }
+    live.add(tmp)
+    const stream = createWriteStream('', {fd: handle.fd, autoClose: false, highWaterMark: 1 << 20})
+    return new AtomicFile(target, tmp, handle, stream)
+  }
+
+  /** Flush, fsync and rename over the target. */
+  async commit(): Promise<void> {
+    try {
+      await new Promise<void>((resolve, reject) => {
+        this.stream.once('error', reject)
+        this.stream.end(() => resolve())
+      })
+      await this.handle.sync()
+      await this.handle.close()
+      await rename(this.tmp, this.target)
+      live.delete(this.tmp)
+    } catch (error) {
+      await this.abort()
+      throw localIoError(error, 'writing', this.target)
+    }
+  }
+
+  /** Remove the temp file (the target is untouched). Safe to call more than once. */
+  async abort(): Promise<void> {
+    this.stream.destroy()
+    await this.handle.close().catch(() => undefined)
+    await rm(this.tmp, {force: true})
+    live.delete(this.tmp)
+  }
+}
+
+/** Write a small file atomically (checkpoint header, config): exclusive temp, fsync, rename. */
+export async function writeFileAtomic(target: string, data: string, mode = 0o600): Promise<void> {
+  const tmp = tempPathFor(target)
+  let handle: FileHandle | undefined
+  try {
+    handle = await openExclusive(tmp, mode)
+    live.add(tmp)
+    await handle.writeFile(data)
+    await handle.sync()
+    await handle.close()
+    handle = undefined
+    await rename(tmp, target)
+    live.delete(tmp)
+  } catch (error) {
+    await handle?.close().catch(() => undefined)
+    await rm(tmp, {force: true})
+    live.delete(tmp)
+    throw localIoError(error, 'writing', target)
+  }
+}
+
+/** What else must not outlive a process that exits at once (a lock, a scratch folder). */
+const cleanups = new Set<() => void>()
+
+/** Register a synchronous clean-up for an immediate exit; returns its removal. */
+export function onImmediateExit(fn: () => void): () => void {
+  cleanups.add(fn)
+  return () => cleanups.delete(fn)
+}
+
+/** A second Ctrl-C exits at once: remove every temp file first (synchronously, nothing else runs after). */
+export function removeTempFilesSync(): void {
+  for (const tmp of live) rmSync(tmp, {force: true})
+  live.clear()
+  for (const fn of cleanups) {
+    try {
+      fn()
+    } catch {
+      // best effort: the process is leaving
+    }
+  }
+  cleanups.clear()
+}
+
+/** Check, before any request, that --out can be written: its folder exists and it is not a folder itself. */
+export async function assertWritableTarget(out: string): Promise<void> {
+  const dir = dirname(out)
+  const d = await stat(dir).catch(() => undefined)
+  if (!d?.isDirectory())
+    throw new UsageError(`--out ${out}: the folder ${dir} does not exist; create it first`)
+  const f = await stat(out).catch(() => undefined)
+  if (f?.isDirectory()) throw new UsageError(`--out ${out} is a folder; give a file name`)
+}

@@ -1,0 +1,42 @@
+import {LocalIoError, SflError} from '../api/errors.js'
+
+/**
+ * Turn a file-system failure into one line that says what failed, where, and what to do (exit 8), instead
+ * of a raw errno message or a stack trace. Errors that are already ours pass through unchanged.
+ */
+export function localIoError(error: unknown, doing: string, where: string): Error {
+  if (error instanceof SflError) return error
+  const code = String((error as {code?: unknown})?.code ?? '')
+  const what = `${doing} ${where}`
+  switch (code) {
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return new LocalIoError(`the disk is full (${code}) while ${what}; free some space or write elsewhere`)
+    case 'EACCES':
+    case 'EPERM':
+      return new LocalIoError(`permission denied (${code}) while ${what}; check the folder's owner and mode`)
+    case 'EROFS':
+      return new LocalIoError(`read-only file system (EROFS) while ${what}; write to a writable folder`)
+    case 'EEXIST':
+    case 'ELOOP':
+      return new LocalIoError(
+        `refusing to write through an existing file or symlink (${code}) while ${what}; someone else may be writing there`,
+      )
+    case 'EFBIG':
+    case 'EIO':
+    case 'EMFILE':
+    case 'ENFILE':
+    case 'ENOENT':
+    case 'ENOTDIR':
+    case 'EISDIR':
+      return new LocalIoError(`the file system failed (${code}) while ${what}`)
+    default:
+      return error instanceof Error ? error : new Error(String(error))
+  }
+}
+
+/** Is this a local file-system fault (as opposed to a network one)? */
+export function isLocalIoCode(error: unknown): boolean {
+  const code = String((error as {code?: unknown})?.code ?? '')
+  return /^(ENOSPC|EDQUOT|EACCES|EPERM|EROFS|EFBIG|EIO|EMFILE|ENFILE)$/.test(code)
+}

@@ -1,0 +1,126 @@
+import type {Writable} from 'node:stream'
+
+import {OutputClosedError} from '../api/errors.js'
+import {AtomicFile} from './atomic-file.js'
+import {localIoError} from './fs-errors.js'
+
+/**
+ * Where a run's records go: a file written atomically beside --out, or stdout. Writes follow the
+ * stream's backpressure (`write` returns false: await `drain`). A failure of the destination (disk full,
+ * the reader of stdout gone) is remembered, reported through `onFailure` at once (so the run stops sending)
+ * and thrown by the next `drain`/`commit`.
+ */
+export interface OutputTarget {
+  /** Human name for messages ("stdout", the file name). */
+  readonly name: string
+  write(chunk: Buffer | string): boolean
+  drain(): Promise<void>
+  /** Everything written: flush (and for a file, fsync and rename into place). */
+  commit(): Promise<void>
+  /** Give up: a file target removes its temp file; the target is untouched. */
+  abort(): Promise<void>
+}
+
+abstract class StreamTarget implements OutputTarget {
+  protected failure: Error | undefined
+  abstract readonly name: string
+
+  constructor(
+    protected readonly stream: Writable,
+    private readonly onFailure: (error: Error) => void,
+  ) {
+    stream.on('error', (error) => this.fail(error))
+  }
+
+  protected abstract describe(error: unknown): Error
+
+  protected fail(error: unknown): void {
+    if (this.failure) return
+    this.failure = this.describe(error)
+    this.onFailure(this.failure)
+  }
+
+  write(chunk: Buffer | string): boolean {
+    if (this.failure) return true // the run is stopping; drain() reports it
+    return this.stream.write(chunk)
+  }
+
+  drain(): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure)
+    if (!this.stream.writableNeedDrain) return Promise.resolve()
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        this.stream.off('drain', done)
+        this.stream.off('error', done)
+        if (this.failure) reject(this.failure)
+        else resolve()
+      }
+      this.stream.on('drain', done)
+      this.stream.on('error', done)
+    })
+  }
+
+  abstract commit(): Promise<void>
+  abstract abort(): Promise<void>
+}
+
+/** stdout: EPIPE (the reader went away, `| head`) ends the run quietly with exit 141. */
+export class StdoutTarget extends StreamTarget {
+  readonly name = 'stdout'
+
+  constructor(onFailure: (error: Error) => void, stream: Writable = process.stdout) {
+    super(stream, onFailure)
+  }
+
+  protected describe(error: unknown): Error {
+    const code = (error as {code?: string}).code
+    if (code === 'EPIPE' || code === 'ERR_STREAM_DESTROYED')
+      return new OutputClosedError('stdout was closed by its reader')
+    return localIoError(error, 'writing to', 'stdout')
+  }
+
+  async commit(): Promise<void> {
+    await this.drain()
+    // stdout writes are synchronous on Linux; a failure of the last one is emitted on the next tick
+    await new Promise((resolve) => setImmediate(resolve))
+    if (this.failure) throw this.failure
+  }
+
+  async abort(): Promise<void> {
+    // stdout stays open for whatever prints the summary; nothing to remove
+  }
+}
+
+/** --out: an exclusive temp file beside the target, renamed over it only by `commit`. */
+export class FileTarget extends StreamTarget {
+  private constructor(
+    private readonly file: AtomicFile,
+    onFailure: (error: Error) => void,
+  ) {
+    super(file.stream, onFailure)
+  }
+
+  get name(): string {
+    return this.file.target
+  }
+
+  static async create(target: string, onFailure: (error: Error) => void): Promise<FileTarget> {
+    return new FileTarget(await AtomicFile.create(target), onFailure)
+  }
+
+  protected describe(error: unknown): Error {
+    return localIoError(error, 'writing', this.file.target)
+  }
+
+  async commit(): Promise<void> {
+    if (this.failure) {
+      await this.file.abort()
+      throw this.failure
+    }
+    await this.file.commit()
+  }
+
+  async abort(): Promise<void> {
+    await this.file.abort()
+  }
+}

@@ -1,0 +1,78 @@
+import type {OutputTarget} from './output.js'
+
+export type RecordFormat = 'csv' | 'ndjson' | 'json'
+
+const BOM = '\ufeff'
+const CSV_SPECIAL = /[",\r\n]/
+
+/** RFC 4180: a field with a comma, quote, CR or LF is quoted, its quotes doubled. */
+export function csvField(s: string): string {
+  return CSV_SPECIAL.test(s) ? `"${s.replace(/"/g, '""')}"` : s
+}
+
+/** One CSV record with its CRLF line end (RFC 4180 section 2). */
+export function csvLine(cells: readonly string[]): string {
+  let line = ''
+  for (let i = 0; i < cells.length; i++) line += (i === 0 ? '' : ',') + csvField(cells[i]!)
+  return `${line}\r\n`
+}
+
+/**
+ * The one writer of every long run's output: frames records as CSV (header, CRLF rows), NDJSON (a line
+ * each) or JSON (one array, a record a line), on any target. The frame starts at the first record or at
+ * `end()`, so a run that writes nothing to a target has not touched it.
+ */
+export class RecordWriter {
+  private started = false
+  /** Records written. */
+  count = 0
+
+  constructor(
+    readonly target: OutputTarget,
+    readonly format: RecordFormat,
+    private readonly opts: {header?: readonly string[] | undefined; bom?: boolean | undefined} = {},
+  ) {}
+
+  private start(): void {
+    if (this.started) return
+    this.started = true
+    const bom = this.opts.bom ? BOM : ''
+    if (this.format === 'csv') this.target.write(`${bom}${csvLine(this.opts.header ?? [])}`)
+    else if (this.format === 'json') this.target.write('[')
+  }
+
+  /** A record as one line of JSON (ndjson and json formats). Returns false: await `target.drain()`. */
+  json(line: Buffer | string): boolean {
+    this.start()
+    const first = this.count++ === 0
+    if (this.format === 'ndjson') {
+      this.target.write(line)
+      return this.target.write('\n')
+    }
+    this.target.write(first ? '\n' : ',\n')
+    return this.target.write(line)
+  }
+
+  /** NDJSON copied as whole chunks by the caller: count the records they hold. */
+  ndjsonChunks(records: number): void {
+    this.start()
+    this.count += records
+  }
+
+  /** A record as CSV cells (formula guard already applied by the caller). */
+  csv(cells: readonly string[]): boolean {
+    this.start()
+    this.count++
+    return this.target.write(csvLine(cells))
+  }
+
+  /** Close the frame (a JSON array ends even when empty). */
+  end(): void {
+    this.start()
+    if (this.format === 'json') this.target.write(this.count === 0 ? ']\n' : '\n]\n')
+  }
+
+  get hasStarted(): boolean {
+    return this.started
+  }
+}

@@ -1,0 +1,262 @@
+import {createHash} from 'node:crypto'
+import {createReadStream} from 'node:fs'
+import {open} from 'node:fs/promises'
+
+import {normalizeAddress} from '../api/address.js'
+import {SflError, UsageError} from '../api/errors.js'
+import {validateLookup, type LookupQuery} from '../api/validate.js'
+import {readLines} from '../io/lines.js'
+
+/** The batch input file cannot be used at all (exit 2, with the line number). */
+export class InputError extends UsageError {}
+
+export interface InputRow {
+  /** 1-based line of the row in the input (the header is line 1 for CSV). */
+  line: number
+  /** All input columns, carried through to the output in their order. */
+  values: Record<string, string>
+  query?: LookupQuery
+  /** Why the row is invalid (validated with the same rules as a single lookup); no request is sent. */
+  invalid?: string
+  /** Compact identity for de-duplication: rows with the same key are looked up once. */
+  key?: string
+}
+
+/**
+ * A batch input file, read as a stream (constant memory whatever its size): `check()` reads it once to
+ * the end so a broken file stops the run before any request, then `rows()` can be read as often as needed
+ * (once to send the lookups, once to write the output in input order).
+ */
+export class BatchInput {
+  private constructor(
+    readonly path: string,
+    readonly name: string,
+    readonly kind: 'csv' | 'ndjson',
+    readonly columns: string[],
+    private readonly defaultFips: string | undefined,
+  ) {}
+
+  /** Open and check a file: encoding, header, every row's structure. Throws InputError with a line number. */
+  static async open(path: string, name: string, defaultFips: string | undefined): Promise<BatchInput> {
+    const head = await readHead(path, name)
+    const kind = head.startsWith('{') ? 'ndjson' : 'csv'
+    const columns: string[] = []
+    const seen = new Set<string>()
+    let rows = 0
+    // the whole file once: structure (and NDJSON's columns, which any line may add) before any request
+    for await (const r of rawRows(path, name, kind)) {
+      if (rows++ === 0 && kind === 'csv') {
+        columns.push(...r.values.header!.split('\u0000'))
+        continue
+      }
+      if (kind === 'ndjson')
+        for (const k of Object.keys(r.values))
+          if (!seen.has(k)) {
+            seen.add(k)
+            columns.push(k)
+          }
+    }
+    const cols = new Set(columns)
+    if (!LOOKUP_COLUMNS.some((c) => cols.has(c)))
+      throw new InputError(
+        `${name} line 1: no lookup column; expected one of address, apn, property_id (found: ${columns.join(', ') || 'none'})`,
+      )
+    if (!cols.has('fips') && defaultFips === undefined)
+      throw new InputError(`${name} line 1: no fips column; add one or give a default county with --fips`)
+    return new BatchInput(path, name, kind, columns, defaultFips)
+  }
+
+  /** Every data row, in order, validated as a lookup. */
+  async *rows(): AsyncGenerator<InputRow> {
+    let first = true
+    for await (const r of rawRows(this.path, this.name, this.kind)) {
+      if (first && this.kind === 'csv') {
+        first = false
+        continue
+      }
+      yield toRow(r.line, r.values, this.defaultFips)
+    }
+  }
+}
+
+const LOOKUP_COLUMNS = ['address', 'apn', 'property_id'] as const
+const COLUMN_NAMES = {fips: 'fips', address: 'address', apn: 'apn', propertyId: 'property_id'}
+
+/** The first bytes: not binary, UTF-8, not empty. */
+async function readHead(path: string, name: string): Promise<string> {
+  const fh = await open(path, 'r')
+  try {
+    const buf = Buffer.alloc(64 * 1024)
+    const {bytesRead} = await fh.read(buf, 0, buf.length, 0)
+    const bytes = buf.subarray(0, bytesRead)
+    const nul = bytes.indexOf(0)
+    if (nul !== -1)
+      throw new InputError(
+        `${name}: not a text file (a NUL byte at offset ${nul}); expected CSV with a header, or NDJSON`,
+      )
+    let text: string
+    try {
+      // a multi-byte character cut at the end of the sample is not an error
+      text = new TextDecoder('utf-8', {fatal: true}).decode(bytes, {stream: true})
+    } catch {
+      throw new InputError(`${name}: not UTF-8 text; save the file as UTF-8 CSV or NDJSON`)
+    }
+    const body = text.replace(/^\ufeff/, '').trimStart()
+    if (body === '' && bytesRead < buf.length)
+      throw new InputError(`${name}: the input is empty; expected a header line such as "fips,address"`)
+    return body
+  } finally {
+    await fh.close()
+  }
+}
+
+interface RawRow {
+  line: number
+  /** For the CSV header row: `{header: names joined by NUL}`. */
+  values: Record<string, string>
+}
+
+async function* rawRows(path: string, name: string, kind: 'csv' | 'ndjson'): AsyncGenerator<RawRow> {
+  if (kind === 'ndjson') {
+    let i = 0
+    for await (const l of readLines(path)) {
+      i++
+      const raw = l.bytes.toString('utf8').replace(/^\ufeff/, '')
+      if (raw.trim() === '') continue
+      let obj: unknown
+      try {
+        obj = JSON.parse(raw)
+      } catch (error) {
+        throw new InputError(`${name} line ${i}: not valid JSON (${(error as Error).message})`)
+      }
+      if (obj === null || typeof obj !== 'object' || Array.isArray(obj))
+        throw new InputError(`${name} line ${i}: expected a JSON object per line`)
+      const values: Record<string, string> = {}
+      for (const [k, v] of Object.entries(obj as Record<string, unknown>))
+        values[k] = v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v)
+      yield {line: i, values}
+    }
+    return
+  }
+  const {parse} = await import('csv-parse')
+  const parser = createReadStream(path).pipe(parse({bom: true, info: true, skip_empty_lines: true}))
+  let columns: string[] | undefined
+  try {
+    for await (const {record, info} of parser as AsyncIterable<{record: string[]; info: {lines: number}}>) {
+      if (!columns) {
+        columns = headerColumns(record, name)
+        yield {line: 1, values: {header: columns.join('\u0000')}}
+        continue
+      }
+      const values: Record<string, string> = {}
+      for (let i = 0; i < columns.length; i++) values[columns[i]!] = record[i] ?? ''
+      yield {line: info.lines, values}
+    }
+  } catch (error) {
+    if (error instanceof SflError) throw error
+    const e = error as {lines?: number; message: string}
+    throw new InputError(
+      `${name} line ${e.lines ?? '?'}: ${e.message.replace(/ on line \d+$/, '').replace(/ at line \d+$/, '')}`,
+    )
+  } finally {
+    parser.destroy()
+  }
+}
+
+function headerColumns(record: string[], name: string): string[] {
+  const header = record.map((h) => h.trim())
+  const canon = header.map((h) => h.toLowerCase().replace(/[\s-]+/g, '_'))
+  const dup = canon.find((h, i) => h !== '' && canon.indexOf(h) !== i)
+  if (dup) throw new InputError(`${name} line 1: the column "${dup}" appears twice in the header`)
+  return canon.map((c, i) => (['fips', ...LOOKUP_COLUMNS].includes(c as never) ? c : header[i]!))
+}
+
+function toRow(line: number, values: Record<string, string>, defaultFips: string | undefined): InputRow {
+  const row: InputRow = {line, values}
+  const pick = (k: string) => {
+    const v = values[k]
+    return v === undefined || v.trim() === '' ? undefined : v.trim()
+  }
+  try {
+    const q = validateLookup(
+      {
+        fips: pick('fips') ?? defaultFips,
+        address: pick('address'),
+        apn: pick('apn'),
+        propertyId: pick('property_id'),
+      },
+      COLUMN_NAMES,
+    )
+    row.query = q
+    row.key = compactKey(dedupeKey(q))
+  } catch (error) {
+    if (!(error instanceof SflError)) throw error
+    row.invalid = `line ${line}: ${error.message}`
+  }
+  return row
+}
+
+/** 96 bits of SHA-256: a million distinct lookups in a few dozen MB, with no practical chance of a clash. */
+export function compactKey(key: string): string {
+  return createHash('sha256').update(key).digest('base64url').slice(0, 16)
+}
+
+/** Rows that name the same property the same way are one lookup; addresses compare as normalised. */
+export function dedupeKey(q: LookupQuery): string {
+  if (q.by.kind !== 'address') return `${q.fips}|${q.by.kind}|${q.by.value}`
+  const n = normalizeAddress(q.by.value)
+  const rest = q.by.value
+    .split(',')
+    .slice(1)
+    .join(',')
+    .toUpperCase()
+    .replace(/[^A-Z0-9]+/g, ' ')
+    .trim()
+  return n
+    ? `${q.fips}|address|${n.number} ${n.street}${n.unit ? ` #${n.unit}` : ''}|${rest}`
+    : `${q.fips}|address|${q.by.value.toUpperCase().trim()}`
+}
+
+/**
+ * Open `--input` (a path, or - for stdin): stdin is first copied to a private temp file, since the rows
+ * are read more than once. Returns the checked input, an id of its content for the checkpoint, and a
+ * clean-up for the temp copy.
+ */
+export async function openBatchInput(
+  source: string,
+  defaultFips: string | undefined,
+  stdin: NodeJS.ReadableStream = process.stdin,
+): Promise<{input: BatchInput; inputId: string; cleanup: () => Promise<void>}> {
+  const name = source === '-' ? 'stdin' : source
+  let path = source
+  let cleanup = async () => undefined as void
+  if (source === '-') {
+    const {mkdtemp, rm} = await import('node:fs/promises')
+    const {tmpdir} = await import('node:os')
+    const {join} = await import('node:path')
+    const {pipeline} = await import('node:stream/promises')
+    const {createWriteStream} = await import('node:fs')
+    const dir = await mkdtemp(join(tmpdir(), 'sfl-input-'))
+    path = join(dir, 'stdin')
+    cleanup = () => rm(dir, {recursive: true, force: true})
+    try {
+      await pipeline(stdin, createWriteStream(path, {flags: 'wx', mode: 0o600}))
+    } catch (error) {
+      await cleanup()
+      throw new InputError(`cannot read --input -: ${(error as Error).message}`)
+    }
+  }
+  try {
+    const hash = createHash('sha256')
+    try {
+      for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)
+    } catch (error) {
+      throw new InputError(`cannot read --input ${name}: ${(error as Error).message}`)
+    }
+    const input = await BatchInput.open(path, name, defaultFips)
+    return {input, inputId: hash.digest('hex'), cleanup}
+  } catch (error) {
+    await cleanup()
+    throw error
+  }
+}

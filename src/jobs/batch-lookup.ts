@@ -1,0 +1,290 @@
+import {withoutUnit} from '../api/address.js'
+import type {HttpClient} from '../api/client.js'
+import {
+  BadRequestError,
+  BadResponseError,
+  ExitCode,
+  ForbiddenError,
+  NotFoundError,
+  type SflError,
+} from '../api/errors.js'
+import {fetchLookup} from '../api/lookup.js'
+import {redact} from '../api/secrets.js'
+import type {LookupQuery} from '../api/validate.js'
+import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
+import {cell, columnsFor, flattenRow, ShapeTracker, type Column} from '../render/columns.js'
+import type {Scheduler} from '../schedule/scheduler.js'
+import type {BatchInput, InputRow} from './batch-input.js'
+import {CircuitBreaker, type Outcome, type OutcomeKind} from './outcome.js'
+import {RunState, type JobDeps} from './run.js'
+
+/**
+ * `lookup --input` on the job engine. Each distinct lookup is one unit (one request, and one more with
+ * --unit-fallback). The input is read as a stream three times at most: checked whole before any request
+ * (BatchInput.open), read again to send the lookups as it goes, and read once more to write every input
+ * row in input order. Answers go to the journal as they arrive and are read back from it by position, so
+ * memory holds one compact key and one number per distinct lookup, not the records.
+ */
+export type RowStatus =
+  'ok' | 'matched_without_unit' | 'not_found' | 'invalid' | 'forbidden' | 'malformed' | 'error'
+
+export interface BatchRequest {
+  input: BatchInput
+  /** Identifies the input for the checkpoint (its content hash). */
+  inputId: string
+  out?: string | undefined
+  format: RecordFormat
+  restart: boolean
+  unitFallback: boolean
+  escapeFormulas: boolean
+}
+
+export interface BatchDeps extends JobDeps {
+  client: HttpClient
+  scheduler: Scheduler
+  baseUrl: string
+  onProgress?: (done: number, total: number) => void
+}
+
+export interface BatchSummary {
+  rows: number
+  counts: Record<RowStatus, number>
+  /** Rows that needed no request of their own (a duplicate of an earlier row). */
+  saved: number
+  fromCheckpoint: number
+  stopped?: SflError | undefined
+  checkpoint?: string | undefined
+  exitCode: number
+}
+
+/** Statuses a rerun does not ask again; `error` rows are retried. */
+const FINAL: ReadonlySet<RowStatus> = new Set([
+  'ok',
+  'matched_without_unit',
+  'not_found',
+  'invalid',
+  'forbidden',
+  'malformed',
+])
+
+/** Each row status as a unit outcome, for the shared exit-code rule (not_found is an answer: exit 0). */
+const KIND: Record<RowStatus, OutcomeKind> = {
+  ok: 'done',
+  matched_without_unit: 'done',
+  not_found: 'empty',
+  invalid: 'malformed',
+  forbidden: 'forbidden',
+  malformed: 'malformed',
+  error: 'failed',
+}
+const CODE: Record<RowStatus, number> = {
+  ok: 0,
+  matched_without_unit: 0,
+  not_found: 0,
+  invalid: ExitCode.usage,
+  forbidden: ExitCode.auth,
+  malformed: ExitCode.server,
+  error: ExitCode.server,
+}
+
+/** Lookups waiting for the scheduler at once: enough to keep it busy, few enough to stay small. */
+const QUEUE_PER_WORKER = 4
+
+interface Answer {
+  status: RowStatus
+  error: string | null
+  record: Record<string, unknown> | null
+}
+
+export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promise<BatchSummary> {
+  /** Final answers: compact key -> the journal position of the event that holds it. */
+  const answered = new Map<string, number>()
+  const lengths = new Map<number, number>()
+  const shape = new ShapeTracker()
+  const run = await RunState.start(deps, {
+    out: req.out,
+    restart: req.restart,
+    header: {
+      v: 2,
+      kind: 'batch',
+      params: {input: req.inputId, format: req.format, unitFallback: req.unitFallback, baseUrl: deps.baseUrl},
+    },
+    replay: (e, offset, length) => {
+      if (e['t'] !== 'row' || typeof e['k'] !== 'string' || !FINAL.has(e['s'] as RowStatus)) return
+      answered.set(e['k'], offset)
+      lengths.set(offset, length)
+      if (e['r'] && typeof e['r'] === 'object') shape.observe(e['r'] as Record<string, unknown>)
+    },
+  })
+  try {
+    const journal = run.journal
+    const fromCheckpoint = answered.size
+    /** Answers of this run that are not final (`error`), kept only in memory: a rerun asks again. */
+    const transient = new Map<string, Answer>()
+    const breaker = new CircuitBreaker()
+    let done = answered.size
+    let total = answered.size
+
+    const settle = (k: string, a: Answer) => {
+      if (FINAL.has(a.status)) {
+        const at = journal.append({t: 'row', k, s: a.status, e: a.error, r: a.record})
+        answered.set(k, at.offset)
+        lengths.set(at.offset, at.length)
+        if (a.record) shape.observe(a.record)
+      } else transient.set(k, a)
+      deps.onProgress?.(++done, total)
+      breaker.record(KIND[a.status], a.error ?? undefined)
+    }
+
+    const lookupOne = async (k: string, q: LookupQuery): Promise<void> => {
+      if (run.stopped) return
+      try {
+        settle(k, await answer(deps, q, req.unitFallback, run.signal))
+      } catch (error) {
+        if (run.absorbStop(error)) return
+        settle(k, {status: 'error', error: run.message(error), record: null})
+      }
+    }
+
+    // send: one pass over the input, each distinct lookup once, a bounded queue in front of the scheduler
+    const asked = new Set<string>()
+    const pending = new Set<Promise<void>>()
+    const limit = Math.max(1, deps.scheduler.options.concurrency) * QUEUE_PER_WORKER
+    let rows = 0
+    let saved = 0
+    try {
+      for await (const row of req.input.rows()) {
+        rows++
+        if (!row.key || !row.query) continue
+        if (asked.has(row.key)) {
+          saved++
+          continue
+        }
+        asked.add(row.key)
+        if (answered.has(row.key)) continue // answered by an earlier run
+        if (run.stopped) continue // keep counting rows; nothing more is sent
+        total++
+        const p: Promise<void> = lookupOne(row.key, row.query).finally(() => pending.delete(p))
+        pending.add(p)
+        if (pending.size >= limit) await Promise.race(pending)
+      }
+    } finally {
+      await Promise.all(pending)
+    }
+
+    // write: every input row in input order, the answers read back from the journal
+    const counts: Record<RowStatus, number> = {
+      ok: 0,
+      matched_without_unit: 0,
+      not_found: 0,
+      invalid: 0,
+      forbidden: 0,
+      malformed: 0,
+      error: 0,
+    }
+    const unanswered = `not looked up: ${run.stopped ? run.message(run.stopped) : 'the run stopped first'}`
+    const resultOf = (row: InputRow): Answer => {
+      if (row.invalid || !row.key)
+        return {status: 'invalid', error: row.invalid ?? 'invalid row', record: null}
+      const at = answered.get(row.key)
+      if (at !== undefined) {
+        const e = journal.read(at, lengths.get(at)!)
+        return {
+          status: e['s'] as RowStatus,
+          error: (e['e'] as string | null) ?? null,
+          record: (e['r'] as Record<string, unknown> | null) ?? null,
+        }
+      }
+      return transient.get(row.key) ?? {status: 'error', error: unanswered, record: null}
+    }
+    const anyAnswer = answered.size > 0 || transient.size > 0
+    const outcomes: Outcome[] = []
+    let finishedAny = false
+    if (!run.outputClosed && (anyAnswer || !run.stopped)) {
+      const cols: Column[] = columnsFor(shape.shape)
+      const inputCols = req.input.columns
+      const header = [...inputCols, 'status', 'error', ...cols.map((c) => c.header)].map((h) =>
+        cell(h, req.escapeFormulas),
+      )
+      const target = await run.outputTarget(req.out)
+      const writer = new RecordWriter(target, req.format, {header})
+      try {
+        for await (const row of req.input.rows()) {
+          const a = resultOf(row)
+          counts[a.status]++
+          const ok =
+            req.format === 'csv'
+              ? writer.csv([
+                  ...inputCols.map((c) => cell(row.values[c] ?? '', req.escapeFormulas)),
+                  a.status,
+                  a.error ?? '',
+                  ...(a.record ? flattenRow(a.record, cols, req.escapeFormulas) : cols.map(() => '')),
+                ])
+              : writer.json(JSON.stringify({...row.values, status: a.status, error: a.error, data: a.record}))
+          if (!ok) await target.drain()
+        }
+        writer.end()
+        await run.commit(target)
+      } catch (error) {
+        await target.abort()
+        if (!run.absorbStop(error)) throw error
+      }
+    }
+    for (const [status, c] of Object.entries(counts) as Array<[RowStatus, number]>) {
+      if (c === 0) continue
+      outcomes.push({kind: KIND[status], records: c, exitCode: CODE[status]})
+      if (KIND[status] === 'done' || KIND[status] === 'empty') finishedAny = true
+    }
+    const open = counts.error > 0 || Boolean(run.stopped)
+    const checkpoint = await run.finish(open)
+    return {
+      rows,
+      counts,
+      saved,
+      fromCheckpoint,
+      stopped: run.stopped,
+      checkpoint,
+      exitCode: run.exitCode(outcomes, finishedAny),
+    }
+  } finally {
+    await run.close()
+  }
+}
+
+/** One lookup, and with --unit-fallback its base address once more; the HTTP outcome as a row status. */
+async function answer(
+  deps: BatchDeps,
+  q: LookupQuery,
+  unitFallback: boolean,
+  signal: AbortSignal,
+): Promise<Answer> {
+  try {
+    const [rec] = await fetchLookup(deps, q, signal)
+    return {status: 'ok', error: null, record: rec ?? null}
+  } catch (first) {
+    let error = first
+    if (error instanceof NotFoundError && unitFallback && q.by.kind === 'address') {
+      const base = withoutUnit(q.by.value)
+      if (base !== undefined) {
+        try {
+          const [rec] = await fetchLookup(deps, {fips: q.fips, by: {kind: 'address', value: base}}, signal)
+          return {status: 'matched_without_unit', error: null, record: rec ?? null}
+        } catch (inner) {
+          error = inner // the fallback's own outcome is what the row reports
+        }
+      }
+    }
+    const status: RowStatus | undefined =
+      error instanceof NotFoundError
+        ? 'not_found'
+        : error instanceof ForbiddenError
+          ? 'forbidden'
+          : error instanceof BadRequestError
+            ? 'invalid'
+            : error instanceof BadResponseError
+              ? 'malformed'
+              : undefined
+    if (status === undefined) throw error
+    return {status, error: redact(error instanceof Error ? error.message : String(error)), record: null}
+  }
+}

@@ -1,0 +1,373 @@
+import {createReadStream} from 'node:fs'
+import {join} from 'node:path'
+
+import type {HttpClient, HttpResponse} from '../api/client.js'
+import {BadResponseError, ServerError, type SflError} from '../api/errors.js'
+import {nextLink} from '../api/link.js'
+import {countyUrl} from '../api/query.js'
+import {redact} from '../api/secrets.js'
+import {DataScanner} from '../io/data-scanner.js'
+import {readLines} from '../io/lines.js'
+import type {OutputTarget} from '../io/output.js'
+import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
+import {cell, columnsFor, flattenRow, selectColumns, ShapeTracker, type Column} from '../render/columns.js'
+import type {Scheduler} from '../schedule/scheduler.js'
+import {RunState, type JobDeps} from './run.js'
+import {CircuitBreaker, isFinished, outcomeOf, type Outcome} from './outcome.js'
+import {PartFile, verifyPages, type PagePart} from './spool.js'
+
+/**
+ * `county-export` on the job engine. Each county is one unit: its pages (RFC 8288 rel="next") are fetched
+ * in order, each read through the data scanner into a part file and journaled once whole; counties run
+ * concurrently under the scheduler. The output holds exactly the counties that finished, whole, in the
+ * order asked, written atomically; on stdout, NDJSON and JSON (and CSV with --fields) stream as records
+ * arrive from the first unfinished county, the others wait in their part files.
+ */
+export interface ExportRequest {
+  fips: string[]
+  out?: string | undefined
+  format: RecordFormat
+  fields?: string[] | undefined
+  restart: boolean
+  bom: boolean
+  escapeFormulas: boolean
+}
+
+export interface ExportDeps extends JobDeps {
+  client: HttpClient
+  scheduler: Scheduler
+  baseUrl: string
+  onProgress?: (p: {
+    countiesDone: number
+    counties: number
+    records: number
+    expected?: number | undefined
+  }) => void
+}
+
+export interface CountyReport {
+  fips: string
+  /** Undefined when the run stopped before the county ended. */
+  outcome?: Outcome
+  records: number
+  pages: number
+}
+
+export interface ExportSummary {
+  counties: CountyReport[]
+  written: number
+  resumedUnits: number
+  stopped?: SflError | undefined
+  /** The checkpoint kept for a rerun, when some county is not final. */
+  checkpoint?: string | undefined
+  /** Whether the output (file or stdout) received the finished counties. */
+  wrote: boolean
+  exitCode: number
+}
+
+/** A county answer over this many pages is taken as a pagination loop (README "Pagination"). */
+export const MAX_PAGES = 100_000
+
+interface Unit {
+  fips: string
+  index: number
+  pages: PagePart[]
+  next?: string | undefined
+  outcome?: Outcome | undefined
+  /** Pages already copied to a streaming stdout. */
+  flushed: number
+  /** Records the service said the county holds (X-Total-Count), for the ETA. */
+  expected?: number | undefined
+}
+
+export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Promise<ExportSummary> {
+  const units: Unit[] = req.fips.map((fips, index) => ({fips, index, pages: [], flushed: 0}))
+  const byFips = new Map(units.map((u) => [u.fips, u]))
+  const run = await RunState.start(deps, {
+    out: req.out,
+    restart: req.restart,
+    header: {
+      v: 2,
+      kind: 'county-export',
+      params: {fips: req.fips, format: req.format, fields: req.fields ?? null, baseUrl: deps.baseUrl},
+    },
+    replay: (e) => {
+      const u = byFips.get(String(e['u']))
+      if (!u) return
+      if (e['t'] === 'page') {
+        u.pages.push({n: Number(e['n']), records: Number(e['records']), file: String(e['file'])})
+        u.next = typeof e['next'] === 'string' ? e['next'] : undefined
+      } else if (e['t'] === 'end') u.outcome = e['outcome'] as Outcome
+      else if (e['t'] === 'reset') Object.assign(u, {pages: [], next: undefined, outcome: undefined})
+    },
+  })
+  try {
+    const journal = run.journal
+    // a part file that does not hold what the journal says (edited, cut short) is fetched again
+    for (const u of units) {
+      if (u.pages.length === 0 || (u.outcome && !isFinished(u.outcome.kind))) continue
+      const bad = await verifyPages(journal.partsDir, u.pages)
+      if (bad) {
+        deps.notice(`sfl: ${bad}; county ${u.fips} will be fetched again`)
+        Object.assign(u, {pages: [], next: undefined, outcome: undefined})
+        journal.append({t: 'reset', u: u.fips})
+      }
+    }
+    const resumedUnits = units.filter((u) => u.outcome && u.outcome.kind !== 'failed').length
+    const shape = new ShapeTracker()
+    const csvNeedsShape = req.format === 'csv' && !req.fields?.length
+    if (csvNeedsShape)
+      for (const u of units)
+        for (const p of u.pages)
+          for await (const l of readLines(join(journal.partsDir, p.file)))
+            if (l.complete) shape.observe(JSON.parse(l.bytes.toString('utf8')) as Record<string, unknown>)
+
+    // CSV with --fields knows its header before any record: it can stream to stdout
+    const fixedCols = req.format === 'csv' && req.fields?.length ? selectColumns([], req.fields) : undefined
+    const header = (cols: Column[]) => cols.map((c) => cell(c.header, req.escapeFormulas))
+    const rowOf = (rec: Record<string, unknown>, cols: Column[]) => flattenRow(rec, cols, req.escapeFormulas)
+
+    // stdout streams when the frame is known up front; otherwise everything is assembled at the end
+    const streaming = !req.out && (req.format !== 'csv' || fixedCols !== undefined)
+    const stdout = streaming ? run.stdoutTarget() : undefined
+    const live = stdout
+      ? new RecordWriter(stdout, req.format, {header: fixedCols && header(fixedCols), bom: req.bom})
+      : undefined
+
+    let records = units.reduce((n, u) => n + u.pages.reduce((m, p) => m + p.records, 0), 0)
+    const progress = () =>
+      deps.onProgress?.({
+        countiesDone: units.filter((u) => u.outcome && u.outcome.kind !== 'failed').length,
+        counties: units.length,
+        records,
+        // an ETA for one county from what the service said it holds (none when it did not say)
+        expected: units.length === 1 ? units[0]!.expected : undefined,
+      })
+    progress()
+
+    /** Copy a unit's finished, spooled pages to the live stdout writer. */
+    const flushSpooled = async (u: Unit) => {
+      for (; u.flushed < u.pages.length; u.flushed++)
+        await copyPart(
+          join(journal.partsDir, u.pages[u.flushed]!.file),
+          u.pages[u.flushed]!,
+          live!,
+          fixedCols,
+          rowOf,
+        )
+    }
+    let head = 0
+    /** When the first unfinished unit ends, the next one's spooled pages go out and it streams from then on. */
+    const advance = async () => {
+      while (live && head < units.length) {
+        const u = units[head]!
+        if (u.outcome && isFinished(u.outcome.kind)) await flushSpooled(u)
+        if (!u.outcome || u.outcome.kind === 'failed') break
+        head++
+      }
+      if (live && head < units.length) await flushSpooled(units[head]!)
+    }
+
+    const breaker = new CircuitBreaker()
+    const exportUnit = async (u: Unit): Promise<void> => {
+      if (u.outcome && u.outcome.kind !== 'failed') return
+      u.outcome = undefined
+      let url: string | undefined =
+        u.next ?? (u.pages.length === 0 ? countyUrl(deps.baseUrl, u.fips) : undefined)
+      const seen = new Set<string>()
+      const origin = new URL(deps.baseUrl).origin
+      try {
+        while (url !== undefined) {
+          run.throwIfStopped()
+          // never follow a next link off the service's origin: the key would go with it
+          if (new URL(url).origin !== origin)
+            throw new BadResponseError(
+              `the next-page link leads to another origin (${new URL(url).origin}); not followed`,
+            )
+          if (seen.has(url))
+            throw new BadResponseError(
+              `the next-page link points back to a page already fetched (page ${u.pages.length + 1}); the service's pagination loops`,
+            )
+          if (u.pages.length >= MAX_PAGES)
+            throw new BadResponseError(
+              `more than ${MAX_PAGES.toLocaleString('en-US')} pages; taken as a pagination loop`,
+            )
+          seen.add(url)
+          const n = u.pages.length + 1
+          const file = `${u.fips}-${String(n).padStart(5, '0')}.ndjson`
+          const direct = live !== undefined && u.index === head && u.flushed === u.pages.length
+          const pageUrl: string = url
+          let emitted = 0
+          const page = await deps.scheduler.run(
+            () => deps.client.get(pageUrl, run.signal),
+            async (res) => {
+              const total = Number(res.headers['x-total-count'])
+              if (Number.isSafeInteger(total) && total > 0) u.expected = total
+              const part = await PartFile.create(join(journal.partsDir, file))
+              try {
+                let skip = emitted // a retried page that already streamed some records: do not repeat them
+                const count = await scanRecords(res, async (bytes, rec) => {
+                  if (csvNeedsShape) shape.observe(rec)
+                  part.write(bytes)
+                  if (direct) {
+                    if (skip > 0) skip--
+                    else {
+                      emitted++
+                      const ok = fixedCols ? live!.csv(rowOf(rec, fixedCols)) : live!.json(bytes)
+                      if (!ok) await live!.target.drain()
+                    }
+                  }
+                  if (part.needsDrain) await part.drain()
+                })
+                await part.close()
+                return {records: count, next: nextLink(res.headers['link'], res.url)}
+              } catch (error) {
+                await part.discard()
+                throw error
+              }
+            },
+          )
+          if (page.next !== undefined && redact(page.next) !== page.next)
+            throw new BadResponseError(
+              'the next-page link carries the API key; not stored or followed (spec 5.1 sends the key in X-Api-Key only)',
+            )
+          u.pages.push({n, records: page.records, file})
+          u.next = page.next
+          if (direct) u.flushed = u.pages.length
+          journal.append({t: 'page', u: u.fips, n, records: page.records, file, next: page.next ?? null})
+          records += page.records
+          progress()
+          url = page.next
+        }
+        u.outcome = {
+          kind: u.pages.length === 0 ? 'empty' : 'done',
+          records: u.pages.reduce((m, p) => m + p.records, 0),
+          exitCode: 0,
+        }
+      } catch (error) {
+        if (run.absorbStop(error)) return
+        u.outcome = {...outcomeOf(error, run.message(error), true), records: 0}
+      }
+      journal.append({t: 'end', u: u.fips, outcome: u.outcome})
+      progress()
+      if (u.index === head) await advance()
+      try {
+        breaker.record(u.outcome.kind, u.outcome.error)
+      } catch (error) {
+        run.absorbStop(error)
+      }
+    }
+
+    await Promise.all(units.map((u) => exportUnit(u).catch((error: unknown) => void run.absorbStop(error))))
+    if (live) await advance().catch((error: unknown) => void run.absorbStop(error))
+
+    const finished = units.filter((u) => u.outcome && isFinished(u.outcome.kind))
+    let wrote = false
+    let written = 0
+    if (live) {
+      // the stream already carries every finished county; close its frame unless the reader left
+      if (!run.outputClosed && (live.hasStarted || finished.length > 0)) {
+        live.end()
+        await run.commit(stdout!)
+      }
+      wrote = live.hasStarted
+      written = live.count
+    } else if (finished.length > 0) {
+      // every finished county, whole, in the order asked; the target is replaced only when complete
+      const cols = fixedCols ?? selectColumns(columnsFor(shape.shape), req.fields)
+      const target = await run.outputTarget(req.out)
+      const writer = new RecordWriter(target, req.format, {header: header(cols), bom: req.bom})
+      try {
+        for (const u of finished)
+          for (const p of u.pages)
+            await copyPart(
+              join(journal.partsDir, p.file),
+              p,
+              writer,
+              req.format === 'csv' ? cols : undefined,
+              rowOf,
+            )
+        writer.end()
+        await run.commit(target)
+        wrote = true
+        written = writer.count
+      } catch (error) {
+        await target.abort()
+        run.absorbStop(error)
+      }
+    }
+    const open = units.some((u) => !u.outcome || u.outcome.kind === 'failed')
+    const checkpoint = await run.finish(open)
+    return {
+      counties: units.map((u) => ({
+        fips: u.fips,
+        ...(u.outcome ? {outcome: u.outcome} : {}),
+        records: u.pages.reduce((m, p) => m + p.records, 0),
+        pages: u.pages.length,
+      })),
+      written,
+      resumedUnits,
+      stopped: run.stopped,
+      checkpoint,
+      wrote,
+      exitCode: run.exitCode(
+        units.flatMap((u) => (u.outcome ? [u.outcome] : [])),
+        finished.length > 0,
+      ),
+    }
+  } finally {
+    await run.close()
+  }
+}
+
+/**
+ * Read one response through the data scanner, handing each record's bytes (and its parsed value) to
+ * `onRecord`. Every record is parsed once: it proves the bytes are JSON before they reach any output.
+ */
+async function scanRecords(
+  res: HttpResponse,
+  onRecord: (bytes: Buffer, record: Record<string, unknown>) => Promise<void> | void,
+): Promise<number> {
+  const scanner = new DataScanner()
+  let count = 0
+  for await (const chunk of res.body) {
+    for (const raw of scanner.push(chunk)) {
+      let rec: Record<string, unknown>
+      try {
+        rec = JSON.parse(raw.toString('utf8')) as Record<string, unknown>
+      } catch {
+        throw new BadResponseError(`record ${count + 1} of the page is not valid JSON`)
+      }
+      // NDJSON needs one line per record: re-serialise only when the service pretty-printed it
+      const bytes = raw.includes(0x0a) || raw.includes(0x0d) ? Buffer.from(JSON.stringify(rec)) : raw
+      count++
+      await onRecord(bytes, rec)
+    }
+  }
+  scanner.end()
+  return count
+}
+
+/** Copy one part file's records to a writer: a byte copy for NDJSON, a line at a time for JSON, rows for CSV. */
+async function copyPart(
+  file: string,
+  part: PagePart,
+  writer: RecordWriter,
+  cols: Column[] | undefined,
+  rowOf: (rec: Record<string, unknown>, cols: Column[]) => string[],
+): Promise<void> {
+  if (writer.format === 'ndjson' && cols === undefined) {
+    // the part file is already NDJSON: whole chunks
+    writer.ndjsonChunks(part.records)
+    for await (const chunk of createReadStream(file, {highWaterMark: 1 << 20}))
+      if (!writer.target.write(chunk as Buffer)) await writer.target.drain()
+    return
+  }
+  for await (const l of readLines(file)) {
+    if (!l.complete) throw new ServerError(`the part file ${file} ends mid-record`)
+    const ok = cols
+      ? writer.csv(rowOf(JSON.parse(l.bytes.toString('utf8')) as Record<string, unknown>, cols))
+      : writer.json(l.bytes)
+    if (!ok) await writer.target.drain()
+  }
+}

@@ -1,0 +1,179 @@
+import {closeSync, constants, ftruncateSync, openSync, readSync, writeSync} from 'node:fs'
+import {mkdir, rm, stat} from 'node:fs/promises'
+
+import {CheckpointError} from '../api/errors.js'
+import {localIoError} from '../io/fs-errors.js'
+import {readLines} from '../io/lines.js'
+
+/**
+ * The checkpoint of a long run: an append-only journal beside --out (`<out>.sfl-checkpoint`), one JSON
+ * object a line. The first line says what the run was asked for; every later line is one event (a page
+ * spooled, a unit's final outcome, a batch answer). Appending costs the same at page 100,000 as at page 1,
+ * and a line cut short by a crash is dropped when the journal is read back. Holds no key: URLs are stored
+ * through `redactUrl`-style cleaning by the jobs, and the key never enters an event.
+ */
+export interface JournalHeader {
+  v: 2
+  kind: 'county-export' | 'batch'
+  /** What the run was asked for; continuing needs the same. */
+  params: Record<string, unknown>
+}
+
+export interface JournalPaths {
+  journal: string
+  parts: string
+  lock: string
+}
+
+export function journalPaths(out: string): JournalPaths {
+  return {journal: `${out}.sfl-checkpoint`, parts: `${out}.sfl-parts`, lock: `${out}.sfl-lock`}
+}
+
+const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW
+
+export class Journal {
+  private fd: number | undefined
+  private readFd: number | undefined
+  /** Bytes in the journal: the offset of the next event. */
+  private size: number
+
+  private constructor(
+    readonly path: string,
+    readonly partsDir: string,
+    fd: number,
+    size: number,
+  ) {
+    this.fd = fd
+    this.size = size
+  }
+
+  /**
+   * Open the journal of `header`'s run: continue it when one exists for the same request (each event is
+   * replayed through `replay`, with its byte offset), or start a new one. `restart` discards an old one.
+   * A journal for a different request is refused with the flag that settles it.
+   */
+  static async open(
+    paths: JournalPaths,
+    header: JournalHeader,
+    opts: {
+      restart: boolean
+      replay: (event: Record<string, unknown>, offset: number, length: number) => void
+    },
+  ): Promise<{journal: Journal; resumed: boolean}> {
+    if (opts.restart) await Journal.discard(paths)
+    const existing = await stat(paths.journal).catch(() => undefined)
+    if (existing) {
+      let good = 0
+      let first = true
+      for await (const line of readLines(paths.journal)) {
+        if (!line.complete) break // cut short by a crash: dropped, and overwritten below
+        let event: Record<string, unknown>
+        try {
+          event = JSON.parse(line.bytes.toString('utf8')) as Record<string, unknown>
+        } catch {
+          if (first) throw unreadable(paths)
+          break
+        }
+        if (first) {
+          checkHeader(paths, event, header)
+          first = false
+        } else opts.replay(event, line.offset, line.bytes.length)
+        good = line.offset + line.bytes.length + 1
+      }
+      if (!first) {
+        const fd = openAppend(paths.journal)
+        if (good < existing.size) ftruncateSync(fd, good)
+        await mkdir(paths.parts, {recursive: true, mode: 0o700})
+        return {journal: new Journal(paths.journal, paths.parts, fd, good), resumed: true}
+      }
+      // an empty or headless journal: nothing to continue
+      await Journal.discard(paths)
+    }
+    await rm(paths.parts, {recursive: true, force: true})
+    try {
+      await mkdir(paths.parts, {mode: 0o700})
+    } catch (error) {
+      throw localIoError(error, 'creating', paths.parts)
+    }
+    const journal = new Journal(paths.journal, paths.parts, openAppend(paths.journal, true), 0)
+    journal.append(header as unknown as Record<string, unknown>)
+    return {journal, resumed: false}
+  }
+
+  /** A journal for a run without --out (stdout): private, in a temp folder, removed at the end. */
+  static async scratch(dir: string, header: JournalHeader): Promise<Journal> {
+    const path = `${dir}/checkpoint`
+    const journal = new Journal(path, dir, openAppend(path, true), 0)
+    journal.append(header as unknown as Record<string, unknown>)
+    return journal
+  }
+
+  static async discard(paths: Pick<JournalPaths, 'journal' | 'parts'>): Promise<void> {
+    await rm(paths.journal, {force: true})
+    await rm(paths.parts, {recursive: true, force: true})
+  }
+
+  /** Append one event; returns where it lies (a batch answer is read back from there at the end). */
+  append(event: Record<string, unknown>): {offset: number; length: number} {
+    const line = Buffer.from(`${JSON.stringify(event)}\n`)
+    const offset = this.size
+    try {
+      writeSync(this.fd!, line)
+    } catch (error) {
+      throw localIoError(error, 'saving the checkpoint', this.path)
+    }
+    this.size += line.length
+    return {offset, length: line.length - 1}
+  }
+
+  /** Read one event back by its position. */
+  read(offset: number, length: number): Record<string, unknown> {
+    this.readFd ??= openSync(this.path, 'r')
+    const buf = Buffer.allocUnsafe(length)
+    readSync(this.readFd, buf, 0, length, offset)
+    return JSON.parse(buf.toString('utf8')) as Record<string, unknown>
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd)
+    if (this.readFd !== undefined) closeSync(this.readFd)
+    this.fd = undefined
+    this.readFd = undefined
+  }
+
+  async remove(): Promise<void> {
+    this.close()
+    await Journal.discard({journal: this.path, parts: this.partsDir})
+  }
+}
+
+function openAppend(path: string, fresh = false): number {
+  try {
+    return openSync(path, fresh ? APPEND | constants.O_EXCL : APPEND, 0o600)
+  } catch (error) {
+    throw localIoError(error, 'opening the checkpoint', path)
+  }
+}
+
+function unreadable(paths: JournalPaths): CheckpointError {
+  return new CheckpointError(
+    `the checkpoint ${paths.journal} cannot be read (not written by this version of sfl?); add --restart to discard it and start over`,
+  )
+}
+
+function checkHeader(paths: JournalPaths, event: Record<string, unknown>, header: JournalHeader): void {
+  if (event['v'] !== header.v || event['kind'] !== header.kind) throw unreadable(paths)
+  const had = JSON.stringify(event['params'])
+  if (had !== JSON.stringify(header.params))
+    throw new CheckpointError(
+      `the checkpoint ${paths.journal} belongs to a different run (${describeParams(event['params'])}); rerun with those arguments to finish it, or add --restart to discard it and start over`,
+    )
+}
+
+function describeParams(p: unknown): string {
+  if (p === null || typeof p !== 'object') return 'unknown arguments'
+  return Object.entries(p as Record<string, unknown>)
+    .filter(([, v]) => v !== null && v !== undefined && v !== false)
+    .map(([k, v]) => `${k} ${Array.isArray(v) ? v.join(',') : String(v)}`)
+    .join('; ')
+}

@@ -1,0 +1,161 @@
+import {rmSync} from 'node:fs'
+import {mkdtemp, rm} from 'node:fs/promises'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import type {Writable} from 'node:stream'
+
+import {InterruptedError, OutputClosedError, SflError} from '../api/errors.js'
+import type {Scheduler} from '../schedule/scheduler.js'
+import {redact} from '../api/secrets.js'
+import {onImmediateExit} from '../io/atomic-file.js'
+import {FileTarget, StdoutTarget, type OutputTarget} from '../io/output.js'
+import {Journal, journalPaths, type JournalHeader} from './journal.js'
+import {acquireLock, type Lock} from './lock.js'
+import {runExitCode, stopsTheRun, type Outcome} from './outcome.js'
+
+/** What a job needs from the command that runs it. */
+export interface JobDeps {
+  /** Ctrl-C / SIGTERM. */
+  signal: AbortSignal
+  /** A notice on stderr (not with --quiet). */
+  notice: (line: string) => void
+  /** Where stdout output goes (tests); process.stdout otherwise. */
+  stdout?: Writable
+  /** Every request goes through it; a stop halts it. */
+  scheduler: Scheduler
+}
+
+/**
+ * The state every long run shares, whatever its units: the lock and journal beside --out (or a private
+ * scratch folder for stdout), the one reason the run stopped, the run's own abort signal (Ctrl-C, or a
+ * stop such as the rate limit or the circuit breaker: nothing more is sent), and the exit-code rule.
+ */
+export class RunState {
+  stopped: SflError | undefined
+  private readonly controller = new AbortController()
+  private unregister: Array<() => void> = []
+
+  private constructor(
+    private readonly deps: JobDeps,
+    readonly journal: Journal,
+    private readonly lock: Lock | undefined,
+    private readonly scratch: string | undefined,
+  ) {
+    const onAbort = () => this.stop(new InterruptedError('interrupted'))
+    if (deps.signal.aborted) onAbort()
+    else deps.signal.addEventListener('abort', onAbort, {once: true})
+    this.unregister.push(() => deps.signal.removeEventListener('abort', onAbort))
+  }
+
+  static async start(
+    deps: JobDeps,
+    o: {
+      out?: string | undefined
+      restart: boolean
+      header: JournalHeader
+      replay: (event: Record<string, unknown>, offset: number, length: number) => void
+    },
+  ): Promise<RunState> {
+    if (!o.out) {
+      const scratch = await mkdtemp(join(tmpdir(), 'sfl-run-'))
+      const run = new RunState(deps, await Journal.scratch(scratch, o.header), undefined, scratch)
+      run.unregister.push(onImmediateExit(() => rmSync(scratch, {recursive: true, force: true})))
+      return run
+    }
+    const paths = journalPaths(o.out)
+    const lock = await acquireLock(paths.lock, deps.notice)
+    const unlockOnExit = onImmediateExit(() => lock.release())
+    try {
+      const {journal, resumed} = await Journal.open(paths, o.header, {restart: o.restart, replay: o.replay})
+      if (resumed)
+        deps.notice(`sfl: continuing the run recorded in ${paths.journal} (add --restart to start over)`)
+      const run = new RunState(deps, journal, lock, undefined)
+      run.unregister.push(unlockOnExit)
+      return run
+    } catch (error) {
+      unlockOnExit()
+      lock.release()
+      throw error
+    }
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal
+  }
+
+  get outputClosed(): boolean {
+    return this.stopped instanceof OutputClosedError
+  }
+
+  /**
+   * The first stop wins. Nothing more is sent after a stop; requests already in flight finish and their
+   * answers are kept (they cost budget), except on Ctrl-C or a closed stdout, which abort them at once.
+   */
+  stop(error: SflError): void {
+    this.stopped ??= error
+    this.deps.scheduler.halt(this.stopped)
+    if (
+      (error instanceof InterruptedError || error instanceof OutputClosedError) &&
+      !this.controller.signal.aborted
+    )
+      this.controller.abort()
+  }
+
+  throwIfStopped(): void {
+    if (this.stopped) throw this.stopped
+  }
+
+  /**
+   * A unit's error that ends the whole run (or arrives because the run is ending) is taken here: true
+   * means "not this unit's outcome". Anything else is the unit's own failure.
+   */
+  absorbStop(error: unknown): boolean {
+    if (stopsTheRun(error)) {
+      this.stop(error)
+      return true
+    }
+    if (this.controller.signal.aborted) return true // an aborted request of a run that already stopped
+    if (error instanceof SflError) return false
+    return false
+  }
+
+  /** One redacted line for a unit's error. */
+  message(error: unknown): string {
+    return redact((error instanceof Error ? error.message : String(error)).split('\n')[0]!)
+  }
+
+  stdoutTarget(): StdoutTarget {
+    return new StdoutTarget((e) => this.absorbStop(e), this.deps.stdout)
+  }
+
+  async outputTarget(out: string | undefined): Promise<OutputTarget> {
+    return out ? FileTarget.create(out, (e) => this.absorbStop(e)) : this.stdoutTarget()
+  }
+
+  /** Finish an output; a failure of the destination stops the run (and is reported as its reason). */
+  async commit(target: OutputTarget): Promise<void> {
+    await target.commit()
+  }
+
+  /** Keep the checkpoint when some unit is not final (returns its path); otherwise remove it. */
+  async finish(open: boolean): Promise<string | undefined> {
+    if (this.scratch) return undefined
+    if (open) {
+      this.journal.close()
+      return this.journal.path
+    }
+    await this.journal.remove()
+    return undefined
+  }
+
+  exitCode(outcomes: Outcome[], finishedAny: boolean): number {
+    return runExitCode({outcomes, stopped: this.stopped, finishedAny})
+  }
+
+  async close(): Promise<void> {
+    this.journal.close()
+    this.lock?.release()
+    for (const u of this.unregister) u()
+    if (this.scratch) await rm(this.scratch, {recursive: true, force: true})
+  }
+}

@@ -1,0 +1,91 @@
+import {constants, createWriteStream, openSync, type WriteStream} from 'node:fs'
+import {once} from 'node:events'
+import {rm} from 'node:fs/promises'
+import {basename, join} from 'node:path'
+
+import {localIoError} from '../io/fs-errors.js'
+import {countLines} from '../io/lines.js'
+
+/**
+ * Part files: one NDJSON file per page of a unit, in the run's parts folder (0700, made by the run). A
+ * part is journaled only after its body was read to the end and the file closed, so a resumed run never
+ * keeps half a page; a retried page starts its part afresh.
+ */
+export interface PagePart {
+  n: number
+  records: number
+  file: string
+}
+
+const FRESH = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW
+
+export class PartFile {
+  private failure: Error | undefined
+
+  private constructor(
+    readonly path: string,
+    private readonly stream: WriteStream,
+  ) {
+    stream.on('error', (error) => (this.failure ??= error))
+  }
+
+  static async create(path: string): Promise<PartFile> {
+    let fd: number
+    try {
+      // a numeric fd owned by the stream (a FileHandle would be closed again when collected)
+      fd = openSync(path, FRESH, 0o600)
+    } catch (error) {
+      throw localIoError(error, 'writing the part file', path)
+    }
+    const stream = createWriteStream('', {fd, highWaterMark: 1 << 20})
+    return new PartFile(path, stream)
+  }
+
+  /** Write one record's bytes and its newline. */
+  write(bytes: Buffer): void {
+    this.stream.write(bytes)
+    this.stream.write('\n')
+  }
+
+  get needsDrain(): boolean {
+    return this.stream.writableNeedDrain
+  }
+
+  async drain(): Promise<void> {
+    if (!this.failure)
+      await new Promise<void>((resolve) => {
+        this.stream.once('drain', resolve)
+        this.stream.once('close', resolve)
+      })
+    if (this.failure) throw localIoError(this.failure, 'writing the part file', this.path)
+  }
+
+  async close(): Promise<void> {
+    if (!this.stream.closed) {
+      this.stream.end()
+      await once(this.stream, 'close')
+    }
+    if (this.failure) throw localIoError(this.failure, 'writing the part file', this.path)
+  }
+
+  async discard(): Promise<void> {
+    this.stream.destroy()
+    await rm(this.path, {force: true})
+  }
+}
+
+/** On resume: does every part file hold exactly the records the journal says? The first problem, or none. */
+export async function verifyPages(dir: string, pages: readonly PagePart[]): Promise<string | undefined> {
+  for (const p of pages) {
+    const path = join(dir, basename(p.file))
+    let n: number
+    try {
+      n = await countLines(path)
+    } catch {
+      return `the part file ${path} is missing`
+    }
+    if (n !== p.records)
+      return `the part file ${path} holds ${n} records where the checkpoint says ${p.records}`
+  }
+  return undefined
+}
