@@ -53,6 +53,8 @@ export function printSummary(
     quiet: boolean
   },
 ): void {
+  // the reader of stdout went away (`| head`): that is how such a pipeline ends, not worth a word
+  if (end.stopped?.exitCode === 141) return
   const st = scheduler.stats
   const lines: string[] = []
   if (!end.quiet) {
@@ -66,7 +68,7 @@ export function printSummary(
     lines.push(`${command}: ${all.join(', ')}`)
   }
   lines.push(...(end.problems ?? []))
-  if (end.stopped && end.stopped.exitCode !== 141) lines.push(`Error: ${end.stopped.message}`)
+  if (end.stopped) lines.push(`Error: ${end.stopped.message}`)
   if (end.checkpoint) lines.push(`  checkpoint kept at ${end.checkpoint}; rerun the same command to continue`)
   if (lines.length) process.stderr.write(redact(`${lines.join('\n')}\n`))
 }

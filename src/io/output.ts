@@ -42,7 +42,13 @@ abstract class StreamTarget implements OutputTarget {
 
   write(chunk: Buffer | string): boolean {
     if (this.failure) return true // the run is stopping; drain() reports it
-    return this.stream.write(chunk)
+    try {
+      return this.stream.write(chunk)
+    } catch (error) {
+      // stdout on a file or device writes synchronously and throws (ENOSPC on /dev/full)
+      this.fail(error)
+      return true
+    }
   }
 
   drain(): Promise<void> {
@@ -67,9 +73,22 @@ abstract class StreamTarget implements OutputTarget {
 /** stdout: EPIPE (the reader went away, `| head`) ends the run quietly with exit 141. */
 export class StdoutTarget extends StreamTarget {
   readonly name = 'stdout'
+  /** oclif's own stdout 'error' listener throws anything but EPIPE: set aside while the run owns stdout. */
+  private readonly others: Array<(...args: unknown[]) => void>
 
   constructor(onFailure: (error: Error) => void, stream: Writable = process.stdout) {
+    const others = stream.listeners('error') as Array<(...args: unknown[]) => void>
+    stream.removeAllListeners('error')
     super(stream, onFailure)
+    this.others = others
+  }
+
+  /** Hand stdout back (the summary may follow). */
+  release(): void {
+    // a stdout that already failed stays quiet: oclif's final flush would throw the same error again
+    if (this.failure) this.stream.on('error', () => undefined)
+    else for (const l of this.others) this.stream.on('error', l)
+    this.others.length = 0
   }
 
   protected describe(error: unknown): Error {
@@ -83,11 +102,13 @@ export class StdoutTarget extends StreamTarget {
     await this.drain()
     // stdout writes are synchronous on Linux; a failure of the last one is emitted on the next tick
     await new Promise((resolve) => setImmediate(resolve))
+    this.release()
     if (this.failure) throw this.failure
   }
 
   async abort(): Promise<void> {
     // stdout stays open for whatever prints the summary; nothing to remove
+    this.release()
   }
 }
 

@@ -15,7 +15,7 @@ import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
 import {cell, columnsFor, flattenRow, ShapeTracker, type Column} from '../render/columns.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 import type {BatchInput, InputRow} from './batch-input.js'
-import {CircuitBreaker, type Outcome, type OutcomeKind} from './outcome.js'
+import type {Outcome, OutcomeKind} from './outcome.js'
 import {RunState, type JobDeps} from './run.js'
 
 /**
@@ -121,7 +121,6 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
     const fromCheckpoint = answered.size
     /** Answers of this run that are not final (`error`), kept only in memory: a rerun asks again. */
     const transient = new Map<string, Answer>()
-    const breaker = new CircuitBreaker()
     let done = answered.size
     let total = answered.size
 
@@ -133,16 +132,23 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
         if (a.record) shape.observe(a.record)
       } else transient.set(k, a)
       deps.onProgress?.(++done, total)
-      breaker.record(KIND[a.status], a.error ?? undefined)
     }
 
     const lookupOne = async (k: string, q: LookupQuery): Promise<void> => {
       if (run.stopped) return
+      let a: Answer
       try {
-        settle(k, await answer(deps, q, req.unitFallback, run.signal))
+        a = await answer(deps, q, req.unitFallback, run.signal)
       } catch (error) {
         if (run.absorbStop(error)) return
-        settle(k, {status: 'error', error: run.message(error), record: null})
+        a = {status: 'error', error: run.message(error), record: null}
+      }
+      try {
+        settle(k, a)
+      } catch (error) {
+        // the journal could not be written (a full disk): the run stops, the answer is still shown
+        transient.set(k, a)
+        if (!run.absorbStop(error)) throw error
       }
     }
 
@@ -227,7 +233,7 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
         await run.commit(target)
       } catch (error) {
         await target.abort()
-        if (!run.absorbStop(error)) throw error
+        run.absorbOrThrow(error)
       }
     }
     for (const [status, c] of Object.entries(counts) as Array<[RowStatus, number]>) {

@@ -8,12 +8,11 @@ import {countyUrl} from '../api/query.js'
 import {redact} from '../api/secrets.js'
 import {DataScanner} from '../io/data-scanner.js'
 import {readLines} from '../io/lines.js'
-import type {OutputTarget} from '../io/output.js'
 import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
 import {cell, columnsFor, flattenRow, selectColumns, ShapeTracker, type Column} from '../render/columns.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 import {RunState, type JobDeps} from './run.js'
-import {CircuitBreaker, isFinished, outcomeOf, type Outcome} from './outcome.js'
+import {isFinished, outcomeOf, type Outcome} from './outcome.js'
 import {PartFile, verifyPages, type PagePart} from './spool.js'
 
 /**
@@ -168,7 +167,6 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
       if (live && head < units.length) await flushSpooled(units[head]!)
     }
 
-    const breaker = new CircuitBreaker()
     const exportUnit = async (u: Unit): Promise<void> => {
       if (u.outcome && u.outcome.kind !== 'failed') return
       u.outcome = undefined
@@ -251,15 +249,10 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
       journal.append({t: 'end', u: u.fips, outcome: u.outcome})
       progress()
       if (u.index === head) await advance()
-      try {
-        breaker.record(u.outcome.kind, u.outcome.error)
-      } catch (error) {
-        run.absorbStop(error)
-      }
     }
 
-    await Promise.all(units.map((u) => exportUnit(u).catch((error: unknown) => void run.absorbStop(error))))
-    if (live) await advance().catch((error: unknown) => void run.absorbStop(error))
+    await Promise.all(units.map((u) => exportUnit(u).catch(run.absorbOrThrow)))
+    if (live) await advance().catch(run.absorbOrThrow)
 
     const finished = units.filter((u) => u.outcome && isFinished(u.outcome.kind))
     let wrote = false
@@ -268,8 +261,9 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
       // the stream already carries every finished county; close its frame unless the reader left
       if (!run.outputClosed && (live.hasStarted || finished.length > 0)) {
         live.end()
-        await run.commit(stdout!)
+        await run.commit(stdout!).catch(run.absorbOrThrow)
       }
+      stdout!.release()
       wrote = live.hasStarted
       written = live.count
     } else if (finished.length > 0) {
@@ -293,7 +287,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
         written = writer.count
       } catch (error) {
         await target.abort()
-        run.absorbStop(error)
+        run.absorbOrThrow(error)
       }
     }
     const open = units.some((u) => !u.outcome || u.outcome.kind === 'failed')

@@ -62,29 +62,6 @@ export function stopsTheRun(error: unknown): error is SflError {
   )
 }
 
-/**
- * Stop sending after this many units in a row failed for the network or a 5xx (each already retried by
- * the scheduler): a server that is down is not asked once per remaining unit (README "Circuit breaker").
- */
-export const BREAKER_THRESHOLD = 5
-
-export class CircuitBreaker {
-  private streak = 0
-  constructor(private readonly threshold = BREAKER_THRESHOLD) {}
-
-  /** Note one unit's ending; throws CircuitOpenError when the streak reaches the threshold. */
-  record(kind: OutcomeKind, lastError?: string): void {
-    if (kind !== 'failed') {
-      this.streak = 0
-      return
-    }
-    if (++this.streak >= this.threshold)
-      throw new CircuitOpenError(
-        `stopped after ${this.streak} failures in a row (the service or the network seems down; last: ${lastError ?? 'unknown'}); rerun the same command later to continue`,
-      )
-  }
-}
-
 /** The run's exit code (README "Exit codes"), the same rule for exports and batches. */
 export function runExitCode(run: {
   outcomes: Iterable<Outcome>

@@ -114,9 +114,13 @@ export class RunState {
       this.stop(error)
       return true
     }
-    if (this.controller.signal.aborted) return true // an aborted request of a run that already stopped
-    if (error instanceof SflError) return false
-    return false
+    // an aborted request of a run that already stopped
+    return this.controller.signal.aborted
+  }
+
+  /** For errors outside any unit (writing the output): a stop is taken, anything else is a bug and thrown. */
+  absorbOrThrow = (error: unknown): void => {
+    if (!this.absorbStop(error)) throw error
   }
 
   /** One redacted line for a unit's error. */
@@ -139,6 +143,9 @@ export class RunState {
 
   /** Keep the checkpoint when some unit is not final (returns its path); otherwise remove it. */
   async finish(open: boolean): Promise<string | undefined> {
+    // the scheduler's circuit breaker may have stopped the run without any unit being refused by it
+    const halted = this.deps.scheduler.haltedBy
+    if (!this.stopped && halted instanceof SflError) this.stopped = halted
     if (this.scratch) return undefined
     if (open) {
       this.journal.close()

@@ -1,5 +1,4 @@
 import {constants, createWriteStream, openSync, type WriteStream} from 'node:fs'
-import {once} from 'node:events'
 import {rm} from 'node:fs/promises'
 import {basename, join} from 'node:path'
 
@@ -61,10 +60,11 @@ export class PartFile {
   }
 
   async close(): Promise<void> {
-    if (!this.stream.closed) {
-      this.stream.end()
-      await once(this.stream, 'close')
-    }
+    if (!this.stream.closed)
+      await new Promise<void>((resolve) => {
+        this.stream.once('close', resolve)
+        this.stream.end()
+      })
     if (this.failure) throw localIoError(this.failure, 'writing the part file', this.path)
   }
 

@@ -7,6 +7,7 @@ import {
   ServerStatusError,
 } from '../api/client.js'
 import {
+  CircuitOpenError,
   HttpStatusError,
   InterruptedError,
   PartialFailureError,
@@ -40,6 +41,11 @@ export interface SchedulerOptions {
   random?: () => number
   backoff?: BackoffPolicy
   onEvent?: (event: SchedulerEvent) => void
+  /**
+   * Circuit breaker: after this many requests in a row failed for the network or a 5xx (each after its
+   * retries), nothing more is dispatched (README "Circuit breaker"). Default 5.
+   */
+  breakAfter?: number
   /** Ctrl-C: waits end at once and nothing more is dispatched. */
   signal?: AbortSignal | undefined
 }
@@ -67,6 +73,9 @@ export class RequestCapReachedError extends PartialFailureError {}
 
 /** Extra delay after a reset so we do not arrive a hair before the server's window turns. */
 const RESET_JITTER_MS = {min: 50, max: 400}
+/** Requests in a row that failed after their retries before the scheduler stops sending. */
+export const BREAK_AFTER = 5
+
 /** Consecutive 429s for one request before we stop believing waiting helps. */
 const MAX_429_PER_REQUEST = 10
 
@@ -86,6 +95,7 @@ export class Scheduler {
   /** Set by `halt`: nothing more is dispatched, and every wait ends at once with this error. */
   private halted: Error | undefined
   private readonly haltController = new AbortController()
+  private failStreak = 0
 
   constructor(readonly options: SchedulerOptions) {
     this.pool = pLimit(Math.max(1, options.concurrency))
@@ -102,6 +112,11 @@ export class Scheduler {
     this.halted ??= reason
     this.haltController.abort()
     this.notify()
+  }
+
+  /** Why the scheduler stopped dispatching, if it did. */
+  get haltedBy(): Error | undefined {
+    return this.halted
   }
 
   budget(): BudgetView {
@@ -146,15 +161,27 @@ export class Scheduler {
             )
           continue
         }
+        if (res.status >= 400 && res.status < 500) this.failStreak = 0 // the service answers
         if (res.status >= 400) throw await errorFromResponse(res)
-        return await handle(res)
+        const result = await handle(res)
+        this.failStreak = 0
+        return result
       } catch (error) {
         const retryable = error instanceof ServerStatusError || isRetryableNetworkError(error)
         if (!retryable) throw error
         if (failures >= this.options.retries) {
-          if (error instanceof HttpStatusError)
-            throw new ServerError(`${error.message} (gave up after ${failures} retries)`)
-          throw new ServerError(`network failure: ${describe(error)} (gave up after ${failures} retries)`)
+          const final =
+            error instanceof HttpStatusError
+              ? new ServerError(`${error.message} (gave up after ${failures} retries)`)
+              : new ServerError(`network failure: ${describe(error)} (gave up after ${failures} retries)`)
+          // trip before this request's caller runs again, so no queued request slips out first
+          if (++this.failStreak >= (this.options.breakAfter ?? BREAK_AFTER))
+            this.halt(
+              new CircuitOpenError(
+                `stopped after ${this.failStreak} failures in a row (the service or the network seems down; last: ${final.message}); rerun the same command later to continue`,
+              ),
+            )
+          throw final
         }
         const delayMs = fullJitterDelay(failures, this.random, this.options.backoff ?? DEFAULT_BACKOFF)
         failures++
