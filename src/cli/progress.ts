@@ -15,7 +15,7 @@ export class Progress {
   private waitUntil = 0
   private announcedUntil = 0
   private waitReason = ''
-  private readonly started = Date.now()
+  private readonly started: number
   private text = ''
   private ticker: NodeJS.Timeout | undefined
   private state:
@@ -27,7 +27,9 @@ export class Progress {
     private readonly scheduler: Scheduler,
     private readonly quiet = false,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.started = now()
+  }
 
   onEvent = (e: SchedulerEvent): void => {
     if (e.type !== 'wait') return

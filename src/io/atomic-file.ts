@@ -1,5 +1,5 @@
 import {randomBytes} from 'node:crypto'
-import {constants, createWriteStream, rmSync, type WriteStream} from 'node:fs'
+import {closeSync, constants, createWriteStream, fsyncSync, openSync, rmSync, type WriteStream} from 'node:fs'
 import {open, rename, rm, stat, type FileHandle} from 'node:fs/promises'
 import {basename, dirname, join} from 'node:path'
 
@@ -29,36 +29,43 @@ export async function openExclusive(path: string, mode: number): Promise<FileHan
 
 /** A file being written beside its target; `commit` makes it the target, `abort` removes it. */
 export class AtomicFile {
+  private fd: number | undefined
+
   private constructor(
     readonly target: string,
     readonly tmp: string,
-    private readonly handle: FileHandle,
-    /** The stream to write to (backpressure as usual); it does not close the handle. */
+    fd: number,
+    /** The stream to write to (backpressure as usual); it does not close the descriptor. */
     readonly stream: WriteStream,
-  ) {}
+  ) {
+    this.fd = fd
+    // errors surface through the owner's listener or through commit(); never as an uncaught event
+    stream.on('error', () => undefined)
+  }
 
   static async create(target: string, mode = 0o644): Promise<AtomicFile> {
     const tmp = tempPathFor(target)
-    let handle: FileHandle
+    let fd: number
     try {
-      handle = await openExclusive(tmp, mode)
+      fd = openSync(tmp, EXCLUSIVE, mode)
     } catch (error) {
       throw localIoError(error, 'creating a temp file for', target)
     }
     live.add(tmp)
-    const stream = createWriteStream('', {fd: handle.fd, autoClose: false, highWaterMark: 1 << 20})
-    return new AtomicFile(target, tmp, handle, stream)
+    const stream = createWriteStream('', {fd, autoClose: false, highWaterMark: 1 << 20})
+    return new AtomicFile(target, tmp, fd, stream)
   }
 
   /** Flush, fsync and rename over the target. */
   async commit(): Promise<void> {
     try {
       await new Promise<void>((resolve, reject) => {
+        if (this.stream.errored) return reject(this.stream.errored)
         this.stream.once('error', reject)
         this.stream.end(() => resolve())
       })
-      await this.handle.sync()
-      await this.handle.close()
+      fsyncSync(this.fd!)
+      this.closeFd()
       await rename(this.tmp, this.target)
       live.delete(this.tmp)
     } catch (error) {
@@ -69,10 +76,22 @@ export class AtomicFile {
 
   /** Remove the temp file (the target is untouched). Safe to call more than once. */
   async abort(): Promise<void> {
-    this.stream.destroy()
-    await this.handle.close().catch(() => undefined)
+    if (!this.stream.closed && this.fd !== undefined) {
+      await new Promise<void>((resolve) => {
+        // destroy() waits for a write in flight, then closes the descriptor itself
+        this.stream.once('close', resolve)
+        this.stream.destroy()
+      })
+      this.fd = undefined
+    }
+    this.closeFd()
     await rm(this.tmp, {force: true})
     live.delete(this.tmp)
+  }
+
+  private closeFd(): void {
+    if (this.fd !== undefined) closeSync(this.fd)
+    this.fd = undefined
   }
 }
 

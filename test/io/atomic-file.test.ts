@@ -1,0 +1,71 @@
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {describe, expect, it} from 'vitest'
+
+import {
+  AtomicFile,
+  openExclusive,
+  removeTempFilesSync,
+  tempPathFor,
+  writeFileAtomic,
+} from '../../src/io/atomic-file.js'
+
+const dir = () => mkdtempSync(join(tmpdir(), 'sfl-atomic-'))
+
+describe('atomic files', () => {
+  it('temp names beside the target are unpredictable', () => {
+    const a = tempPathFor('/x/out.csv')
+    expect(a).toMatch(/^\/x\/\.out\.csv\.sfl-tmp-[0-9a-f]{16}$/)
+    expect(tempPathFor('/x/out.csv')).not.toBe(a)
+  })
+
+  it('never opens through a planted symlink or an existing file', async () => {
+    const d = dir()
+    writeFileSync(join(d, 'victim'), 'precious')
+    symlinkSync(join(d, 'victim'), join(d, 'link'))
+    await expect(openExclusive(join(d, 'link'), 0o600)).rejects.toMatchObject({code: 'EEXIST'})
+    await expect(openExclusive(join(d, 'victim'), 0o600)).rejects.toMatchObject({code: 'EEXIST'})
+    expect(readFileSync(join(d, 'victim'), 'utf8')).toBe('precious')
+  })
+
+  it('the target changes only on commit; abort leaves it and no temp file', async () => {
+    const d = dir()
+    const out = join(d, 'out.csv')
+    writeFileSync(out, 'old')
+    const f = await AtomicFile.create(out)
+    f.stream.write('new')
+    expect(readFileSync(out, 'utf8')).toBe('old')
+    await f.abort()
+    expect(readdirSync(d)).toEqual(['out.csv'])
+    const g = await AtomicFile.create(out)
+    g.stream.write('new')
+    await g.commit()
+    expect(readFileSync(out, 'utf8')).toBe('new')
+    expect(readdirSync(d)).toEqual(['out.csv'])
+  })
+
+  it('a small file is written 0600 by default', async () => {
+    const d = dir()
+    await writeFileAtomic(join(d, 'config.json'), '{}')
+    expect(statSync(join(d, 'config.json')).mode & 0o777).toBe(0o600)
+  })
+
+  it('an immediate exit (second Ctrl-C) removes the temp files still open', async () => {
+    const d = dir()
+    const f = await AtomicFile.create(join(d, 'out.csv'))
+    expect(readdirSync(d)).toHaveLength(1)
+    removeTempFilesSync()
+    expect(readdirSync(d)).toEqual([])
+    expect(existsSync(f.tmp)).toBe(false)
+  })
+})
