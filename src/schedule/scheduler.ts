@@ -130,7 +130,8 @@ export class Scheduler {
             )
           continue
         }
-        if (res.status >= 400) throw await errorFromResponse(res)
+        // a 3xx that reached us had no usable Location (the client follows the rest): not a success
+        if (res.status >= 300 || res.status < 200) throw await errorFromResponse(res)
         return await handle(res)
       } catch (error) {
         const retryable = error instanceof ServerStatusError || isRetryableNetworkError(error)
