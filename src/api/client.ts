@@ -135,9 +135,7 @@ export class TruncatedBodyError extends ServerError {}
  * a reset. undici's bodyTimeout is only the gap between chunks, so a server dripping a byte a second
  * never trips it; this deadline does.
  */
-export class RequestTimeoutError extends ServerError {
-  readonly code = 'SFL_REQUEST_TIMEOUT'
-}
+export class RequestTimeoutError extends ServerError {}
 
 /** Errors worth retrying: connection resets, timeouts, truncated bodies (not 4xx, not our own bugs). */
 export function isRetryableNetworkError(error: unknown): boolean {
@@ -216,6 +214,7 @@ export class HttpClient {
       }
       const encoding = flat['content-encoding']?.trim().toLowerCase()
       if (encoding && encoding !== 'identity') {
+        res.body.on('error', () => undefined) // destroying emits an error nobody else listens for
         res.body.destroy()
         throw new BadResponseError(
           `the server sent a body encoded with Content-Encoding: ${encoding}, which sfl did not ask for (it sends Accept-Encoding: identity); check the base URL or the proxy in between`,
@@ -308,6 +307,7 @@ function wrapResponse(
     dump: () => settle(() => body.dump()),
     cancel: () => {
       deadline.clear()
+      body.on('error', () => undefined) // the abort error is ours, not news
       body.destroy()
     },
   }
