@@ -60,6 +60,7 @@ describe('server-supplied escape sequences never reach the terminal raw', () => 
       2,
       /HTTP 400\): bad request\\x1b\]0;pwned\\x07\\x1b\[2J\\x1b\[H\\x1b\]52;c;cm0gLXJmIH4=\\x07\\x9b31m done$/,
     )
+    // eslint-disable-next-line no-control-regex -- ESC, BEL and 8-bit CSI are what must not appear
     expect(r.stderr).not.toMatch(/[\x1b\x07\x9b]/)
   })
 
@@ -81,6 +82,7 @@ describe('server-supplied escape sequences never reach the terminal raw', () => 
   it('--debug lines show a hostile error body escaped too', async () => {
     const r = await lookup('esc-error', 'json', ['--debug'])
     expect(r.code).toBe(2)
+    // eslint-disable-next-line no-control-regex -- ESC, BEL and 8-bit CSI are what must not appear
     expect(r.stderr).not.toMatch(/[\x1b\x07\x9b]/)
     expect(r.stderr).toMatch(/^\[debug\] /m)
   })
