@@ -12,6 +12,27 @@ function isRecord(v: unknown): v is ServiceRecord {
 }
 
 /**
+ * Deepest nesting accepted in a lookup answer. A spec record is 2 levels deep (section 2.2/2.3 objects
+ * inside `data`); a record nested thousands deep overflows the stack of every recursive renderer and
+ * schema check, so it is refused as malformed before anything walks it.
+ */
+export const MAX_LOOKUP_DEPTH = 64
+
+/** Nesting depth of a parsed JSON value, walked without recursion; stops counting past `limit`. */
+export function jsonDepth(value: unknown, limit = MAX_LOOKUP_DEPTH): number {
+  let max = 0
+  const stack: Array<[unknown, number]> = [[value, 0]]
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!
+    if (v === null || typeof v !== 'object') continue
+    if (d + 1 > max) max = d + 1
+    if (max > limit) return max
+    for (const child of Object.values(v)) stack.push([child, d + 1])
+  }
+  return max
+}
+
+/**
  * Parse a successful single-lookup body (spec 4: `{status: "success", data: {...}}`). `data` may also be
  * an array (the spec leaves the multi-record shape open); each element must be a record.
  *
@@ -35,6 +56,10 @@ export function parseSuccessBody(text: string): ServiceRecord[] {
       `the service answered 200 with a body that is not JSON: "${redact(t).slice(0, 80)}${t.length > 80 ? '…' : ''}"`,
     )
   }
+  if (jsonDepth(body) > MAX_LOOKUP_DEPTH)
+    throw new BadResponseError(
+      `the service answered 200 with JSON nested deeper than ${MAX_LOOKUP_DEPTH} levels; a spec record is 2 levels deep`,
+    )
   if (!isRecord(body))
     throw new BadResponseError(
       `the service answered 200 with JSON that is not an object (${describe(body)}); expected {"status": "success", "data": {...}} (spec 4)`,

@@ -2,7 +2,7 @@ import {describe, expect, it} from 'vitest'
 
 import {BadResponseError} from '../../src/api/errors.js'
 import {TruncatedBodyError} from '../../src/api/client.js'
-import {parseSuccessBody} from '../../src/api/lookup.js'
+import {jsonDepth, parseSuccessBody} from '../../src/api/lookup.js'
 
 describe('parseSuccessBody accepts only {status: "success", data: record | [records]} (spec 4)', () => {
   it('a record', () => {
@@ -33,6 +33,11 @@ describe('parseSuccessBody accepts only {status: "success", data: record | [reco
     ['a top-level list', '[{"a":1}]', /not an object/],
     ['a top-level string', '"hello"', /not an object/],
     ['HTML', '<html>portal</html>', /not JSON: "<html>portal<\/html>"/],
+    [
+      'a record nested 100,000 deep (would overflow every recursive walker)',
+      `{"status":"success","data":{"a":${'{"b":'.repeat(100_000)}1${'}'.repeat(100_000)}}}`,
+      /nested deeper than 64 levels/,
+    ],
   ]
   for (const [what, body, message] of malformed)
     it(`is malformed (exit 6): ${what}`, () => {
@@ -49,5 +54,15 @@ describe('parseSuccessBody accepts only {status: "success", data: record | [reco
 
   it('a body cut mid-JSON is a truncation (retryable), not malformed', () => {
     expect(() => parseSuccessBody('{"status":"success","data":{"a"')).toThrow(TruncatedBodyError)
+  })
+})
+
+describe('jsonDepth walks without recursion', () => {
+  it.each([
+    [1, 0],
+    [{}, 1],
+    [{a: {b: [1]}}, 3],
+  ])('%j is %i deep', (value, depth) => {
+    expect(jsonDepth(value)).toBe(depth)
   })
 })

@@ -60,6 +60,7 @@ describe('network-side faults are exit 6 with one line', () => {
     ['data-number', /answered 200 with `data` a number \(42\) instead of a record object/],
     ['data-empty-array', /empty `data` list; spec 7 answers a lookup that matches nothing with 404/],
     ['status-not-success', /answered 200 with status "error" instead of "success"/],
+    ['deep', /JSON nested deeper than 64 levels/],
   ]
   for (const [mode, pattern] of cases)
     it(`${mode}: exit 6, nothing on stdout`, async () => {
