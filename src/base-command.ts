@@ -51,7 +51,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       helpGroup: 'CONNECTION',
     }),
     timeout: Flags.integer({
-      description: 'Per-request timeout in seconds',
+      description:
+        'Deadline in seconds for each request as a whole: connect, headers and reading the body (raise it for very large pages)',
       default: 30,
       min: 1,
       helpGroup: 'CONNECTION',
