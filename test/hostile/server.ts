@@ -46,8 +46,10 @@ export const HOSTILE_MODES = [
   'status-not-success',
   /** A county page whose `Link: rel=next` points back at itself (followed forever by a naive loop). */
   'link-loop',
-  /** One record nested 100,000 objects deep (a recursive walker overflows the stack). */
+  /** A list whose first record is nested 100,000 objects deep (a recursive walker overflows the stack), then a good one. */
   'deep',
+  /** A list whose first record has a 17 MB string field (over a 16 MB record cap), then a good one. */
+  'huge-field',
 ] as const
 export type HostileMode = (typeof HOSTILE_MODES)[number]
 
@@ -193,7 +195,24 @@ export async function startHostileServer(): Promise<HostileServer> {
           link: `<http://127.0.0.1:${(server.address() as AddressInfo).port}${req.url}>; rel="next"`,
         })
       case 'deep':
-        return json(res, 200, `{"status":"success","data":{"Fips":"06067","Deep":${deepJson(100_000)}}}`)
+        return json(
+          res,
+          200,
+          `{"status":"success","data":[{"Fips":"06067","Deep":${deepJson(100_000)}},${JSON.stringify(RECORD)}]}`,
+        )
+      case 'huge-field': {
+        // written in pieces so the server does not hold the body twice
+        const head = '{"status":"success","data":[{"Fips":"06067","Huge":"'
+        const tail = `"},${JSON.stringify(RECORD)}]}`
+        const piece = 'x'.repeat(1 << 20)
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'content-length': head.length + 17 * piece.length + tail.length,
+        })
+        res.write(head)
+        for (let i = 0; i < 17; i++) res.write(piece)
+        return res.end(tail)
+      }
       default:
         return json(res, 404, {status: 'error', code: 404, message: `unknown hostile mode ${mode}`})
     }
