@@ -2,11 +2,13 @@ import type {Dispatcher} from 'undici'
 
 import {
   BadRequestError,
+  BadResponseError,
   ForbiddenError,
   HttpStatusError,
   InvalidKeyError,
   NotFoundError,
   ServerError,
+  UnexpectedStatusError,
   UsageError,
 } from './errors.js'
 import {maskKey, redact} from './secrets.js'
@@ -128,9 +130,16 @@ const NETWORK_CODES = new Set([
 /** A body that ended before the JSON did (the connection was cut). Retryable like a reset. */
 export class TruncatedBodyError extends ServerError {}
 
+/**
+ * --timeout elapsed for one request, counting connect, headers and the whole body together. Retryable like
+ * a reset. undici's bodyTimeout is only the gap between chunks, so a server dripping a byte a second
+ * never trips it; this deadline does.
+ */
+export class RequestTimeoutError extends ServerError {}
+
 /** Errors worth retrying: connection resets, timeouts, truncated bodies (not 4xx, not our own bugs). */
 export function isRetryableNetworkError(error: unknown): boolean {
-  if (error instanceof TruncatedBodyError) return true
+  if (error instanceof TruncatedBodyError || error instanceof RequestTimeoutError) return true
   if (!(error instanceof Error)) return false
   const code = (error as {code?: unknown}).code
   if (typeof code === 'string' && NETWORK_CODES.has(code)) return true
@@ -141,8 +150,23 @@ export function isRetryableNetworkError(error: unknown): boolean {
 export class HttpClient {
   constructor(private readonly options: ClientOptions) {}
 
-  /** GET with the key in X-Api-Key only (spec 5.1). Redirects are followed by hand so the key never leaves its origin. */
+  /**
+   * GET with the key in X-Api-Key only (spec 5.1). Redirects are followed by hand so the key never leaves
+   * its origin. `signal` is the run's abort signal (Ctrl-C); on top of it, --timeout is one deadline for
+   * the whole request: connect, headers, redirects and reading the body (the returned body, text() and
+   * dump() all end with a RequestTimeoutError when it passes).
+   */
   async get(url: string, signal?: AbortSignal): Promise<HttpResponse> {
+    const deadline = startDeadline(this.options.timeoutMs, signal, url)
+    try {
+      return await this.send(url, deadline)
+    } catch (error) {
+      deadline.clear()
+      throw deadline.reason(error)
+    }
+  }
+
+  private async send(url: string, deadline: Deadline): Promise<HttpResponse> {
     const {request} = await loadUndici()
     const dispatcher = this.options.dispatcher ?? (await getDefaultDispatcher())
     const origin = new URL(url).origin
@@ -151,6 +175,8 @@ export class HttpClient {
       const sameOrigin = new URL(current).origin === origin
       const headers: Record<string, string> = {
         accept: 'application/json',
+        // say so: a compressed body we did not ask for is refused below
+        'accept-encoding': 'identity',
         'user-agent': this.options.userAgent,
       }
       if (sameOrigin) headers['x-api-key'] = this.options.apiKey
@@ -167,7 +193,7 @@ export class HttpClient {
           headers,
           headersTimeout: this.options.timeoutMs,
           bodyTimeout: this.options.timeoutMs,
-          ...(signal ? {signal} : {}),
+          signal: deadline.signal,
         }),
       )
       const flat: Record<string, string> = {}
@@ -186,21 +212,104 @@ export class HttpClient {
         current = next.toString()
         continue
       }
-      const body = res.body
-      return {
-        status: res.statusCode,
-        url: current,
-        headers: flat,
-        body: body as AsyncIterable<Buffer>,
-        text: () => body.text(),
-        dump: () => body.dump(),
-        cancel: () => body.destroy(),
+      const encoding = flat['content-encoding']?.trim().toLowerCase()
+      if (encoding && encoding !== 'identity') {
+        res.body.on('error', () => undefined) // destroying emits an error nobody else listens for
+        res.body.destroy()
+        throw new BadResponseError(
+          `the server sent a body encoded with Content-Encoding: ${encoding}, which sfl did not ask for (it sends Accept-Encoding: identity); check the base URL or the proxy in between`,
+        )
       }
+      return wrapResponse(res, current, flat, deadline)
     }
   }
 
   private debug(line: string): void {
     this.options.debug?.(redact(line))
+  }
+}
+
+interface Deadline {
+  signal: AbortSignal
+  /** Stop the timer and detach from the run's signal (the body is done). */
+  clear(): void
+  /** The error to report for `error`: the RequestTimeoutError when the deadline is what ended it. */
+  reason(error: unknown): unknown
+}
+
+/**
+ * One AbortController per request, aborted by the run's signal or by the --timeout timer. Built by hand
+ * rather than with AbortSignal.any so that the timer and the listener on the long-lived run signal are
+ * removed as soon as the body is done (an export sends thousands of requests under one run signal).
+ */
+function startDeadline(timeoutMs: number, parent: AbortSignal | undefined, url: string): Deadline {
+  const controller = new AbortController()
+  const onParent = (): void => controller.abort(parent?.reason)
+  let timeout: RequestTimeoutError | undefined
+  const timer = setTimeout(() => {
+    let host = url
+    try {
+      host = new URL(url).host
+    } catch {
+      // keep the raw string
+    }
+    timeout = new RequestTimeoutError(
+      `no complete answer from ${host} within --timeout ${Math.round(timeoutMs / 100) / 10} s (connect, headers and body); the server is slow or dripping its answer`,
+    )
+    controller.abort(timeout)
+  }, timeoutMs)
+  timer.unref()
+  if (parent?.aborted) controller.abort(parent.reason)
+  else parent?.addEventListener('abort', onParent, {once: true})
+  return {
+    signal: controller.signal,
+    clear: () => {
+      clearTimeout(timer)
+      parent?.removeEventListener('abort', onParent)
+    },
+    reason: (error) => timeout ?? error,
+  }
+}
+
+/** The response with a body that honours the deadline and releases it when read, dumped or cancelled. */
+function wrapResponse(
+  res: Dispatcher.ResponseData,
+  url: string,
+  headers: Record<string, string>,
+  deadline: Deadline,
+): HttpResponse {
+  const body = res.body
+  const settle = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work()
+    } catch (error) {
+      throw deadline.reason(error)
+    } finally {
+      deadline.clear()
+    }
+  }
+  return {
+    status: res.statusCode,
+    url,
+    headers,
+    body: {
+      async *[Symbol.asyncIterator]() {
+        try {
+          for await (const chunk of body) yield chunk as Buffer
+        } catch (error) {
+          throw deadline.reason(error)
+        } finally {
+          deadline.clear()
+        }
+      },
+    },
+    text: () => settle(() => body.text()),
+    dump: () => settle(() => body.dump()),
+    cancel: () => {
+      deadline.clear()
+      body.on('error', () => undefined) // the abort error is ours, not news
+      body.destroy()
+    },
   }
 }
 
@@ -222,7 +331,8 @@ export async function errorFromResponse(res: HttpResponse): Promise<HttpStatusEr
   } catch {
     // the body itself failed; the status is still worth reporting
   }
-  const message = redact(describeErrorBody(res.status, res.headers['content-type'], text))
+  // redact before describeErrorBody cuts the page at 120 characters: a cut key is no longer the whole key
+  const message = redact(describeErrorBody(res.status, res.headers['content-type'], redact(text)))
   switch (res.status) {
     case 400:
       return new BadRequestError(`the service rejected the request (HTTP 400): ${message}`, 400)
@@ -236,9 +346,15 @@ export async function errorFromResponse(res: HttpResponse): Promise<HttpStatusEr
     case 404:
       return new NotFoundError(`no property matches (HTTP 404): ${message}`, 404)
     default:
-      return res.status >= 500
-        ? new ServerStatusError(`server error (HTTP ${res.status}): ${message}`, res.status)
-        : new HttpStatusError(`unexpected HTTP ${res.status}: ${message}`, res.status)
+      if (res.status >= 500)
+        return new ServerStatusError(`server error (HTTP ${res.status}): ${message}`, res.status)
+      // 410, 418, a 3xx without Location...: the service's fault or a proxy's, not the user's input
+      return new UnexpectedStatusError(
+        res.status >= 300 && res.status < 400
+          ? `the service answered HTTP ${res.status} without a usable Location header: ${message}`
+          : `unexpected HTTP ${res.status} from the service: ${message}`,
+        res.status,
+      )
   }
 }
 
@@ -252,7 +368,9 @@ export function describeErrorBody(status: number, contentType: string | undefine
   if (trimmed.startsWith('{')) {
     try {
       const body = JSON.parse(trimmed) as {message?: unknown}
-      if (typeof body.message === 'string' && body.message !== '') return body.message
+      // one line: the message goes into an error line
+      if (typeof body.message === 'string' && body.message.trim() !== '')
+        return body.message.replace(/\s*[\r\n]+\s*/g, ' ').trim()
     } catch {
       // fall through to the plain-text description
     }
@@ -283,6 +401,15 @@ async function guard<T>(url: string, send: () => Promise<T>): Promise<T> {
     if (TLS_CODES.test(code))
       throw new ServerError(
         `the TLS certificate of ${host} is not trusted (${code}); if your network uses its own certificate authority, point NODE_EXTRA_CA_CERTS at its PEM file`,
+      )
+    if (code === 'UND_ERR_HEADERS_OVERFLOW')
+      throw new ServerError(
+        `the server at ${host} sent response headers larger than allowed (UND_ERR_HEADERS_OVERFLOW); check the base URL or the proxy in between`,
+      )
+    // llhttp parse errors (HPE_*) and undici's response errors: a broken answer, not a local failure
+    if (/^HPE_/.test(code) || code === 'UND_ERR_INFO' || code === 'UND_ERR_RESPONSE')
+      throw new ServerError(
+        `the server at ${host} sent an HTTP answer sfl cannot read (${code}); check the base URL or the proxy in between`,
       )
     if (code === 'ENOTFOUND')
       throw new ServerError(

@@ -48,6 +48,11 @@ export class HttpStatusError extends SflError {
   }
 }
 
+/** An HTTP status the spec does not describe (410, a 3xx without Location...): the server's fault, exit 6. */
+export class UnexpectedStatusError extends HttpStatusError {
+  override readonly exitCode = ExitCode.server
+}
+
 /** 400: the service rejected the query parameters. */
 export class BadRequestError extends HttpStatusError {
   override readonly exitCode = ExitCode.usage

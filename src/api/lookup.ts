@@ -1,14 +1,48 @@
 import {BadResponseError} from './errors.js'
 import {TruncatedBodyError, type HttpClient} from './client.js'
 import {lookupUrl} from './query.js'
+import {redact} from './secrets.js'
 import type {LookupQuery} from './validate.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 
 export type ServiceRecord = Record<string, unknown>
 
+function isRecord(v: unknown): v is ServiceRecord {
+  return v !== null && typeof v === 'object' && !Array.isArray(v)
+}
+
+/**
+ * Deepest nesting accepted in a lookup answer. A spec record is 2 levels deep (section 2.2/2.3 objects
+ * inside `data`); a record nested thousands deep overflows the stack of every recursive renderer and
+ * schema check, so it is refused as malformed before anything walks it.
+ */
+export const MAX_LOOKUP_DEPTH = 64
+
+/** Nesting depth of a parsed JSON value, walked without recursion; stops counting past `limit`. */
+export function jsonDepth(value: unknown, limit = MAX_LOOKUP_DEPTH): number {
+  let max = 0
+  const stack: Array<[unknown, number]> = [[value, 0]]
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!
+    if (v === null || typeof v !== 'object') continue
+    if (d + 1 > max) max = d + 1
+    if (max > limit) return max
+    for (const child of Object.values(v)) stack.push([child, d + 1])
+  }
+  return max
+}
+
 /**
  * Parse a successful single-lookup body (spec 4: `{status: "success", data: {...}}`). `data` may also be
- * an array (the spec leaves the multi-record shape open); each element is a record.
+ * an array (the spec leaves the multi-record shape open); each element must be a record.
+ *
+ * Anything else answered with a 200 is malformed (BadResponseError, exit 6), never an empty success:
+ * a body that is not JSON, not an object, whose `status` is not "success", whose `data` is missing,
+ * null, a string or a number, or an array holding something other than records.
+ *
+ * `data: []` is also malformed: spec 7 says a lookup that matches nothing is a 404, so a 200 with no
+ * record is the service breaking its contract. Calling it "not found" (exit 3) would let a broken
+ * server pass as a clean miss in scripts that treat exit 3 as "no such property".
  */
 export function parseSuccessBody(text: string): ServiceRecord[] {
   let body: unknown
@@ -18,16 +52,54 @@ export function parseSuccessBody(text: string): ServiceRecord[] {
     const t = text.trimStart()
     if (t.startsWith('{') || t.startsWith('['))
       throw new TruncatedBodyError('the response body ended before its JSON did')
-    throw new BadResponseError(`the service answered 200 with a body that is not JSON: "${t.slice(0, 80)}"`)
+    throw new BadResponseError(
+      `the service answered 200 with a body that is not JSON: "${redact(t).slice(0, 80)}${t.length > 80 ? '…' : ''}"`,
+    )
   }
-  const data = (body as {data?: unknown})?.data
-  if (data === undefined || data === null || typeof data !== 'object')
-    throw new BadResponseError('the service answered 200 without a `data` object (spec 4)')
-  const records = Array.isArray(data) ? data : [data]
-  return records.filter((r): r is ServiceRecord => r !== null && typeof r === 'object' && !Array.isArray(r))
+  if (jsonDepth(body) > MAX_LOOKUP_DEPTH)
+    throw new BadResponseError(
+      `the service answered 200 with JSON nested deeper than ${MAX_LOOKUP_DEPTH} levels; a spec record is 2 levels deep`,
+    )
+  if (!isRecord(body))
+    throw new BadResponseError(
+      `the service answered 200 with JSON that is not an object (${describe(body)}); expected {"status": "success", "data": {...}} (spec 4)`,
+    )
+  if (body['status'] !== 'success')
+    throw new BadResponseError(
+      `the service answered 200 with status ${describe(body['status'])} instead of "success" (spec 4)`,
+    )
+  const data = body['data']
+  if (Array.isArray(data)) {
+    if (data.length === 0)
+      throw new BadResponseError(
+        'the service answered 200 with an empty `data` list; spec 7 answers a lookup that matches nothing with 404, so this is treated as a malformed answer',
+      )
+    if (!data.every(isRecord))
+      throw new BadResponseError(
+        'the service answered 200 with a `data` list holding something other than records (spec 4)',
+      )
+    return data
+  }
+  if (!isRecord(data))
+    throw new BadResponseError(
+      `the service answered 200 with \`data\` ${describe(data)} instead of a record object (spec 4)`,
+    )
+  return [data]
 }
 
-/** One lookup through the scheduler (budget, retries) and the client. */
+/** A short, safe description of a JSON value for an error line (never the value of a long string). */
+function describe(v: unknown): string {
+  if (v === undefined) return 'missing'
+  if (v === null) return 'null'
+  if (Array.isArray(v)) return 'a list'
+  if (typeof v === 'string') return v.length <= 20 ? JSON.stringify(v) : `a string of ${v.length} characters`
+  return typeof v === 'object' ? 'an object' : `a ${typeof v} (${String(v)})`
+}
+
+/**
+ * One lookup through the scheduler (budget, retries) and the client. `signal` is the run's abort signal
+ * (Ctrl-C), passed to every request so an interrupted batch does not wait for a slow answer.
+ */
 export async function fetchLookup(
   ctx: {client: HttpClient; scheduler: Scheduler; baseUrl: string},
   query: LookupQuery,

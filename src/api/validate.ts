@@ -14,6 +14,8 @@ export const STATE_FIPS: ReadonlySet<string> = new Set([
 
 /** Spec 8.4: apn is at most 45 characters. */
 export const APN_MAX = 45
+/** Spec 2.1: CompleteStreetAddress is varchar 100, so a longer address cannot match; refused before sending. */
+export const ADDRESS_MAX = 100
 /** Spec 2.1: ServicePropertyID is a bigint of size 11. */
 export const PROPERTY_ID_MAX_DIGITS = 11
 
@@ -36,6 +38,8 @@ export function fipsProblem(fips: string): string | undefined {
 export function apnProblem(apn: string): string | undefined {
   if (apn.trim() === '') return 'must not be empty'
   if (apn.length > APN_MAX) return `is ${apn.length} characters; the service allows at most ${APN_MAX}`
+  // eslint-disable-next-line no-control-regex -- a control character cannot be part of a parcel number
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(apn)) return 'contains a control character'
   return undefined
 }
 
@@ -48,6 +52,24 @@ export function propertyIdProblem(id: string): string | undefined {
 
 export function addressProblem(address: string): string | undefined {
   if (address.trim() === '') return 'must not be empty'
+  if (address.length > ADDRESS_MAX)
+    return `is ${address.length} characters; the service stores at most ${ADDRESS_MAX} (spec 2.1)`
+  // eslint-disable-next-line no-control-regex -- a control character cannot be part of an address
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(address)) return 'contains a control character'
+  return undefined
+}
+
+/**
+ * Why a key cannot be sent, or undefined. Names no part of the key. A CR/LF or other control character
+ * would corrupt the X-Api-Key header (undici refuses it with a raw error), and a character outside
+ * printable ASCII is not a key anyone was issued; both are usually a paste or a file's line ending.
+ */
+export function apiKeyProblem(key: string): string | undefined {
+  // eslint-disable-next-line no-control-regex -- control characters are what we look for
+  if (/[\u0000-\u001f\u007f]/.test(key))
+    return 'contains a control character (a line break or a tab, say); check how it was pasted or the file it came from'
+  if (/[^\u0020-\u007e]/.test(key)) return 'contains a character outside printable ASCII'
+  if (key.includes(' ')) return 'contains a space'
   return undefined
 }
 

@@ -2,7 +2,9 @@ import {Command, Flags, Interfaces} from '@oclif/core'
 
 import {assertSafeBaseUrl, HttpClient} from '../api/client.js'
 import {ExitCode, MissingKeyError, SflError, UsageError} from '../api/errors.js'
-import {redact, registerSecret} from '../api/secrets.js'
+import {registerSecret} from '../api/secrets.js'
+import {apiKeyProblem} from '../api/validate.js'
+import {forTerminal} from '../render/terminal.js'
 import {loadConfig, resolveSettings} from '../config/profiles.js'
 import type {Scheduler, SchedulerOptions} from '../schedule/scheduler.js'
 import type {Sandbox} from '../sandbox/server.js'
@@ -35,7 +37,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     }),
     'api-key': Flags.string({
       description:
-        'API key (prefer SFL_API_KEY or `sfl keys set`: a flag lands in shell history) [env: SFL_API_KEY]',
+        'API key, or - to read it from stdin (prefer SFL_API_KEY or `sfl keys set`: a key given as a flag lands in shell history and the process list) [env: SFL_API_KEY]',
       helpGroup: 'CONNECTION',
     }),
     profile: Flags.string({
@@ -47,8 +49,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       helpGroup: 'CONNECTION',
     }),
     timeout: Flags.integer({
-      description: 'Per-request timeout in seconds',
-      default: 30,
+      description:
+        'Deadline in seconds for each request as a whole: connect, headers and reading the body [default: 30; county-export 900, a whole county can be one body]',
       min: 1,
       helpGroup: 'CONNECTION',
     }),
@@ -79,6 +81,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected ctx?: Context
   /** Default of --max-wait for this command, seconds. */
   protected static defaultMaxWait = 60
+  /** Default of --timeout for this command, seconds. */
+  protected static defaultTimeout = 30
 
   public override async init(): Promise<void> {
     await super.init()
@@ -100,15 +104,15 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   /** stderr line unless --quiet (notices, progress); errors use `warnAlways`. */
   protected notice(line: string): void {
-    if (!this.flags?.quiet) process.stderr.write(`${redact(line)}\n`)
+    if (!this.flags?.quiet) process.stderr.write(`${forTerminal(line)}\n`)
   }
 
   protected warnAlways(line: string): void {
-    process.stderr.write(`Warning: ${redact(line)}\n`)
+    process.stderr.write(`Warning: ${forTerminal(line)}\n`)
   }
 
   protected debugLine = (line: string): void => {
-    if (this.flags?.debug) process.stderr.write(`[debug] ${redact(line)}\n`)
+    if (this.flags?.debug) process.stderr.write(`[debug] ${forTerminal(line)}\n`)
   }
 
   /** Default output: a table for a person at a terminal, JSON for a pipe or a script. */
@@ -122,14 +126,26 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     const f = this.flags
     const {config, warning} = await loadConfig(this.config.configDir)
     if (warning) this.warnAlways(warning)
+    const fromStdin = f['api-key'] === '-'
+    let flagKey = f['api-key']
+    if (fromStdin) {
+      if ((f as {input?: unknown}).input === '-')
+        throw new UsageError(
+          '--api-key - and --input - both read stdin; pass the key with SFL_API_KEY instead',
+        )
+      const {readKeyFromStdin} = await import('../keys/prompt.js')
+      flagKey = await readKeyFromStdin()
+    }
     const settings = resolveSettings(
-      {profile: f.profile, baseUrl: f['base-url'], apiKey: f['api-key']},
+      {profile: f.profile, baseUrl: f['base-url'], apiKey: flagKey},
       process.env,
       config,
     )
     registerSecret(settings.apiKey)
-    if (settings.apiKeySource === 'flag')
-      this.warnAlways('--api-key puts the key in your shell history; prefer SFL_API_KEY or `sfl keys set`')
+    if (settings.apiKeySource === 'flag' && !fromStdin)
+      this.warnAlways(
+        '--api-key puts the key in your shell history and in the process list (`ps`), where other users of this machine can read it for the whole run; prefer `--api-key -` (reads stdin), SFL_API_KEY or `sfl keys set`',
+      )
     let baseUrl = settings.baseUrl
     let apiKey = settings.apiKey
     let sandbox: Sandbox | undefined
@@ -152,10 +168,15 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       throw new MissingKeyError(
         'no API key: set SFL_API_KEY, run `sfl keys set` (reads the key from stdin or a hidden prompt), or try --sandbox',
       )
+    const keyProblem = apiKeyProblem(apiKey)
+    if (keyProblem)
+      throw new UsageError(
+        `the API key (from ${describeKeySource(fromStdin ? 'stdin' : settings.apiKeySource)}) ${keyProblem}; nothing was sent`,
+      )
     const {Scheduler} = await import('../schedule/scheduler.js')
     const client = new HttpClient({
       apiKey,
-      timeoutMs: f.timeout * 1000,
+      timeoutMs: (f.timeout ?? (this.constructor as typeof BaseCommand).defaultTimeout) * 1000,
       userAgent: `${this.config.name}/${this.config.version} node/${process.versions.node}`,
       debug: this.debugLine,
     })
@@ -181,18 +202,18 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     err: Error & {exitCode?: number; oclif?: {exit?: number}},
   ): Promise<unknown> {
     if (err instanceof SflError) {
-      process.stderr.write(`Error: ${redact(err.message)}\n`)
+      process.stderr.write(`Error: ${forTerminal(err.message)}\n`)
       process.exitCode = err.exitCode
       return undefined
     }
     if (err.oclif?.exit !== undefined) {
       // oclif's own parse errors (unknown flag, bad option) are usage errors: exit 2
       if (err.oclif.exit !== 0) err.oclif.exit = ExitCode.usage
-      err.message = redact(err.message)
+      err.message = forTerminal(err.message)
       return super.catch(err)
     }
-    process.stderr.write(`Error: unexpected failure: ${redact(err.message)}\n`)
-    if (this.flags?.debug && err.stack) process.stderr.write(`${redact(err.stack)}\n`)
+    process.stderr.write(`Error: unexpected failure: ${forTerminal(err.message)}\n`)
+    if (this.flags?.debug && err.stack) process.stderr.write(`${forTerminal(err.stack)}\n`)
     process.exitCode = ExitCode.unexpected
     return undefined
   }
@@ -200,5 +221,18 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected override async finally(err: Error | undefined): Promise<unknown> {
     await this.ctx?.sandbox?.close()
     return super.finally(err)
+  }
+}
+
+function describeKeySource(source: 'flag' | 'env' | 'profile' | 'stdin' | undefined): string {
+  switch (source) {
+    case 'flag':
+      return '--api-key'
+    case 'stdin':
+      return '--api-key - (stdin)'
+    case 'env':
+      return 'SFL_API_KEY'
+    default:
+      return 'the config profile'
   }
 }

@@ -1,5 +1,5 @@
 import type {SflError} from '../api/errors.js'
-import {redact} from '../api/secrets.js'
+import {forTerminal} from '../render/terminal.js'
 import {removeTempFilesSync} from '../io/atomic-file.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 import {fmtSecs, Progress} from './progress.js'
@@ -70,5 +70,5 @@ export function printSummary(
   lines.push(...(end.problems ?? []))
   if (end.stopped) lines.push(`Error: ${end.stopped.message}`)
   if (end.checkpoint) lines.push(`  checkpoint kept at ${end.checkpoint}; rerun the same command to continue`)
-  if (lines.length) process.stderr.write(redact(`${lines.join('\n')}\n`))
+  if (lines.length) process.stderr.write(`${lines.map((l) => forTerminal(l)).join('\n')}\n`)
 }

@@ -78,6 +78,8 @@ checkpoint beside --out; running the same command again continues it (--restart 
   }
 
   protected static override defaultMaxWait = 3600
+  // a county sent as one array can be hundreds of MB: the whole-request deadline has to allow for it
+  protected static override defaultTimeout = 900
 
   async run(): Promise<ExportSummary | undefined> {
     const f = this.flags

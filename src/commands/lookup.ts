@@ -83,12 +83,14 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
       this.warnAlways(text)
     }
     const {renderRecords} = await import('../render/record-output.js')
-    process.stdout.write(
-      await renderRecords(records, format, {
-        escapeFormulas: !f['no-escape-formulas'],
-        width: process.stdout.columns ?? 100,
-      }),
-    )
+    const out = await renderRecords(records, format, {
+      escapeFormulas: !f['no-escape-formulas'],
+      width: process.stdout.columns ?? 100,
+    })
+    // records are data, printed as sent; a key inside one is the server's echo, and the user must know
+    const {warnOnceIfRecordEchoesKey} = await import('../api/secrets.js')
+    warnOnceIfRecordEchoesKey(out, (line) => this.warnAlways(line))
+    process.stdout.write(out)
   }
 
   /** `--input`: check everything, then run the batch job (src/jobs/batch-lookup.ts). */

@@ -1,12 +1,19 @@
-import {chmod, mkdir, readFile, rename, stat, writeFile} from 'node:fs/promises'
-import {dirname, join} from 'node:path'
+import type {Stats} from 'node:fs'
+import {lstat, mkdir, readFile, stat} from 'node:fs/promises'
+import {dirname, join, resolve} from 'node:path'
 
 import {UsageError} from '../api/errors.js'
+import {writeFileAtomic} from '../io/atomic-file.js'
 
 /**
  * Credential profiles in `<configDir>/config.json` (oclif's configDir: $XDG_CONFIG_HOME/sfl on Linux, or
  * $SFL_CONFIG_DIR). The file is created 0600; a looser mode is warned about, a malformed file is an error
  * that names it, and nothing ever resets it silently.
+ *
+ * The file decides where the key is sent (baseUrl), so it is trusted only when no other user could have
+ * written it, the way ssh's StrictModes treats ~/.ssh: the file, its folder and the folder's parent must
+ * be owned by the user (or root) and not writable by group or others. A world-writable parent with the
+ * sticky bit (/tmp) is accepted, since others cannot rename or remove what the user created in it.
  */
 export interface Profile {
   baseUrl?: string
@@ -32,8 +39,66 @@ export interface LoadedConfig {
   warning?: string
 }
 
+/** Why `st` (of `path`) could have been written by another user, with the command that fixes it; or undefined. */
+export function trustProblem(
+  path: string,
+  st: Pick<Stats, 'uid' | 'mode'> & {isDirectory(): boolean; isSymbolicLink(): boolean},
+  uid: number,
+  role: 'file' | 'folder' | 'parent' | 'link',
+): string | undefined {
+  const what =
+    role === 'file'
+      ? `the config file ${path}`
+      : role === 'link'
+        ? `the symbolic link ${path} (the config file)`
+        : role === 'folder'
+          ? `the config folder ${path}`
+          : `${path} (the folder holding the config folder)`
+  if (st.uid !== uid && st.uid !== 0)
+    return `${what} belongs to another user (uid ${st.uid}), who could change where your key is sent or read it; fix: chown ${uid} ${path}, or set SFL_CONFIG_DIR to a folder of your own`
+  if (role === 'link') return undefined // a link's own mode means nothing; its target is checked as the file
+  const sticky = (st.mode & 0o1000) !== 0
+  if ((st.mode & 0o022) !== 0 && !(role === 'parent' && sticky))
+    return `${what} is writable by other users (mode ${(st.mode & 0o7777).toString(8)}), who could plant a config that sends your key elsewhere; fix: chmod go-w ${path}`
+  return undefined
+}
+
+/**
+ * Refuse (exit 2) a config file, folder or parent another user could have written. `file` may not exist
+ * (before the first save). Not on Windows, which has no uid or mode bits to check.
+ */
+export async function assertTrustedConfig(configDir: string, uid = process.getuid?.()): Promise<void> {
+  if (uid === undefined || process.platform === 'win32') return
+  const dir = resolve(configDir)
+  const file = join(dir, CONFIG_FILE)
+  const checks: Array<[string, 'file' | 'folder' | 'parent' | 'link', () => Promise<Stats>]> = [
+    [dirname(dir), 'parent', () => stat(dirname(dir))],
+    [dir, 'folder', () => stat(dir)],
+    [file, 'link', () => lstat(file)],
+    [file, 'file', () => stat(file)],
+  ]
+  for (const [path, role, get] of checks) {
+    let st: Stats
+    try {
+      st = await get()
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue
+      throw new ConfigFileError(`cannot check ${path}: ${(error as Error).message}`)
+    }
+    if (role === 'link' && !st.isSymbolicLink()) continue
+    const problem = trustProblem(path, st, uid, role)
+    if (problem) throw new ConfigFileError(`refusing to use ${problem}`)
+  }
+}
+
 export async function loadConfig(configDir: string): Promise<LoadedConfig> {
   const path = configPath(configDir)
+  const exists = await lstat(path).then(
+    () => true,
+    () => false,
+  )
+  // only a file that exists is read, so only then can a planted one do harm
+  if (exists) await assertTrustedConfig(configDir)
   let text: string
   try {
     text = await readFile(path, 'utf8')
@@ -82,14 +147,17 @@ export function parseConfig(text: string, path: string): ConfigFile {
   return raw as ConfigFile
 }
 
-/** Write atomically (temp file + rename) with mode 0600 from the first byte. */
+/**
+ * Write atomically with mode 0600 from the first byte, through writeFileAtomic (exclusive temp file with
+ * an unpredictable name, no symlink following, fsync, rename). Refused when another user could write the
+ * folder: they could swap the file or read the key.
+ */
 export async function saveConfig(configDir: string, config: ConfigFile): Promise<string> {
   const path = configPath(configDir)
+  await assertTrustedConfig(configDir)
   await mkdir(dirname(path), {recursive: true, mode: 0o700})
-  const tmp = `${path}.${process.pid}.tmp`
-  await writeFile(tmp, `${JSON.stringify(config, null, 2)}\n`, {mode: 0o600})
-  await chmod(tmp, 0o600)
-  await rename(tmp, path)
+  await assertTrustedConfig(configDir) // the folder may have been created by someone else meanwhile
+  await writeFileAtomic(path, `${JSON.stringify(config, null, 2)}\n`, 0o600)
   return path
 }
 

@@ -43,3 +43,23 @@ export async function readSecret(
     stdin.pause()
   }
 }
+
+/**
+ * `--api-key -`: the key from the first line of piped stdin (trimmed), so it is never in argv, where the
+ * process list shows it to every user of the machine for the whole run. A terminal on stdin is refused
+ * rather than prompted: `sfl keys set` is the command that prompts.
+ */
+export async function readKeyFromStdin(stdin: NodeJS.ReadStream = process.stdin): Promise<string> {
+  if (stdin.isTTY)
+    throw new UsageError(
+      '--api-key - reads the key from piped stdin, and stdin is a terminal; pipe it in (`pass show sfl | sfl ... --api-key -`), set SFL_API_KEY, or store it with `sfl keys set`',
+    )
+  let text = ''
+  for await (const chunk of stdin) {
+    text += (chunk as Buffer).toString()
+    if (text.includes('\n')) break // one line: do not wait for the writer to close the pipe
+  }
+  const key = text.split('\n')[0]!.trim()
+  if (key === '') throw new UsageError('--api-key - found no key on stdin; nothing was sent')
+  return key
+}

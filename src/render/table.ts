@@ -2,6 +2,7 @@ import Table from 'cli-table3'
 
 import {CORE_FIELDS, ELIGIBILITY_MEANING, EXTRA_FIELDS, OWNER_OCCUPANCY_MIN} from '../api/spec.js'
 import {DASH, date, money, percent, text, yesNo} from './format.js'
+import {sanitizeForTerminal} from './terminal.js'
 
 type Rec = Record<string, unknown>
 type Row = [string, string]
@@ -159,7 +160,12 @@ export function renderRecordTable(r: Rec, width = 100): string {
   })
   for (const g of recordGroups(r)) {
     table.push([{colSpan: 2, content: `\n${g.title.toUpperCase()}`}])
-    for (const [k, v] of g.rows) table.push([`  ${k}`, v])
+    // field names and values come from the server: no escape sequence may reach the terminal
+    for (const [k, v] of g.rows)
+      table.push([
+        `  ${sanitizeForTerminal(k, {singleLine: true})}`,
+        sanitizeForTerminal(v, {singleLine: true}),
+      ])
   }
   return table
     .toString()

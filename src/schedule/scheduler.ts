@@ -162,7 +162,8 @@ export class Scheduler {
           continue
         }
         if (res.status >= 400 && res.status < 500) this.failStreak = 0 // the service answers
-        if (res.status >= 400) throw await errorFromResponse(res)
+        // a 3xx that reached us had no usable Location (the client follows the rest): not a success
+        if (res.status >= 300 || res.status < 200) throw await errorFromResponse(res)
         const result = await handle(res)
         this.failStreak = 0
         return result

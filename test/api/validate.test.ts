@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {UsageError} from '../../src/api/errors.js'
-import {fipsProblem, validateLookup} from '../../src/api/validate.js'
+import {apiKeyProblem, fipsProblem, validateLookup} from '../../src/api/validate.js'
 
 describe('fips validation', () => {
   it.each([
@@ -74,5 +74,41 @@ describe('validateLookup', () => {
       propertyId: 'column property_id',
     }
     expect(() => validateLookup({fips: '1', address: 'x'}, names)).toThrow(/^column fips "1"/)
+  })
+})
+
+describe('spec sizes and key characters are checked before anything is sent', () => {
+  it('refuses an address over 100 characters (spec 2.1: CompleteStreetAddress is varchar 100)', () => {
+    expect(() => validateLookup({fips: '06067', address: 'A'.repeat(101)})).toThrow(
+      '--address is 101 characters; the service stores at most 100 (spec 2.1)',
+    )
+    expect(validateLookup({fips: '06067', address: 'A'.repeat(100)}).by.kind).toBe('address')
+  })
+
+  it('refuses control characters in an address or an APN', () => {
+    expect(() => validateLookup({fips: '06067', address: '1 MAIN ST\r\nX: y'})).toThrow(
+      '--address contains a control character',
+    )
+    expect(() => validateLookup({fips: '06067', apn: '078\x1b[2J'})).toThrow(
+      '--apn contains a control character',
+    )
+  })
+
+  it('apiKeyProblem names the problem and never the key', () => {
+    const key = 'sk_live_0123456789'
+    expect(apiKeyProblem(key)).toBeUndefined()
+    for (const bad of [
+      `${key}\r\n`,
+      `${key}\n`,
+      `${key}\t`,
+      `${key}\x1b`,
+      `${key}\x00`,
+      `${key}é`,
+      `sk live`,
+    ])
+      expect(apiKeyProblem(bad)).not.toContain('sk_')
+    expect(apiKeyProblem(`${key}\r\n`)).toMatch(/control character/)
+    expect(apiKeyProblem(`${key}é`)).toMatch(/outside printable ASCII/)
+    expect(apiKeyProblem('sk live')).toMatch(/space/)
   })
 })

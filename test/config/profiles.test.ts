@@ -10,6 +10,7 @@ import {
   parseConfig,
   resolveSettings,
   saveConfig,
+  trustProblem,
 } from '../../src/config/profiles.js'
 
 const config = {
@@ -105,5 +106,80 @@ describe('config file', () => {
       new RegExp(`${join(dir, 'config.json').replace(/[/.]/g, '\\$&')}`),
     )
     expect(() => parseConfig(text, 'X')).toThrow(msg)
+  })
+})
+
+describe('trustProblem: a config another user could have written is refused, with the fix (like ssh StrictModes)', () => {
+  const st = (uid: number, mode: number, dir = false, link = false) => ({
+    uid,
+    mode,
+    isDirectory: () => dir,
+    isSymbolicLink: () => link,
+  })
+  it.each([
+    ['own file 0600', st(1000, 0o100600), 'file', undefined],
+    ['own file 0644 (readable is a warning elsewhere, not a refusal)', st(1000, 0o100644), 'file', undefined],
+    ['root-owned folder 0755', st(0, 0o40755, true), 'folder', undefined],
+    [
+      'group-writable file',
+      st(1000, 0o100660),
+      'file',
+      /writable by other users \(mode 660\).*fix: chmod go-w \/c\/x/,
+    ],
+    [
+      'world-writable folder',
+      st(1000, 0o40777, true),
+      'folder',
+      /the config folder \/c\/x is writable by other users/,
+    ],
+    [
+      'sticky world-writable folder (refused as the config folder itself)',
+      st(0, 0o41777, true),
+      'folder',
+      /writable/,
+    ],
+    ['sticky world-writable parent such as /tmp', st(0, 0o41777, true), 'parent', undefined],
+    [
+      'world-writable parent without the sticky bit',
+      st(0, 0o40777, true),
+      'parent',
+      /holding the config folder\) is writable/,
+    ],
+    [
+      'file owned by another user',
+      st(65534, 0o100600),
+      'file',
+      /belongs to another user \(uid 65534\).*fix: chown 1000 \/c\/x/,
+    ],
+    [
+      'symlink owned by another user',
+      st(65534, 0o120777, false, true),
+      'link',
+      /symbolic link \/c\/x.*belongs to another user/,
+    ],
+    ['own symlink (its target is checked as the file)', st(1000, 0o120777, false, true), 'link', undefined],
+  ] as const)('%s', (_what, stats, role, expected) => {
+    const problem = trustProblem('/c/x', stats, 1000, role)
+    if (expected === undefined) expect(problem).toBeUndefined()
+    else expect(problem).toMatch(expected)
+  })
+})
+
+describe('loadConfig refuses a group-writable config file (exit 2) and saveConfig a world-writable folder', () => {
+  it('names the file and the chmod that fixes it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sfl-trust-'))
+    writeFileSync(join(dir, 'config.json'), JSON.stringify(config))
+    chmodSync(join(dir, 'config.json'), 0o664)
+    await expect(loadConfig(dir)).rejects.toThrow(
+      /config\.json is writable by other users \(mode 664\).*chmod go-w/,
+    )
+    await expect(loadConfig(dir)).rejects.toBeInstanceOf(ConfigFileError)
+  })
+
+  it('saveConfig refuses a folder others can write and writes nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sfl-trust-'))
+    chmodSync(dir, 0o777)
+    await expect(saveConfig(dir, config)).rejects.toThrow(/the config folder .* is writable by other users/)
+    expect(() => statSync(join(dir, 'config.json'))).toThrow()
   })
 })

@@ -2,7 +2,7 @@ import {PassThrough} from 'node:stream'
 
 import {describe, expect, it} from 'vitest'
 
-import {readSecret} from '../../src/keys/prompt.js'
+import {readKeyFromStdin, readSecret} from '../../src/keys/prompt.js'
 
 function tty() {
   const input = new PassThrough() as PassThrough & {
@@ -49,5 +49,21 @@ describe('readSecret', () => {
     const p = readSecret('x', input as unknown as NodeJS.ReadStream)
     input.end('  key-from-vault\n')
     expect(await p).toBe('key-from-vault')
+  })
+})
+
+describe('readKeyFromStdin (--api-key -)', () => {
+  it('refuses a terminal and points at keys set and SFL_API_KEY', async () => {
+    const {input} = tty()
+    await expect(readKeyFromStdin(input as never)).rejects.toThrow(
+      /stdin is a terminal.*SFL_API_KEY.*sfl keys set/,
+    )
+  })
+
+  it('takes the first line, trimmed, without waiting for the pipe to close', async () => {
+    const input = new PassThrough() as PassThrough & {isTTY?: boolean}
+    const key = readKeyFromStdin(input as never)
+    input.write('  sk_live_abc  \nmore')
+    await expect(key).resolves.toBe('sk_live_abc')
   })
 })

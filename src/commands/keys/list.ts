@@ -3,6 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../cli/base-command.js'
 import {maskKeyEnds} from '../../api/secrets.js'
 import {DEFAULT_PROFILE, loadConfig} from '../../config/profiles.js'
+import {sanitizeForTerminal} from '../../render/terminal.js'
 
 export default class KeysList extends BaseCommand<typeof KeysList> {
   static override summary = 'List stored profiles with their keys masked'
@@ -38,6 +39,9 @@ export default class KeysList extends BaseCommand<typeof KeysList> {
       (r) =>
         `${r.selected ? '*' : ' '} ${r.profile.padEnd(w)}${(r.key ?? '-').padEnd(14)}${r.baseUrl ?? '-'}`,
     )
-    process.stdout.write(`  ${'PROFILE'.padEnd(w)}${'KEY'.padEnd(14)}BASE URL\n${lines.join('\n')}\n`)
+    // the config is a file people edit by hand: no control character in it reaches the terminal raw
+    process.stdout.write(
+      sanitizeForTerminal(`  ${'PROFILE'.padEnd(w)}${'KEY'.padEnd(14)}BASE URL\n${lines.join('\n')}\n`),
+    )
   }
 }

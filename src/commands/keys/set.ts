@@ -2,6 +2,7 @@ import {BaseCommand} from '../../cli/base-command.js'
 import {assertSafeBaseUrl} from '../../api/client.js'
 import {UsageError} from '../../api/errors.js'
 import {maskKeyEnds, registerSecret} from '../../api/secrets.js'
+import {apiKeyProblem} from '../../api/validate.js'
 import {DEFAULT_PROFILE, loadConfig, saveConfig} from '../../config/profiles.js'
 import {readSecret} from '../../keys/prompt.js'
 
@@ -38,6 +39,8 @@ CLI's config directory ($XDG_CONFIG_HOME/sfl, or $SFL_CONFIG_DIR).`
     if (key === '') throw new UsageError('no key given on stdin or at the prompt; nothing was saved')
     if (/\s/.test(key))
       throw new UsageError('the key contains whitespace; check what was pasted. Nothing was saved')
+    const problem = apiKeyProblem(key)
+    if (problem) throw new UsageError(`the key ${problem}. Nothing was saved`)
     registerSecret(key)
     const existing = config.profiles[profile] ?? {}
     config.profiles[profile] = {...existing, apiKey: key, ...(f['base-url'] ? {baseUrl: f['base-url']} : {})}

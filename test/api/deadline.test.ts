@@ -1,0 +1,63 @@
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {HttpClient, isRetryableNetworkError, RequestTimeoutError} from '../../src/api/client.js'
+import {startHostileServer, type HostileServer} from '../hostile/server.js'
+
+/**
+ * --timeout is one deadline for the whole request, body included (undici's bodyTimeout is per chunk and
+ * a dripping server never trips it), and the run's abort signal ends a request at once.
+ */
+let server: HostileServer
+beforeAll(async () => {
+  server = await startHostileServer()
+})
+afterAll(async () => server.close())
+
+function client(timeoutMs: number): HttpClient {
+  return new HttpClient({apiKey: 'sk_test_deadline_0123', timeoutMs, userAgent: 'sfl-test'})
+}
+
+describe('HttpClient deadline', () => {
+  it('a dripping body ends at the deadline with a retryable RequestTimeoutError', async () => {
+    const started = Date.now()
+    const res = await client(400).get(`${server.baseUrl('drip')}/special-financing?fips=06067`)
+    const error = await res.text().then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    expect(error).toBeInstanceOf(RequestTimeoutError)
+    expect(isRetryableNetworkError(error)).toBe(true)
+    expect((error as Error).message).toMatch(/within --timeout 0\.4 s \(connect, headers and body\)/)
+    expect(Date.now() - started).toBeLessThan(1500)
+  })
+
+  it('the body iterator honours the deadline too', async () => {
+    const res = await client(400).get(`${server.baseUrl('drip')}/special-financing?fips=06067`)
+    const read = async () => {
+      for await (const chunk of res.body) void chunk
+    }
+    await expect(read()).rejects.toBeInstanceOf(RequestTimeoutError)
+  })
+
+  it('the run’s abort signal ends a dripping read at once, and is not reported as a timeout', async () => {
+    const abort = new AbortController()
+    const res = await client(10_000).get(
+      `${server.baseUrl('drip')}/special-financing?fips=06067`,
+      abort.signal,
+    )
+    const started = Date.now()
+    setTimeout(() => abort.abort(), 100)
+    const error = await res.text().then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    expect(error).not.toBeInstanceOf(RequestTimeoutError)
+    expect(error).toBeDefined()
+    expect(Date.now() - started).toBeLessThan(1000)
+  })
+
+  it('a request that finishes in time leaves no timer behind (the deadline is cleared)', async () => {
+    const res = await client(60_000).get(`${server.baseUrl('ok')}/special-financing?fips=06067`)
+    expect(JSON.parse(await res.text())).toMatchObject({status: 'success'})
+  })
+})

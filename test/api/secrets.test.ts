@@ -1,0 +1,88 @@
+import {afterEach, describe, expect, it} from 'vitest'
+
+import {
+  clearSecrets,
+  containsSecret,
+  redact,
+  redactUrl,
+  registerSecret,
+  resetRecordEchoWarning,
+  warnOnceIfRecordEchoesKey,
+} from '../../src/api/secrets.js'
+
+const KEY = 'sk_live_ABCdef0123456789xyz'
+
+afterEach(() => {
+  clearSecrets()
+  resetRecordEchoWarning()
+})
+
+describe('redact masks the key whole, in any case, and any run of 8+ of its characters', () => {
+  const cases: Array<[string, string, string]> = [
+    ['the whole key', `bad key ${KEY}.`, 'bad key sk_l….'],
+    ['the key upper-cased', `bad key ${KEY.toUpperCase()}.`, 'bad key sk_l….'],
+    ['the key lower-cased', `bad key ${KEY.toLowerCase()}.`, 'bad key sk_l….'],
+    ['the key minus its last character', `bad key ${KEY.slice(0, -1)}.`, 'bad key [redacted].'],
+    ['the first 20 characters (a page cut mid-key)', `…denied ${KEY.slice(0, 20)}…`, '…denied [redacted]…'],
+    ['8 characters from the middle', `x${KEY.slice(5, 13)}x`, 'x[redacted]x'],
+    ['two copies', `${KEY} and ${KEY}`, 'sk_l… and sk_l…'],
+    ['7 characters only (below the run length)', `x${KEY.slice(0, 7)}x`, `x${KEY.slice(0, 7)}x`],
+    ['no key at all', 'nothing to see', 'nothing to see'],
+  ]
+  for (const [what, input, output] of cases)
+    it(what, () => {
+      registerSecret(KEY)
+      expect(redact(input)).toBe(output)
+    })
+
+  it('a key shorter than 8 characters is masked whole, in any case', () => {
+    registerSecret('AbCd12')
+    expect(redact('key abcd12 and ABCD12 and abcd1')).toBe('key AbCd… and AbCd… and abcd1')
+  })
+
+  it('keeps text that has no registered key unchanged when nothing is registered', () => {
+    expect(redact(KEY)).toBe(KEY)
+  })
+
+  it('is fast enough for printed lines: 1 MB in well under a second', () => {
+    registerSecret(KEY)
+    const text = 'x'.repeat(1_000_000)
+    const t = performance.now()
+    redact(text)
+    expect(performance.now() - t).toBeLessThan(1000)
+  })
+})
+
+describe('redactUrl', () => {
+  it('drops credentials-looking query parameters (any case) and user:password@, then redacts', () => {
+    registerSecret(KEY)
+    expect(
+      redactUrl(
+        `https://user:pw@api.test/v1/special-financing?fips=06067&page=2&API_KEY=${KEY}&Token=t&sig=s&signature=s&password=p&secret=s&access_token=a&apikey=a&key=k`,
+      ),
+    ).toBe('https://api.test/v1/special-financing?fips=06067&page=2')
+  })
+
+  it('redacts the key anywhere else in the URL (a path segment)', () => {
+    registerSecret(KEY)
+    expect(redactUrl(`https://api.test/v1/${KEY}/x?page=3`)).toBe('https://api.test/v1/sk_l…/x?page=3')
+  })
+
+  it('only redacts a string that is not a URL', () => {
+    registerSecret(KEY)
+    expect(redactUrl(`not a url ${KEY}`)).toBe('not a url sk_l…')
+  })
+})
+
+describe('a key echoed inside a record', () => {
+  it('is detected in any case and warned about once per run', () => {
+    registerSecret(KEY)
+    const lines: string[] = []
+    expect(warnOnceIfRecordEchoesKey(`{"APN":"${KEY.toUpperCase()}"}`, (l) => lines.push(l))).toBe(true)
+    expect(warnOnceIfRecordEchoesKey(`{"APN":"${KEY}"}`, (l) => lines.push(l))).toBe(true)
+    expect(warnOnceIfRecordEchoesKey('{"APN":"1"}', (l) => lines.push(l))).toBe(false)
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatch(/server echoing the key/)
+    expect(containsSecret(KEY.slice(3, 11))).toBe(true)
+  })
+})
