@@ -40,6 +40,10 @@ export async function runExportJob(io: CommandIo, ctx: Context, req: ExportReque
           ? [`  not finished ${c.fips}: ${n(c.records)} records in ${c.pages} pages so far`]
           : [],
     )
+    for (const r of s.rejected.slice(0, 5))
+      problems.push(`  skipped ${r.fips} page ${r.page} record ${r.record}: ${r.reason}`)
+    if (s.rejected.length > 5) problems.push(`  … and ${s.rejected.length - 5} more poison records`)
+    if (s.rejectsFile) problems.push(`  the skipped records are listed in ${s.rejectsFile}`)
     printSummary('sfl county-export', parts, ctx.scheduler, progress, {
       stopped: s.stopped,
       checkpoint: s.checkpoint,

@@ -75,6 +75,11 @@ checkpoint beside --out; running the same command again continues it (--restart 
     }),
     'max-requests': Flags.integer({description: 'Most requests this run may send', min: 1}),
     'dry-run': Flags.boolean({description: 'Print how many requests the run needs and send none'}),
+    'max-record-bytes': Flags.integer({
+      description: 'Skip (and list) any record larger than this many bytes instead of holding it in memory',
+      default: 16 * 1024 * 1024,
+      min: 1024,
+    }),
   }
 
   protected static override defaultMaxWait = 3600
@@ -112,6 +117,7 @@ checkpoint beside --out; running the same command again continues it (--restart 
       restart: f.restart,
       bom: f.bom,
       escapeFormulas: !f['no-escape-formulas'],
+      maxRecordBytes: f['max-record-bytes'],
     })
   }
 

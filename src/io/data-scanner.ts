@@ -17,7 +17,37 @@ const DATA = Buffer.from('data')
  * which the caller JSON.parses (V8's parser is an order of magnitude faster than a streaming one, so only
  * the splitting is streamed). Memory is one record plus one chunk, whatever the county's size.
  */
+export interface Rejected {
+  /** 1-based position of the record in the body. */
+  index: number
+  reason: string
+}
+
+/** Defaults of the poison-record caps (README "Poison records"). */
+export const MAX_RECORD_BYTES = 16 * 1024 * 1024
+export const MAX_RECORD_DEPTH = 64
+
 export class DataScanner {
+  /** Records skipped for their size or depth since the last `takeRejected()`. */
+  private rejected: Rejected[] = []
+  /** Why the record being read is being skipped (its bytes are no longer kept). */
+  private poisoned: string | undefined
+  private pieceBytes = 0
+
+  constructor(
+    private readonly limits: {maxRecordBytes: number; maxDepth: number} = {
+      maxRecordBytes: MAX_RECORD_BYTES,
+      maxDepth: MAX_RECORD_DEPTH,
+    },
+  ) {}
+
+  /** Records skipped since the last call (a poison record never stops the rest of the body). */
+  takeRejected(): Rejected[] {
+    const r = this.rejected
+    this.rejected = []
+    return r
+  }
+
   private depth = 0
   private inString = false
   private escape = false
@@ -74,9 +104,10 @@ export class DataScanner {
         c !== 0x0d &&
         c !== 0x09
       ) {
-        // "data": null (or a scalar): no records
-        this.dataPending = false
-        this.sawData = true
+        // spec 4: data is a record or a list of records; null, a string or a number is a broken answer
+        throw new BadResponseError(
+          "the response's `data` is not a record or a list of records (spec 4); the answer is malformed",
+        )
       }
       switch (c) {
         case QUOTE:
@@ -103,14 +134,30 @@ export class DataScanner {
           } else if (this.mode === 'array' && this.depth === 3 && this.recordDepth === -1) {
             if (c !== OPEN_OBJ) throw new BadResponseError('an element of `data` is not a JSON object')
             this.startRecord(i)
-          }
+          } else if (
+            this.recordDepth !== -1 &&
+            this.poisoned === undefined &&
+            this.depth - this.recordDepth > this.limits.maxDepth
+          )
+            this.poison(`nested deeper than ${this.limits.maxDepth} levels`)
           break
         case CLOSE_OBJ:
         case CLOSE_ARR:
           if (this.depth === this.recordDepth) {
-            this.pieces.push(chunk.subarray(this.captureStart, i + 1))
-            out.push(this.pieces.length === 1 ? this.pieces[0]! : Buffer.concat(this.pieces))
+            if (
+              this.poisoned === undefined &&
+              this.pieceBytes + (i + 1 - this.captureStart) > this.limits.maxRecordBytes
+            )
+              this.poison(`larger than ${this.limits.maxRecordBytes.toLocaleString('en-US')} bytes`)
+            if (this.poisoned !== undefined) {
+              this.rejected.push({index: this.count + 1, reason: this.poisoned})
+              this.poisoned = undefined
+            } else {
+              this.pieces.push(chunk.subarray(this.captureStart, i + 1))
+              out.push(this.pieces.length === 1 ? this.pieces[0]! : Buffer.concat(this.pieces))
+            }
             this.pieces = []
+            this.pieceBytes = 0
             this.recordDepth = -1
             this.captureStart = -1
             this.count++
@@ -133,7 +180,14 @@ export class DataScanner {
           break
       }
     }
-    if (this.recordDepth !== -1) this.pieces.push(chunk.subarray(this.captureStart))
+    if (this.recordDepth !== -1 && this.poisoned === undefined) {
+      const rest = chunk.subarray(this.captureStart)
+      this.pieces.push(rest)
+      this.pieceBytes += rest.length
+      // a record over the cap is dropped here, before it can grow memory any further
+      if (this.pieceBytes > this.limits.maxRecordBytes)
+        this.poison(`larger than ${this.limits.maxRecordBytes.toLocaleString('en-US')} bytes`)
+    }
     if (this.keyPieces && this.inString) this.keyPieces.push(chunk.subarray(this.keyStart))
     return out
   }
@@ -142,6 +196,14 @@ export class DataScanner {
     this.recordDepth = this.depth
     this.captureStart = i
     this.pieces = []
+    this.pieceBytes = 0
+  }
+
+  /** Stop keeping the current record's bytes; it is reported by `takeRejected` when it closes. */
+  private poison(reason: string): void {
+    this.poisoned = reason
+    this.pieces = []
+    this.pieceBytes = 0
   }
 
   /** Call when the body ends: a body cut short (or without `data`) is an error, so no page is taken as complete by mistake. */

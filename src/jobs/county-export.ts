@@ -6,7 +6,8 @@ import {BadResponseError, ServerError, type SflError} from '../api/errors.js'
 import {nextLink} from '../api/link.js'
 import {countyUrl} from '../api/query.js'
 import {redact} from '../api/secrets.js'
-import {DataScanner} from '../io/data-scanner.js'
+import {writeFileAtomic} from '../io/atomic-file.js'
+import {DataScanner, MAX_RECORD_BYTES, MAX_RECORD_DEPTH, type Rejected} from '../io/data-scanner.js'
 import {readLines} from '../io/lines.js'
 import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
 import {cell, columnsFor, flattenRow, selectColumns, ShapeTracker, type Column} from '../render/columns.js'
@@ -30,6 +31,8 @@ export interface ExportRequest {
   restart: boolean
   bom: boolean
   escapeFormulas: boolean
+  /** Poison-record cap: a record larger than this is skipped into the rejects list. */
+  maxRecordBytes?: number | undefined
 }
 
 export interface ExportDeps extends JobDeps {
@@ -61,6 +64,10 @@ export interface ExportSummary {
   checkpoint?: string | undefined
   /** Whether the output (file or stdout) received the finished counties. */
   wrote: boolean
+  /** Records skipped as poison (too large, too deep), with where they were. */
+  rejected: Array<{fips: string; page: number; record: number; reason: string}>
+  /** The file listing them, beside --out. */
+  rejectsFile?: string | undefined
   exitCode: number
 }
 
@@ -94,7 +101,12 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
       const u = byFips.get(String(e['u']))
       if (!u) return
       if (e['t'] === 'page') {
-        u.pages.push({n: Number(e['n']), records: Number(e['records']), file: String(e['file'])})
+        u.pages.push({
+          n: Number(e['n']),
+          records: Number(e['records']),
+          file: String(e['file']),
+          ...(Array.isArray(e['rejected']) ? {rejected: e['rejected'] as Rejected[]} : {}),
+        })
         u.next = typeof e['next'] === 'string' ? e['next'] : undefined
       } else if (e['t'] === 'end') u.outcome = e['outcome'] as Outcome
       else if (e['t'] === 'reset') Object.assign(u, {pages: [], next: undefined, outcome: undefined})
@@ -204,7 +216,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
               const part = await PartFile.create(join(journal.partsDir, file))
               try {
                 let skip = emitted // a retried page that already streamed some records: do not repeat them
-                const count = await scanRecords(res, async (bytes, rec) => {
+                const {count, rejected} = await scanRecords(res, req.maxRecordBytes, async (bytes, rec) => {
                   if (csvNeedsShape) shape.observe(rec)
                   part.write(bytes)
                   if (direct) {
@@ -218,7 +230,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
                   if (part.needsDrain) await part.drain()
                 })
                 await part.close()
-                return {records: count, next: nextLink(res.headers['link'], res.url)}
+                return {records: count, rejected, next: nextLink(res.headers['link'], res.url)}
               } catch (error) {
                 await part.discard()
                 throw error
@@ -229,18 +241,33 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
             throw new BadResponseError(
               'the next-page link carries the API key; not stored or followed (spec 5.1 sends the key in X-Api-Key only)',
             )
-          u.pages.push({n, records: page.records, file})
+          u.pages.push({
+            n,
+            records: page.records,
+            file,
+            ...(page.rejected.length ? {rejected: page.rejected} : {}),
+          })
           u.next = page.next
           if (direct) u.flushed = u.pages.length
-          journal.append({t: 'page', u: u.fips, n, records: page.records, file, next: page.next ?? null})
+          journal.append({
+            t: 'page',
+            u: u.fips,
+            n,
+            records: page.records,
+            file,
+            next: page.next ?? null,
+            ...(page.rejected.length ? {rejected: page.rejected} : {}),
+          })
           records += page.records
           progress()
           url = page.next
         }
+        const skipped = u.pages.reduce((m, p) => m + (p.rejected?.length ?? 0), 0)
         u.outcome = {
           kind: u.pages.length === 0 ? 'empty' : 'done',
           records: u.pages.reduce((m, p) => m + p.records, 0),
           exitCode: 0,
+          ...(skipped ? {skipped, error: `${skipped} poison record${skipped === 1 ? '' : 's'} skipped`} : {}),
         }
       } catch (error) {
         if (run.absorbStop(error)) return
@@ -290,6 +317,19 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
         run.absorbOrThrow(error)
       }
     }
+    // poison records: where they were and why, beside --out (the rest of their county was written)
+    const rejected = units.flatMap((u) =>
+      u.pages.flatMap((p) =>
+        (p.rejected ?? []).map((r) => ({fips: u.fips, page: p.n, record: r.index, reason: r.reason})),
+      ),
+    )
+    let rejectsFile: string | undefined
+    if (rejected.length && req.out && wrote) {
+      rejectsFile = `${req.out}.rejects.ndjson`
+      await writeFileAtomic(rejectsFile, rejected.map((r) => `${JSON.stringify(r)}\n`).join(''), 0o644).catch(
+        run.absorbOrThrow,
+      )
+    }
     const open = units.some((u) => !u.outcome || u.outcome.kind === 'failed')
     const checkpoint = await run.finish(open)
     return {
@@ -304,6 +344,8 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
       stopped: run.stopped,
       checkpoint,
       wrote,
+      rejected,
+      rejectsFile,
       exitCode: run.exitCode(
         units.flatMap((u) => (u.outcome ? [u.outcome] : [])),
         finished.length > 0,
@@ -320,9 +362,13 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
  */
 async function scanRecords(
   res: HttpResponse,
+  maxRecordBytes: number | undefined,
   onRecord: (bytes: Buffer, record: Record<string, unknown>) => Promise<void> | void,
-): Promise<number> {
-  const scanner = new DataScanner()
+): Promise<{count: number; rejected: Rejected[]}> {
+  const scanner = new DataScanner({
+    maxRecordBytes: maxRecordBytes ?? MAX_RECORD_BYTES,
+    maxDepth: MAX_RECORD_DEPTH,
+  })
   let count = 0
   for await (const chunk of res.body) {
     for (const raw of scanner.push(chunk)) {
@@ -339,7 +385,7 @@ async function scanRecords(
     }
   }
   scanner.end()
-  return count
+  return {count, rejected: scanner.takeRejected()}
 }
 
 /** Copy one part file's records to a writer: a byte copy for NDJSON, a line at a time for JSON, rows for CSV. */

@@ -25,9 +25,11 @@ export type OutcomeKind = 'done' | 'empty' | 'forbidden' | 'malformed' | 'failed
 export interface Outcome {
   kind: OutcomeKind
   records: number
-  /** Why, for every kind but done and empty (redacted, one line). */
+  /** Why, for every kind but done and empty (redacted, one line); for done, the poison records skipped. */
   error?: string
   exitCode: number
+  /** Poison records skipped (too large, too deep): the unit is done, but not whole. */
+  skipped?: number
 }
 
 export const isFinal = (kind: OutcomeKind): boolean => kind !== 'failed'
@@ -76,10 +78,10 @@ export function runExitCode(run: {
       ? ExitCode.partial
       : code
   }
-  const bad = [...run.outcomes].filter((o) => !isFinished(o.kind))
+  const bad = [...run.outcomes].filter((o) => !isFinished(o.kind) || (o.skipped ?? 0) > 0)
   if (bad.length === 0) return ExitCode.ok
   if (run.finishedAny) return ExitCode.partial
   // nothing finished: the failures' own code when they agree
-  const codes = new Set(bad.map((o) => o.exitCode))
+  const codes = new Set(bad.map((o) => (o.skipped ? ExitCode.partial : o.exitCode)))
   return codes.size === 1 ? [...codes][0]! : ExitCode.partial
 }

@@ -2,6 +2,7 @@ import {constants, createWriteStream, openSync, type WriteStream} from 'node:fs'
 import {rm} from 'node:fs/promises'
 import {basename, join} from 'node:path'
 
+import type {Rejected} from '../io/data-scanner.js'
 import {localIoError} from '../io/fs-errors.js'
 import {countLines} from '../io/lines.js'
 
@@ -14,6 +15,8 @@ export interface PagePart {
   n: number
   records: number
   file: string
+  /** Poison records of the page, skipped (README "Poison records"). */
+  rejected?: Rejected[]
 }
 
 const FRESH = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW

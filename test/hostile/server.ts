@@ -50,6 +50,8 @@ export const HOSTILE_MODES = [
   'deep',
   /** A list whose first record has a 17 MB string field (over a 16 MB record cap), then a good one. */
   'huge-field',
+  /** A record with a field named like a spreadsheet formula. */
+  'formula-header',
 ] as const
 export type HostileMode = (typeof HOSTILE_MODES)[number]
 
@@ -213,6 +215,9 @@ export async function startHostileServer(): Promise<HostileServer> {
         for (let i = 0; i < 17; i++) res.write(piece)
         return res.end(tail)
       }
+      case 'formula-header':
+        // a field name a spreadsheet would run as a formula
+        return success([{...RECORD, '=HYPERLINK("http://evil.example/","x")': 1}])
       default:
         return json(res, 404, {status: 'error', code: 404, message: `unknown hostile mode ${mode}`})
     }

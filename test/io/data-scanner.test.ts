@@ -40,9 +40,29 @@ describe('DataScanner', () => {
     expect(scan(JSON.stringify({status: 'success', data: records[0]}), 3)).toEqual([records[0]])
   })
 
-  it('accepts an empty array and data: null', () => {
+  it('accepts an empty array; data null, a string or a number is a malformed answer (spec 4)', () => {
     expect(scan('{"status":"success","data":[]}', 4)).toEqual([])
-    expect(scan('{"status":"success","data":null}', 4)).toEqual([])
+    for (const v of ['null', '"none"', '42'])
+      expect(() => scan(`{"status":"success","data":${v}}`, 4)).toThrow(
+        /`data` is not a record or a list of records/,
+      )
+  })
+
+  it('skips a record nested deeper than the cap, or larger than it, and keeps the rest (no recursion)', () => {
+    const deep = `${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`
+    const text = `{"data":[${deep},{"ok":1},{"big":"${'x'.repeat(5000)}"},{"ok":2}]}`
+    for (const chunk of [7, 1000, text.length]) {
+      const s = new DataScanner({maxRecordBytes: 4096, maxDepth: 64})
+      const got: unknown[] = []
+      for (let i = 0; i < text.length; i += chunk)
+        for (const b of s.push(Buffer.from(text.slice(i, i + chunk)))) got.push(JSON.parse(b.toString()))
+      s.end()
+      expect(got).toEqual([{ok: 1}, {ok: 2}])
+      expect(s.takeRejected()).toEqual([
+        {index: 1, reason: 'nested deeper than 64 levels'},
+        {index: 3, reason: 'larger than 4,096 bytes'},
+      ])
+    }
   })
 
   it('ignores a "data" key nested deeper than the top level', () => {

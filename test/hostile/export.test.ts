@@ -1,0 +1,128 @@
+import {existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {sfl} from '../helpers/cli.js'
+import {leakedRun} from './expect.js'
+import {startHostileServer, type HostileMode, type HostileServer} from './server.js'
+
+/**
+ * A hostile server against the long runs (county-export, lookup --input): broken answers end the county
+ * as malformed, poison records are skipped with the rest of the county written, loops end, and the key
+ * is never stored. Runs the built CLI.
+ */
+const KEY = 'sk_live_HOSTILE_0123456789abcdef'
+let server: HostileServer
+beforeAll(async () => {
+  server = await startHostileServer()
+})
+afterAll(async () => server.close())
+const tmp = () => mkdtempSync(join(tmpdir(), 'sfl-hostile-export-'))
+
+function exportCounty(mode: HostileMode, out: string | undefined, extra: string[] = []) {
+  return sfl(
+    ['county-export', '--fips', '06067', '--retries', '0', ...(out ? ['--out', out] : []), ...extra],
+    {
+      env: {SFL_BASE_URL: server.baseUrl(mode), SFL_API_KEY: KEY},
+    },
+  )
+}
+
+describe('a broken county answer is a malformed county, named in the summary', () => {
+  it.each(['data-null', 'data-string', 'data-number'] as const)(
+    '%s: exit 6, nothing written, not retried by a rerun',
+    async (mode) => {
+      const d = tmp()
+      const out = join(d, 'o.csv')
+      const r = await exportCounty(mode, out)
+      expect(r.code).toBe(6)
+      expect(r.stderr).toMatch(
+        / {2}malformed 06067: the response's `data` is not a record or a list of records \(spec 4\)/,
+      )
+      expect(r.stderr).not.toMatch(/checkpoint kept|\n\s+at /)
+      expect(readdirSync(d)).toEqual([])
+    },
+  )
+
+  it('a next link back to a page already fetched ends the county as malformed after one request', async () => {
+    const before = server.requests.length
+    const r = await exportCounty('link-loop', undefined, ['-o', 'ndjson'])
+    expect(r.code).toBe(6)
+    expect(r.stderr).toMatch(
+      /malformed 06067: the next-page link points back to a page already fetched \(page 2\)/,
+    )
+    expect(server.requests.length - before).toBe(1)
+    // on stdout the page already streamed stays: the summary says the county did not finish
+    expect(r.stdout.trimEnd().split('\n')).toHaveLength(1)
+  })
+
+  it('a next link carrying the key is neither followed nor stored', async () => {
+    const d = tmp()
+    const out = join(d, 'o.csv')
+    const before = server.requests.length
+    const r = await exportCounty('key-in-link', out)
+    expect(r.code).toBe(6)
+    expect(r.stderr).toMatch(
+      /malformed 06067: the next-page link carries the API key; not stored or followed/,
+    )
+    expect(server.requests.length - before).toBe(1)
+    for (const f of readdirSync(d)) expect(leakedRun(readFileSync(join(d, f), 'utf8'), KEY)).toBeUndefined()
+    expect(leakedRun(r.stderr + r.stdout, KEY)).toBeUndefined()
+  })
+})
+
+describe('poison records are skipped, listed, and the rest of the county is written', () => {
+  it('a record nested 100,000 deep: no stack overflow, the other record written, exit 7, a rerun is clean', async () => {
+    const d = tmp()
+    const out = join(d, 'o.ndjson')
+    const r = await exportCounty('deep', out, ['-o', 'ndjson'])
+    expect(r.code).toBe(7)
+    expect(r.stderr).toMatch(/skipped 06067 page 1 record 1: nested deeper than 64 levels/)
+    expect(r.stderr).toMatch(/the skipped records are listed in .*o\.ndjson\.rejects\.ndjson/)
+    expect(r.stderr).not.toMatch(/Maximum call stack/)
+    expect(
+      readFileSync(out, 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l).APN),
+    ).toEqual(['078-0123-045'])
+    expect(JSON.parse(readFileSync(`${out}.rejects.ndjson`, 'utf8'))).toEqual({
+      fips: '06067',
+      page: 1,
+      record: 1,
+      reason: 'nested deeper than 64 levels',
+    })
+    // the county is final (done, with a record skipped): no checkpoint traps the next run
+    expect(existsSync(`${out}.sfl-checkpoint`)).toBe(false)
+  })
+
+  it('a 17 MB field over --max-record-bytes is dropped without holding it', async () => {
+    const d = tmp()
+    const out = join(d, 'o.csv')
+    const r = await exportCounty('huge-field', out, ['--max-record-bytes', '1048576'])
+    expect(r.code).toBe(7)
+    expect(r.stderr).toMatch(/skipped 06067 page 1 record 1: larger than 1,048,576 bytes/)
+    expect(readFileSync(out, 'utf8').trimEnd().split('\r\n')).toHaveLength(2)
+  })
+})
+
+describe('CSV headers are formula-guarded too', () => {
+  it('a server field named =HYPERLINK(...) lands as text', async () => {
+    const r = await exportCounty('formula-header', undefined)
+    expect(r.code).toBe(0)
+    const header = r.stdout.split('\r\n')[0]!
+    expect(header).toContain(`"'=HYPERLINK(""http://evil.example/"",""x"")"`)
+    expect(header).not.toMatch(/(^|,)"?=HYPERLINK/)
+  })
+
+  it('a batch input column named =cmd|... lands as text', async () => {
+    const d = tmp()
+    writeFileSync(join(d, 'in.csv'), 'fips,property_id,=cmd|calc\n06067,30000000006,x\n')
+    const r = await sfl(['lookup', '--input', join(d, 'in.csv'), '--retries', '0'], {
+      env: {SFL_BASE_URL: server.baseUrl('ok'), SFL_API_KEY: KEY},
+    })
+    expect(r.stdout.split('\r\n')[0]).toMatch(/^fips,property_id,'=cmd\|calc,status,error,/)
+  })
+})
