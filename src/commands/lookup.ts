@@ -58,6 +58,12 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
       min: 1,
       max: 64,
     }),
+    reserve: Flags.integer({
+      description: 'Batch mode: requests of each window to leave for others sharing the key',
+      default: 0,
+      min: 0,
+    }),
+    'max-requests': Flags.integer({description: 'Batch mode: most requests this run may send', min: 1}),
     'unit-fallback': Flags.boolean({
       description: 'Batch mode: when an address with a unit is not found, try it without the unit',
     }),
@@ -66,7 +72,7 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
   async run(): Promise<BatchSummary | undefined> {
     const f = this.flags
     if (f.input !== undefined) return this.batch(f.input)
-    for (const flag of ['out', 'resume', 'restart', 'unit-fallback'] as const)
+    for (const flag of ['out', 'resume', 'restart', 'unit-fallback', 'max-requests'] as const)
       if (f[flag]) throw new UsageError(`--${flag} applies to batch lookups; add --input FILE`)
     // validate before any request (and before the sandbox or config is touched)
     const query = validateLookup({fips: f.fips, address: f.address, apn: f.apn, propertyId: f['property-id']})
@@ -116,7 +122,11 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
     const {openBatchInput} = await import('../jobs/batch-input.js')
     const {input, inputId, cleanup} = await openBatchInput(source, f.fips)
     try {
-      const ctx = await this.context({concurrency: f.concurrency})
+      const ctx = await this.context({
+        concurrency: f.concurrency,
+        reserve: f.reserve,
+        maxRequests: f['max-requests'],
+      })
       const {runBatchJob} = await import('../cli/jobs.js')
       return await runBatchJob(this.io(), ctx, {
         input,

@@ -14,7 +14,7 @@ import type {LookupQuery} from '../api/validate.js'
 import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
 import {cell, columnsFor, flattenRow, ShapeTracker, type Column} from '../render/columns.js'
 import type {Scheduler} from '../schedule/scheduler.js'
-import type {BatchInput, InputRow} from './batch-input.js'
+import {RowKeys, type BatchInput, type InputRow} from './batch-input.js'
 import type {Outcome, OutcomeKind} from './outcome.js'
 import {RunState, type JobDeps} from './run.js'
 
@@ -154,13 +154,17 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
 
     // send: one pass over the input, each distinct lookup once, a bounded queue in front of the scheduler
     const asked = new Set<string>()
-    const pending = new Set<Promise<void>>()
+    const keys = new RowKeys()
     const limit = Math.max(1, deps.scheduler.options.concurrency) * QUEUE_PER_WORKER
+    let inFlight = 0
+    let slotFreed: (() => void) | undefined
+    const pending = new Set<Promise<void>>()
     let rows = 0
     let saved = 0
     try {
       for await (const row of req.input.rows()) {
         rows++
+        keys.push(row.query ? row.key : undefined)
         if (!row.key || !row.query) continue
         if (asked.has(row.key)) {
           saved++
@@ -170,9 +174,15 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
         if (answered.has(row.key)) continue // answered by an earlier run
         if (run.stopped) continue // keep counting rows; nothing more is sent
         total++
-        const p: Promise<void> = lookupOne(row.key, row.query).finally(() => pending.delete(p))
+        inFlight++
+        const p: Promise<void> = lookupOne(row.key, row.query).finally(() => {
+          pending.delete(p)
+          inFlight--
+          slotFreed?.()
+        })
         pending.add(p)
-        if (pending.size >= limit) await Promise.race(pending)
+        // wait for a free slot (not Promise.race over the pending set: that piles up reactions per row)
+        while (inFlight >= limit) await new Promise<void>((resolve) => (slotFreed = resolve))
       }
     } finally {
       await Promise.all(pending)
@@ -189,10 +199,10 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
       error: 0,
     }
     const unanswered = `not looked up: ${run.stopped ? run.message(run.stopped) : 'the run stopped first'}`
-    const resultOf = (row: InputRow): Answer => {
-      if (row.invalid || !row.key)
-        return {status: 'invalid', error: row.invalid ?? 'invalid row', record: null}
-      const at = answered.get(row.key)
+    /** A row's answer: by its key from the send pass; a row without one is validated again for its reason. */
+    const resultOf = (key: string | undefined, row: () => InputRow): Answer => {
+      if (key === undefined) return {status: 'invalid', error: row().invalid ?? 'invalid row', record: null}
+      const at = answered.get(key)
       if (at !== undefined) {
         const e = journal.read(at, lengths.get(at)!)
         return {
@@ -201,7 +211,7 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
           record: (e['r'] as Record<string, unknown> | null) ?? null,
         }
       }
-      return transient.get(row.key) ?? {status: 'error', error: unanswered, record: null}
+      return transient.get(key) ?? {status: 'error', error: unanswered, record: null}
     }
     const anyAnswer = answered.size > 0 || transient.size > 0
     const outcomes: Outcome[] = []
@@ -215,8 +225,9 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
       const target = await run.outputTarget(req.out)
       const writer = new RecordWriter(target, req.format, {header})
       try {
-        for await (const row of req.input.rows()) {
-          const a = resultOf(row)
+        let i = 0
+        for await (const row of req.input.records()) {
+          const a = resultOf(keys.get(i++), () => req.input.validate(row.line, row.values))
           counts[a.status]++
           const ok =
             req.format === 'csv'
