@@ -1,3 +1,5 @@
+import {isAscii} from 'node:buffer'
+
 import {PoisonRecordError} from './poison-record-error.js'
 
 export {PoisonRecordError}
@@ -35,6 +37,8 @@ class KeyNode {
   sub: KeyNode | undefined
   /** `raw` as char codes: compared against the record's text for every record (a small-integer array reads faster than any string V8 may hold as a slice or a forwarding "thin" string). */
   readonly codes: number[]
+  /** For an ASCII name: its bytes as little-endian 32-bit words, compared four at a time on an ASCII record. */
+  words: number[] | undefined = []
   constructor(
     /** The name's text as sent, escapes and all (a flat string: it is compared char by char). */
     readonly raw: string,
@@ -42,6 +46,11 @@ class KeyNode {
     readonly name: string,
   ) {
     this.codes = Array.from({length: raw.length}, (_, i) => raw.charCodeAt(i))
+    if (this.codes.every((c) => c < 0x80)) {
+      const c = this.codes
+      for (let i = 0; i + 4 <= c.length; i += 4)
+        this.words!.push(c[i]! | (c[i + 1]! << 8) | (c[i + 2]! << 16) | (c[i + 3]! << 24))
+    } else this.words = undefined
   }
 }
 
@@ -87,6 +96,7 @@ let pos = 0
 let len = 0
 let maxDepth = 64
 let guard = true
+let view: DataView | undefined
 const closers: number[] = []
 
 function fail(message: string, at = pos): never {
@@ -317,6 +327,8 @@ export function flattenRecord(
   opts: {escapeFormulas: boolean; maxDepth?: number},
 ): void {
   s = bytes.toString()
+  // an ASCII record's string offsets are its byte offsets: names can then be compared four bytes at a time
+  view = isAscii(bytes) ? new DataView(bytes.buffer, bytes.byteOffset, bytes.length) : undefined
   len = s.length
   pos = 0
   guard = opts.escapeFormulas
@@ -325,6 +337,7 @@ export function flattenRecord(
     out.length = flatten(out as RowCache)
   } finally {
     s = '' // do not keep the last record alive
+    view = undefined
   }
 }
 
@@ -462,9 +475,17 @@ function nameEnd(str: string, p: number): number {
 }
 
 /** Whether the member name at a (after its opening quote) is exactly `codes` (already-validated text). */
-function nameIs(str: string, a: number, codes: number[]): boolean {
+function nameIs(str: string, a: number, node: KeyNode): boolean {
+  const codes = node.codes
   const m = codes.length
-  for (let i = 0; i < m; i++) if (str.charCodeAt(a + i) !== codes[i]) return false
+  const words = node.words
+  let i = 0
+  if (view !== undefined && words !== undefined) {
+    if (a + m >= len) return false
+    for (const n = words.length; i < n; i++) if (view.getUint32(a + 4 * i, true) !== words[i]) return false
+    i *= 4
+  }
+  for (; i < m; i++) if (str.charCodeAt(a + i) !== codes[i]) return false
   return str.charCodeAt(a + m) === QUOTE
 }
 
@@ -485,7 +506,7 @@ function member(
   const cands = prev.next
   for (let i = 0; i < cands.length; i++) {
     const c = cands[i]!
-    if (nameIs(str, a, c.codes)) {
+    if (nameIs(str, a, c)) {
       pos = a + c.codes.length + 1
       return c
     }

@@ -94,6 +94,23 @@ describe('flattenRecord: names and shape', () => {
     expect(flat('{"o":{"a":1},"p":{"a":2}}', true, row).map(([n]) => n)).toEqual(['o.a', 'p.a'])
   })
 
+  it('names members the same in ASCII records (compared four bytes at a time) and non-ASCII ones', () => {
+    const row = newFlatRow()
+    const ascii = '{"ServicePropertyID":1,"Zip":"x","Opt":{"OwnerOccupancyPercentage":2}}'
+    const other = '{"ServicePropertyID":1,"Zip":"é","Opt":{"OwnerOccupancyPercentage":2}}'
+    const near = '{"ServicePropertyIE":1,"Zip":"x","Opt":{"OwnerOccupancyPercentagf":2}}'
+    for (const text of [ascii, other, near, ascii, other, ascii])
+      expect(flat(text, true, row).map(([n]) => n)).toEqual(
+        text === near
+          ? ['ServicePropertyIE', 'Zip', 'Opt.OwnerOccupancyPercentagf']
+          : ['ServicePropertyID', 'Zip', 'Opt.OwnerOccupancyPercentage'],
+      )
+    // a record cut inside a name the row knows: a poison record, never a RangeError from reading past the end
+    for (const cut of ['{"ServicePropertyID', '{"ServiceProp', '{"ServicePropertyID"']) {
+      expect(() => flat(cut, true, row)).toThrow(PoisonRecordError)
+    }
+  })
+
   it('decodes escapes in names', () => {
     expect(flat('{"A\\u0042":1,"o":{"\\"q\\"":2}}').map(([n]) => n)).toEqual(['AB', 'o."q"'])
   })
