@@ -1,8 +1,9 @@
 // node scripts/bench-row-format.mjs (after `npm run build`) — nanoseconds per record to turn one record's JSON
 // bytes into its flattened CSV cells, for each candidate, beside JSON.parse of the same bytes. Records are the
-// sandbox's own (county 48201, key with both add-on options, ~925 bytes each), built once into Buffers.
+// sandbox's own (county 48201, key with both add-on options, ~845 bytes each), built once into Buffers.
 // Candidates run interleaved in each round, and every figure is the median of BENCH_RUNS rounds (default 3),
-// so a noisy shared machine shifts them together; compare the ratios, not the absolute figures.
+// and the ratio column is the median of each round's ratio to JSON.parse: a noisy shared machine shifts a
+// round's figures together, so compare the ratios, not the absolute figures.
 //   BENCH_RECORDS (default 20000) distinct records, BENCH_PASSES (default 5) passes over them per round.
 import {join} from 'node:path'
 import {pathToFileURL} from 'node:url'
@@ -169,15 +170,16 @@ for (const [label, set] of [
   const runs = candidates.map(() => [])
   for (let r = 0; r < RUNS; r++)
     for (const [i, [, fn]] of candidates.entries()) runs[i].push(await time(fn, set))
-  const base = median(runs[0])
   console.log(
     `\n${label}: ${N.toLocaleString('en-US')} records x ${PASSES} passes, ${avgBytes.toFixed(0)} bytes/record, median of ${RUNS}, node ${process.version}`,
   )
   console.log('  candidate                                               ns/record   x JSON.parse   MB/s')
   for (const [i, [name]] of candidates.entries()) {
     const ns = median(runs[i])
+    // the ratio to JSON.parse of the same round (the machine is shared), then the median of those
+    const x = median(runs[i].map((t, r) => t / runs[0][r]))
     console.log(
-      `  ${name.padEnd(55)} ${ns.toFixed(0).padStart(9)} ${(ns / base).toFixed(2).padStart(14)} ${((avgBytes / ns) * 1000).toFixed(0).padStart(6)}`,
+      `  ${name.padEnd(55)} ${ns.toFixed(0).padStart(9)} ${x.toFixed(2).padStart(14)} ${((avgBytes / ns) * 1000).toFixed(0).padStart(6)}`,
     )
   }
 }
