@@ -25,5 +25,6 @@ const server = createServer((req, res) => {
   res.end(body)
 })
 server.listen(0, '127.0.0.1', () => console.log(`listening http://127.0.0.1:${server.address().port}/v1`))
-process.on('SIGINT', () => server.close(() => process.exit(0)))
-process.on('SIGTERM', () => server.close(() => process.exit(0)))
+const stop = () => (server.close(() => process.exit(0)), server.closeAllConnections())
+process.on('SIGINT', stop)
+process.on('SIGTERM', stop)
