@@ -66,6 +66,13 @@ export class RecordWriter {
     return this.target.write(csvLine(cells))
   }
 
+  /** A record as a CSV line already made (cells quoted and guarded, CRLF included). */
+  csvText(line: string): boolean {
+    this.start()
+    this.count++
+    return this.target.write(line)
+  }
+
   /** Close the frame (a JSON array ends even when empty). */
   end(): void {
     this.start()

@@ -8,9 +8,10 @@ import {countyUrl} from '../api/query.js'
 import {redact} from '../api/secrets.js'
 import {writeFileAtomic} from '../io/atomic-file.js'
 import {DataScanner, MAX_RECORD_BYTES, MAX_RECORD_DEPTH, type Rejected} from '../io/data-scanner.js'
+import {CsvRows} from '../io/csv-rows.js'
 import {readLines} from '../io/lines.js'
 import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
-import {cell, columnsFor, flattenRow, selectColumns, ShapeTracker, type Column} from '../render/columns.js'
+import {cell, columnsFor, selectColumns, ShapeTracker, type Column} from '../render/columns.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 import {RunState, type JobDeps} from './run.js'
 import {isFinished, outcomeOf, type Outcome} from './outcome.js'
@@ -127,16 +128,16 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
     const resumedUnits = units.filter((u) => u.outcome && u.outcome.kind !== 'failed').length
     const shape = new ShapeTracker()
     const csvNeedsShape = req.format === 'csv' && !req.fields?.length
+    const csv = req.format === 'csv' ? new CsvRows(req.escapeFormulas) : undefined
     if (csvNeedsShape)
       for (const u of units)
         for (const p of u.pages)
           for await (const l of readLines(join(journal.partsDir, p.file)))
-            if (l.complete) shape.observe(JSON.parse(l.bytes.toString('utf8')) as Record<string, unknown>)
+            if (l.complete) csv!.take(l.bytes, shape)
 
     // CSV with --fields knows its header before any record: it can stream to stdout
     const fixedCols = req.format === 'csv' && req.fields?.length ? selectColumns([], req.fields) : undefined
     const header = (cols: Column[]) => cols.map((c) => cell(c.header, req.escapeFormulas))
-    const rowOf = (rec: Record<string, unknown>, cols: Column[]) => flattenRow(rec, cols, req.escapeFormulas)
 
     // stdout streams when the frame is known up front; otherwise everything is assembled at the end
     const streaming = !req.out && (req.format !== 'csv' || fixedCols !== undefined)
@@ -164,12 +165,13 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
           u.pages[u.flushed]!,
           live!,
           fixedCols,
-          rowOf,
+          csv,
         )
     }
     let head = 0
     /** When the first unfinished unit ends, the next one's spooled pages go out and it streams from then on. */
-    const advance = async () => {
+    let advancing: Promise<void> = Promise.resolve()
+    const step = async () => {
       while (live && head < units.length) {
         const u = units[head]!
         if (u.outcome && isFinished(u.outcome.kind)) await flushSpooled(u)
@@ -178,6 +180,8 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
       }
       if (live && head < units.length) await flushSpooled(units[head]!)
     }
+    // one copy at a time: two units ending together must not copy the same page twice
+    const advance = () => (advancing = advancing.then(step))
 
     const exportUnit = async (u: Unit): Promise<void> => {
       if (u.outcome && u.outcome.kind !== 'failed') return
@@ -213,26 +217,29 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
             async (res) => {
               const total = Number(res.headers['x-total-count'])
               if (Number.isSafeInteger(total) && total > 0) u.expected = total
-              const part = await PartFile.create(join(journal.partsDir, file))
+              // a page streamed straight to stdout needs no part file: nothing reads it again
+              const part = direct ? undefined : await PartFile.create(join(journal.partsDir, file))
               try {
                 let skip = emitted // a retried page that already streamed some records: do not repeat them
-                const {count, rejected} = await scanRecords(res, req.maxRecordBytes, async (bytes, rec) => {
-                  if (csvNeedsShape) shape.observe(rec)
-                  part.write(bytes)
+                const {count, rejected} = await scanRecords(res, req.maxRecordBytes, async (bytes) => {
+                  // CSV: one tokenizer pass proves the record and notes its columns; NDJSON and JSON pass
+                  // the bytes through as sent (the scanner has checked their structure)
+                  csv?.take(bytes, csvNeedsShape ? shape : undefined)
+                  part?.write(bytes)
                   if (direct) {
                     if (skip > 0) skip--
                     else {
                       emitted++
-                      const ok = fixedCols ? live!.csv(rowOf(rec, fixedCols)) : live!.json(bytes)
+                      const ok = fixedCols ? live!.csvText(csv!.line(fixedCols)) : live!.json(bytes)
                       if (!ok) await live!.target.drain()
                     }
                   }
-                  if (part.needsDrain) await part.drain()
+                  if (part?.needsDrain) await part.drain()
                 })
-                await part.close()
+                await part?.close()
                 return {records: count, rejected, next: nextLink(res.headers['link'], res.url)}
               } catch (error) {
-                await part.discard()
+                await part?.discard()
                 throw error
               }
             },
@@ -249,6 +256,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
           })
           u.next = page.next
           if (direct) u.flushed = u.pages.length
+          else if (live && u.index === head) await advance() // the head's spooled page goes out now
           journal.append({
             t: 'page',
             u: u.fips,
@@ -306,7 +314,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
               p,
               writer,
               req.format === 'csv' ? cols : undefined,
-              rowOf,
+              csv,
             )
         writer.end()
         await run.commit(target)
@@ -363,7 +371,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
 async function scanRecords(
   res: HttpResponse,
   maxRecordBytes: number | undefined,
-  onRecord: (bytes: Buffer, record: Record<string, unknown>) => Promise<void> | void,
+  onRecord: (bytes: Buffer) => Promise<void> | void,
 ): Promise<{count: number; rejected: Rejected[]}> {
   const scanner = new DataScanner({
     maxRecordBytes: maxRecordBytes ?? MAX_RECORD_BYTES,
@@ -372,20 +380,22 @@ async function scanRecords(
   let count = 0
   for await (const chunk of res.body) {
     for (const raw of scanner.push(chunk)) {
-      let rec: Record<string, unknown>
-      try {
-        rec = JSON.parse(raw.toString('utf8')) as Record<string, unknown>
-      } catch {
-        throw new BadResponseError(`record ${count + 1} of the page is not valid JSON`)
-      }
       // NDJSON needs one line per record: re-serialise only when the service pretty-printed it
-      const bytes = raw.includes(0x0a) || raw.includes(0x0d) ? Buffer.from(JSON.stringify(rec)) : raw
+      const bytes = raw.includes(0x0a) || raw.includes(0x0d) ? compact(raw, count + 1) : raw
       count++
-      await onRecord(bytes, rec)
+      await onRecord(bytes)
     }
   }
   scanner.end()
   return {count, rejected: scanner.takeRejected()}
+}
+
+function compact(raw: Buffer, n: number): Buffer {
+  try {
+    return Buffer.from(JSON.stringify(JSON.parse(raw.toString('utf8'))))
+  } catch {
+    throw new BadResponseError(`record ${n} of the page is not valid JSON`)
+  }
 }
 
 /** Copy one part file's records to a writer: a byte copy for NDJSON, a line at a time for JSON, rows for CSV. */
@@ -394,9 +404,9 @@ async function copyPart(
   part: PagePart,
   writer: RecordWriter,
   cols: Column[] | undefined,
-  rowOf: (rec: Record<string, unknown>, cols: Column[]) => string[],
+  csv: CsvRows | undefined,
 ): Promise<void> {
-  if (writer.format === 'ndjson' && cols === undefined) {
+  if (writer.format === 'ndjson') {
     // the part file is already NDJSON: whole chunks
     writer.ndjsonChunks(part.records)
     for await (const chunk of createReadStream(file, {highWaterMark: 1 << 20}))
@@ -405,9 +415,11 @@ async function copyPart(
   }
   for await (const l of readLines(file)) {
     if (!l.complete) throw new ServerError(`the part file ${file} ends mid-record`)
-    const ok = cols
-      ? writer.csv(rowOf(JSON.parse(l.bytes.toString('utf8')) as Record<string, unknown>, cols))
-      : writer.json(l.bytes)
+    let ok: boolean
+    if (cols && csv) {
+      csv.take(l.bytes)
+      ok = writer.csvText(csv.line(cols))
+    } else ok = writer.json(l.bytes)
     if (!ok) await writer.target.drain()
   }
 }

@@ -1,0 +1,46 @@
+import type {Column, ShapeTracker} from '../render/columns.js'
+import {flattenRecord, newFlatRow} from './row-format.js'
+
+/**
+ * CSV rows for exports, one tokenizer pass per record (src/io/row-format.ts): `take` reads a record's
+ * bytes (and proves them JSON), notes any column not seen before in the run's shape, and `line` lays the
+ * record's cells out in the output's column order. Cells arrive already CSV-quoted and formula-guarded.
+ */
+export class CsvRows {
+  private readonly flat = newFlatRow()
+  private readonly seen = new Set<string>()
+  private order: {cols: readonly Column[]; index: Map<string, number>} | undefined
+
+  constructor(private readonly escapeFormulas: boolean) {}
+
+  /** Flatten one record; with `shape`, record the columns it brings. */
+  take(bytes: Buffer, shape?: ShapeTracker): void {
+    flattenRecord(bytes, this.flat, {escapeFormulas: this.escapeFormulas})
+    if (!shape) return
+    const names = this.flat.names
+    for (let i = 0; i < this.flat.length; i++) {
+      const name = names[i]!
+      if (this.seen.has(name)) continue
+      this.seen.add(name)
+      // `K.S` is a member of the object K (one level, as the columns are named); `K` a value or a null object
+      const dot = name.indexOf('.')
+      shape.observe(dot === -1 ? {[name]: 0} : {[name.slice(0, dot)]: {[name.slice(dot + 1)]: 0}})
+    }
+  }
+
+  /** The last record taken, as one CSV line in `cols` order (a missing column is an empty cell). */
+  line(cols: readonly Column[]): string {
+    if (this.order?.cols !== cols)
+      this.order = {
+        cols,
+        index: new Map(cols.map((c, i) => [c.sub === undefined ? c.key : `${c.key}.${c.sub}`, i])),
+      }
+    const out = new Array<string>(cols.length).fill('')
+    const {index} = this.order
+    for (let i = 0; i < this.flat.length; i++) {
+      const at = index.get(this.flat.names[i]!)
+      if (at !== undefined) out[at] = this.flat.cells[i]!
+    }
+    return `${out.join(',')}\r\n`
+  }
+}
