@@ -1,4 +1,5 @@
-import {BadResponseError} from './errors.js'
+import {BadResponseError, NotFoundError} from './errors.js'
+import {isMissingEndpoint, missingEndpointError} from './endpoint-check.js'
 import {TruncatedBodyError, type HttpClient} from './client.js'
 import {lookupUrl} from './query.js'
 import type {LookupQuery} from './validate.js'
@@ -33,8 +34,18 @@ export async function fetchLookup(
   query: LookupQuery,
 ): Promise<ServiceRecord[]> {
   const url = lookupUrl(ctx.baseUrl, query)
-  return ctx.scheduler.run(
-    () => ctx.client.get(url),
-    async (res) => parseSuccessBody(await res.text()),
-  )
+  try {
+    return await ctx.scheduler.run(
+      () => ctx.client.get(url),
+      async (res) => parseSuccessBody(await res.text()),
+    )
+  } catch (error) {
+    // a 404 that says the endpoint is missing is a wrong base URL (exit 2), not a missing property
+    if (error instanceof NotFoundError && isMissingEndpoint(error.message))
+      throw missingEndpointError(
+        ctx.baseUrl,
+        error.message.replace(/^no property matches \(HTTP 404\): /, ''),
+      )
+    throw error
+  }
 }

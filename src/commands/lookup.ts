@@ -52,6 +52,15 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
       min: 1,
       max: 64,
     }),
+    'address-as-typed': Flags.boolean({
+      description: 'Send --address exactly as typed instead of its USPS-standardised form',
+    }),
+    fallback: Flags.boolean({
+      description:
+        'On a 404 for an address, try it as typed and then without the unit (at most 2 more requests); --no-fallback sends one request',
+      allowNo: true,
+      default: true,
+    }),
     'unit-fallback': Flags.boolean({
       description: 'Batch mode: when an address with a unit is not found, try it without the unit',
     }),
@@ -69,8 +78,15 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
     const query = validateLookup({fips: f.fips, address: f.address, apn: f.apn, propertyId: f['property-id']})
     const format = this.outputFormat(f.output)
     const ctx = await this.context()
-    const {fetchLookup} = await import('../api/lookup.js')
-    const records = await fetchLookup(ctx, query)
+    const {lookupOne} = await import('../api/address-lookup.js')
+    const {records, match, tried} = await lookupOne(ctx, query, {
+      asTyped: f['address-as-typed'],
+      fallback: f.fallback,
+    })
+    if (match === 'matched_without_unit')
+      this.warnAlways(
+        `matched_without_unit: no property matched with the unit; this is the record at "${tried.at(-1)!.address}"`,
+      )
     const {checkRecord} = await import('../api/schema.js')
     for (const r of records) {
       const problems = checkRecord(r)

@@ -1,0 +1,108 @@
+import {mkdtempSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {afterAll, beforeAll, beforeEach, describe, expect, it} from 'vitest'
+
+import {startSandbox, type Sandbox} from '../../src/sandbox/server.js'
+import {sfl} from '../helpers/cli.js'
+import {readLog} from '../helpers/sandbox.js'
+
+/** Issue 15: the built CLI against the sandbox in strict mode (the standardised form only), over HTTP. */
+let sb: Sandbox
+let log: string
+const dir = mkdtempSync(join(tmpdir(), 'sfl-e2e-loan-'))
+const env = () => ({SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'})
+const sent = () => readLog(log).map((l) => l.query['address'] ?? l.query['apn'] ?? '')
+
+beforeAll(async () => {
+  log = join(dir, 'requests.ndjson')
+  sb = await startSandbox({log, match: 'strict', nullFlatFields: true})
+})
+beforeEach(() => writeFileSync(log, ''))
+afterAll(async () => sb.close())
+
+describe('address standardisation against a strict server', () => {
+  it.each([
+    '5201 Laguna Oaks Dr #140',
+    '5201 Laguna Oaks Drive Unit 140',
+    '5201 laguna oaks dr., unit 140,, elk grove',
+  ])('%j matches with one request', async (address) => {
+    const r = await sfl(['lookup', '--fips', '06067', '--address', address, '-o', 'json'], {env: env()})
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    expect(JSON.parse(r.stdout).StandardizeStreetAddress).toBe('5201 LAGUNA OAKS DR UNIT 140')
+    expect(sent()).toHaveLength(1)
+    expect(sent()[0]).toMatch(/^5201 LAGUNA OAKS DR UNIT 140/)
+  })
+
+  it('--address-as-typed sends the text unchanged (and the strict server does not know it)', async () => {
+    const r = await sfl(
+      [
+        'lookup',
+        '--fips',
+        '06067',
+        '--address',
+        '5201 Laguna Oaks Dr #140',
+        '--address-as-typed',
+        '--no-fallback',
+      ],
+      {env: env()},
+    )
+    expect(r.code).toBe(3)
+    expect(sent()).toEqual(['5201 Laguna Oaks Dr #140'])
+  })
+})
+
+describe('the 404 ladder: at most two extra requests', () => {
+  it('a missing address: three requests, and the message says what was tried and what to try', async () => {
+    const r = await sfl(['lookup', '--fips', '06067', '--address', '5203 Laguna Oaks Dr #140'], {env: env()})
+    expect(r.code).toBe(3)
+    expect(sent()).toEqual([
+      '5203 LAGUNA OAKS DR UNIT 140',
+      '5203 Laguna Oaks Dr #140',
+      '5203 LAGUNA OAKS DR',
+    ])
+    expect(r.stderr).toBe(
+      'Error: no property matches in county 06067 (HTTP 404): tried "5203 LAGUNA OAKS DR UNIT 140" (standardised), "5203 Laguna Oaks Dr #140" (as typed), "5203 LAGUNA OAKS DR" (without the unit). Try the parcel number (--apn), check the county (--fips or --county), or spell the street as the county records it\n',
+    )
+  })
+
+  it('--no-fallback sends one request', async () => {
+    const r = await sfl(
+      ['lookup', '--fips', '06067', '--address', '5203 Laguna Oaks Dr #140', '--no-fallback'],
+      {
+        env: env(),
+      },
+    )
+    expect(r.code).toBe(3)
+    expect(sent()).toHaveLength(1)
+    expect(r.stderr).toContain('(--no-fallback: no other form was tried)')
+  })
+
+  it('a unit the record does not have: found without it, marked matched_without_unit', async () => {
+    const r = await sfl(['lookup', '--fips', '06067', '--address', '3526 HIGH ST APT 9, SACRAMENTO'], {
+      env: env(),
+    })
+    expect(r.code).toBe(0)
+    expect(sent()).toEqual(['3526 HIGH ST APT 9, SACRAMENTO', '3526 HIGH ST, SACRAMENTO'])
+    expect(r.stderr).toContain('matched_without_unit')
+    expect(JSON.parse(r.stdout).APN).toBe('078-0123-045')
+  })
+
+  it('an APN that is not there says so and suggests the county or the address', async () => {
+    const r = await sfl(['lookup', '--fips', '06067', '--apn', '999-9999-999'], {env: env()})
+    expect(r.code).toBe(3)
+    expect(r.stderr).toMatch(/no property matches --apn 999-9999-999 in county 06067 .*--fips.*--address/)
+  })
+})
+
+describe('a base URL that cannot reach the endpoint is a configuration error (exit 2)', () => {
+  it('a 404 whose body says "no such endpoint"', async () => {
+    const r = await sfl(['lookup', '--fips', '06067', '--apn', '078-0123-045'], {
+      env: {...env(), SFL_BASE_URL: sb.baseUrl.replace(/\/v1$/, '/v2')},
+    })
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(/the service says the endpoint does not exist .*including \/v1/)
+  })
+})
