@@ -30,13 +30,14 @@ export async function lookupOne(
       if (!(error instanceof NotFoundError)) throw error
       const flag = query.by.kind === 'apn' ? '--apn' : '--property-id'
       throw new NotFoundError(
-        `no property matches ${flag} ${query.by.value} in ${where} (HTTP 404). Check that --fips names the county the parcel is in, or look it up by --address`,
+        `no property matches ${flag} ${query.by.value} in ${where} (HTTP 404${serviceSaid(error)}). Check that --fips names the county the parcel is in, or look it up by --address`,
         404,
       )
     }
   }
   const ladder = addressLadder(query.by.value, opts)
   const tried: Attempt[] = []
+  let said = ''
   for (const attempt of ladder) {
     tried.push(attempt)
     try {
@@ -47,11 +48,18 @@ export async function lookupOne(
       return {records, match: attempt.withoutUnit ? 'matched_without_unit' : 'matched', tried}
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error
+      said = serviceSaid(error)
     }
   }
   const more = opts.fallback === false ? ' (--no-fallback: no other form was tried)' : ''
   throw new NotFoundError(
-    `no property matches in ${where} (HTTP 404): tried ${describeAttempts(tried)}${more}. Try the parcel number (--apn), check the county (--fips or --county), or spell the street as the county records it`,
+    `no property matches in ${where} (HTTP 404${said}): tried ${describeAttempts(tried)}${more}. Try the parcel number (--apn), check the county (--fips or --county), or spell the street as the county records it`,
     404,
   )
+}
+
+/** ": No property matches the given parameters." — the service's own words, when it sent some. */
+function serviceSaid(error: NotFoundError): string {
+  const text = error.message.replace(/^no property matches \(HTTP 404\):\s*/, '').trim()
+  return text ? `: ${text}` : ''
 }

@@ -54,6 +54,15 @@ describe('address standardisation against a strict server', () => {
   })
 })
 
+describe('schema true to the spec', () => {
+  it('a non-condo whose flat FHA project fields are null: no warning, and --strict passes', async () => {
+    const r = await sfl(['lookup', '--fips', '06067', '--apn', '078-0123-045', '--strict'], {env: env()})
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    expect(JSON.parse(r.stdout).FHAConcentration).toBeNull()
+  })
+})
+
 describe('the 404 ladder: at most two extra requests', () => {
   it('a missing address: three requests, and the message says what was tried and what to try', async () => {
     const r = await sfl(['lookup', '--fips', '06067', '--address', '5203 Laguna Oaks Dr #140'], {env: env()})
@@ -64,7 +73,7 @@ describe('the 404 ladder: at most two extra requests', () => {
       '5203 LAGUNA OAKS DR',
     ])
     expect(r.stderr).toBe(
-      'Error: no property matches in county 06067 (HTTP 404): tried "5203 LAGUNA OAKS DR UNIT 140" (standardised), "5203 Laguna Oaks Dr #140" (as typed), "5203 LAGUNA OAKS DR" (without the unit). Try the parcel number (--apn), check the county (--fips or --county), or spell the street as the county records it\n',
+      'Error: no property matches in county 06067 (HTTP 404: No property matches the given parameters.): tried "5203 LAGUNA OAKS DR UNIT 140" (standardised), "5203 Laguna Oaks Dr #140" (as typed), "5203 LAGUNA OAKS DR" (without the unit). Try the parcel number (--apn), check the county (--fips or --county), or spell the street as the county records it\n',
     )
   })
 
