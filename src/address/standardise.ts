@@ -36,7 +36,6 @@ export interface StandardAddress {
 
 const STATE_ZIP = /^(?:(.*?)\s+)?([A-Z]{2})\s+(\d{5}(?:-\d{4})?)$/
 
-
 /** Split a comma part into tokens: "#140" → "#", "140"; dots, apostrophes and quotes go. */
 function tokens(part: string): string[] {
   return part

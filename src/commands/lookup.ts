@@ -32,7 +32,12 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
   ]
 
   static override flags = {
-    fips: Flags.string({description: 'Five-digit county code (state + county), e.g. 06067'}),
+    fips: Flags.string({
+      description: 'Five-digit county code (state + county), e.g. 06067; checked against the US county list',
+    }),
+    county: Flags.string({
+      description: 'The county by name instead of --fips, e.g. "Sacramento, CA" (see `sfl counties`)',
+    }),
     address: Flags.string({description: 'Full street address, e.g. "3526 HIGH ST, SACRAMENTO, CA 95838"'}),
     apn: Flags.string({description: "Assessor's parcel number (at most 45 characters)"}),
     'property-id': Flags.string({description: "The service's own property ID (a positive integer)"}),
@@ -75,13 +80,23 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
     for (const flag of ['out', 'resume', 'unit-fallback'] as const)
       if (f[flag]) throw new UsageError(`--${flag} applies to batch lookups; add --input FILE`)
     // validate before any request (and before the sandbox or config is touched)
-    const query = validateLookup({fips: f.fips, address: f.address, apn: f.apn, propertyId: f['property-id']})
+    const {countyFromFlags} = await import('../address/county-flags.js')
+    const county = countyFromFlags({fips: f.fips, county: f.county})
+    if (!county)
+      throw new UsageError('--fips (a 5-digit county code such as 06067) or --county "Name, ST" is required')
+    const query = validateLookup({
+      fips: county?.fips,
+      address: f.address,
+      apn: f.apn,
+      propertyId: f['property-id'],
+    })
     const format = this.outputFormat(f.output)
     const ctx = await this.context()
     const {lookupOne} = await import('../api/address-lookup.js')
     const {records, match, tried} = await lookupOne(ctx, query, {
       asTyped: f['address-as-typed'],
       fallback: f.fallback,
+      ...(county ? {county: county.label} : {}),
     })
     if (match === 'matched_without_unit')
       this.warnAlways(

@@ -73,7 +73,7 @@ describe('the 404 ladder: at most two extra requests', () => {
       '5203 LAGUNA OAKS DR',
     ])
     expect(r.stderr).toBe(
-      'Error: no property matches in county 06067 (HTTP 404: No property matches the given parameters.): tried "5203 LAGUNA OAKS DR UNIT 140" (standardised), "5203 Laguna Oaks Dr #140" (as typed), "5203 LAGUNA OAKS DR" (without the unit). Try the parcel number (--apn), check the county (--fips or --county), or spell the street as the county records it\n',
+      'Error: no property matches in Sacramento County, CA (06067) (HTTP 404: No property matches the given parameters.): tried "5203 LAGUNA OAKS DR UNIT 140" (standardised), "5203 Laguna Oaks Dr #140" (as typed), "5203 LAGUNA OAKS DR" (without the unit). Try the parcel number (--apn), check the county (--fips or --county), or spell the street as the county records it\n',
     )
   })
 
@@ -102,7 +102,9 @@ describe('the 404 ladder: at most two extra requests', () => {
   it('an APN that is not there says so and suggests the county or the address', async () => {
     const r = await sfl(['lookup', '--fips', '06067', '--apn', '999-9999-999'], {env: env()})
     expect(r.code).toBe(3)
-    expect(r.stderr).toMatch(/no property matches --apn 999-9999-999 in county 06067 .*--fips.*--address/)
+    expect(r.stderr).toMatch(
+      /no property matches --apn 999-9999-999 in Sacramento County, CA \(06067\) .*--fips.*--address/,
+    )
   })
 })
 

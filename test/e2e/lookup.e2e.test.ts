@@ -120,7 +120,7 @@ describe('sfl lookup exit codes', () => {
     const r = await sfl(['lookup', '--fips', '06067', '--address', '1 NOWHERE RD'], {env: env()})
     expect(r.code).toBe(3)
     expect(r.stderr).toBe(
-      'Error: no property matches in county 06067 (HTTP 404: No property matches the given parameters.): tried "1 NOWHERE RD" (standardised). Try the parcel number (--apn), check the county (--fips or --county), or spell the street as the county records it\n',
+      'Error: no property matches in Sacramento County, CA (06067) (HTTP 404: No property matches the given parameters.): tried "1 NOWHERE RD" (standardised). Try the parcel number (--apn), check the county (--fips or --county), or spell the street as the county records it\n',
     )
   })
 
