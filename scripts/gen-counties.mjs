@@ -37,7 +37,9 @@ function titleCase(name) {
     .join(' ')
 }
 
-const lines = readFileSync(source, 'utf8').replace(/^\uFEFF/, '').split(/\r?\n/)
+const lines = readFileSync(source, 'utf8')
+  .replace(/^\uFEFF/, '')
+  .split(/\r?\n/)
 const header = lines.findIndex((l) => /^FIPS ?State ?Code,/i.test(l))
 if (header < 0) throw new Error(`gen-counties: no header row (FIPS State Code,...) in ${source}`)
 const rows = []
