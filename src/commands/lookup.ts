@@ -46,6 +46,14 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
       options: OUTPUTS,
       description: 'Output format [default: table at a terminal, else json]',
     })(),
+    explain: Flags.boolean({
+      description:
+        'json/ndjson: print {data, explain}: the record exactly as sent, and the verdicts per program with reason codes',
+    }),
+    'market-rate': Flags.string({
+      description:
+        'Percent rate of a new loan today, e.g. 6.5: the verdicts price an assumable loan against it',
+    }),
     strict: Flags.boolean({description: 'Fail (exit 1) when a record does not match the spec schema'}),
     'no-escape-formulas': Flags.boolean({description: 'Do not neutralise CSV cells that start with = + - @'}),
     input: Flags.string({description: 'Batch mode: a CSV or NDJSON file of lookups, or - for stdin'}),
@@ -91,6 +99,13 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
       propertyId: f['property-id'],
     })
     const format = this.outputFormat(f.output)
+    const marketRate = f['market-rate'] === undefined ? undefined : Number(f['market-rate'])
+    if (marketRate !== undefined && !(Number.isFinite(marketRate) && marketRate > 0 && marketRate < 30))
+      throw new UsageError(`--market-rate "${f['market-rate']}" must be a percent rate such as 6.5`)
+    if (f.explain && (format === 'table' || format === 'csv'))
+      throw new UsageError(
+        '--explain applies to json and ndjson output (the table always shows the verdicts)',
+      )
     const ctx = await this.context()
     const {lookupOne} = await import('../api/address-lookup.js')
     const {records, match, tried} = await lookupOne(ctx, query, {
@@ -115,6 +130,10 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
       await renderRecords(records, format, {
         escapeFormulas: !f['no-escape-formulas'],
         width: process.stdout.columns ?? 100,
+        marketRate,
+        explain: f.explain
+          ? {match, ...(tried.length ? {tried: tried.map((t) => ({address: t.address, form: t.label}))} : {})}
+          : undefined,
       }),
     )
   }

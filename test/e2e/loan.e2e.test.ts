@@ -6,7 +6,7 @@ import {afterAll, beforeAll, beforeEach, describe, expect, it} from 'vitest'
 
 import {startSandbox, type Sandbox} from '../../src/sandbox/server.js'
 import {sfl} from '../helpers/cli.js'
-import {readLog} from '../helpers/sandbox.js'
+import {get, readLog} from '../helpers/sandbox.js'
 
 /** Issue 15: the built CLI against the sandbox in strict mode (the standardised form only), over HTTP. */
 let sb: Sandbox
@@ -115,5 +115,63 @@ describe('a base URL that cannot reach the endpoint is a configuration error (ex
     })
     expect(r.code).toBe(2)
     expect(r.stderr).toMatch(/the service says the endpoint does not exist .*including \/v1/)
+  })
+})
+
+describe('explained verdicts', () => {
+  it('the table gives one verdict line per program, with the reason', async () => {
+    const r = await sfl(
+      [
+        'lookup',
+        '--fips',
+        '06067',
+        '--address',
+        '1150 River Oaks Dr #114',
+        '-o',
+        'table',
+        '--market-rate',
+        '6.5',
+      ],
+      {env: {...env(), COLUMNS: '200'}},
+    )
+    expect(r.code).toBe(0)
+    expect(r.stdout.replace(/\s+/g, ' ')).toContain(
+      " FHA Yes: the value $598,000 is within the county's FHA loan limit of $667,000",
+    )
+    expect(r.stdout.replace(/\s+/g, ' ')).toContain(
+      'FHA condo Caution (Birch Towers): approved, but an owner-occupancy or concentration violation may block FHA loan approval; owner occupancy 31.5% is under the 35% minimum',
+    )
+    expect(r.stdout.replace(/\s+/g, ' ')).toContain(
+      'Assumable loan Yes: VA loan of $586,080 at 6.321%; the buyer covers $11,920 of equity in cash or a second loan; $55 a month less than a new loan at 6.5% ($3,649 vs $3,704)',
+    )
+  })
+
+  it('--explain puts {data, explain} in json: data exactly as sent, verdicts with codes beside it', async () => {
+    const r = await sfl(['lookup', '--fips', '06067', '--apn', '078-0123-047', '-o', 'json', '--explain'], {
+      env: env(),
+    })
+    expect(r.code).toBe(0)
+    const out = JSON.parse(r.stdout)
+    const direct = await get(sb.baseUrl, 'fips=06067&apn=078-0123-047', 'sandbox-full')
+    expect(out.data).toEqual(direct.body.data)
+    expect(out.explain.match).toBe('matched')
+    expect(out.explain.verdicts.find((v: {program: string}) => v.program === 'FHA')).toEqual({
+      program: 'FHA',
+      outcome: 'not eligible',
+      codes: ['FHA_PROPERTY_TYPE', 'FHA_CONDO_NOT_APPROVED'],
+      text: "No: the value $266,000 is within the county's FHA loan limit of $667,000, so the property type rules it out (a condo in a project without FHA approval)",
+    })
+  })
+
+  it('--explain in ndjson is one {data, explain} line; the table refuses it', async () => {
+    const r = await sfl(['lookup', '--fips', '06067', '--apn', '078-0123-045', '-o', 'ndjson', '--explain'], {
+      env: env(),
+    })
+    expect(r.stdout.trim().split('\n')).toHaveLength(1)
+    expect(Object.keys(JSON.parse(r.stdout))).toEqual(['data', 'explain'])
+    const t = await sfl(['lookup', '--fips', '06067', '--apn', '078-0123-045', '-o', 'table', '--explain'], {
+      env: env(),
+    })
+    expect(t.code).toBe(2)
   })
 })

@@ -61,11 +61,15 @@ describe('sfl lookup (built CLI against the sandbox over HTTP)', () => {
       env: env('sandbox-basic'),
     })
     expect(basic.stdout).toMatch(/ASSUMABLE MORTGAGE\n\s+not included with this key/)
-    expect(basic.stdout).toMatch(/FHA CONDO\n\s+not included with this key/)
+    expect(basic.stdout).not.toMatch(/FHA CONDO/) // a house: the condo group does not apply
+    const condo = await sfl(['lookup', '--fips', '06067', '--property-id', '30000000007', '-o', 'table'], {
+      env: env('sandbox-basic'),
+    })
+    expect(condo.stdout).toMatch(/FHA CONDO\n\s+not included with this key/)
     const full = await sfl(['lookup', '--fips', '06067', '--property-id', '30000000006', '-o', 'table'], {
       env: env(),
     })
-    expect(full.stdout).toMatch(/FHA CONDO\n\s+none for this property/)
+    expect(full.stdout).not.toMatch(/FHA CONDO/) // a house: the condo group does not apply
     expect(full.stdout).toMatch(/Loan type\s+FHA, fixed rate/)
     expect(full.stdout).toMatch(
       /Estimated value\s+\$[\d,]+ \(range \$[\d,]+ – \$[\d,]+, confidence \d+\/100\)/,
