@@ -1,4 +1,5 @@
 import {COUNTY_ROWS} from './counties-data.js'
+import {distance} from './distance.js'
 
 /**
  * The US counties table (generated from FHFA's public-domain county list by scripts/gen-counties.mjs):
@@ -53,21 +54,6 @@ function key(name: string): string {
     .trim()
 }
 const base = (name: string) => key(name).replace(KIND, '')
-
-/** Levenshtein distance, for did-you-mean. */
-export function distance(a: string, b: string): number {
-  const prev = Array.from({length: b.length + 1}, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0]!
-    prev[0] = i
-    for (let j = 1; j <= b.length; j++) {
-      const up = prev[j]!
-      prev[j] = Math.min(up + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1))
-      diag = up
-    }
-  }
-  return prev[b.length]!
-}
 
 /** "Sacramento, CA", "sacramento county ca", "Baltimore City, MD" → name and state parts. */
 function parse(text: string): {name: string; state?: string} {

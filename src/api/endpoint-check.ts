@@ -32,3 +32,9 @@ export function missingEndpointError(baseUrl: string, message: string): Configur
     `the service says the endpoint does not exist (HTTP 404: ${message}): the base URL ${baseUrl} is wrong; it should be the service's address including /v1, so that ${baseUrl.replace(/\/+$/, '')}/special-financing is the endpoint (spec 4)`,
   )
 }
+
+/** The base-command check: a base URL without its version segment is a usage error (exit 2) with the fix. */
+export function assertVersionedBaseUrl(baseUrl: string): void {
+  const problem = baseUrlProblem(baseUrl)
+  if (problem) throw new ConfigurationError(problem)
+}

@@ -175,3 +175,52 @@ describe('explained verdicts', () => {
     expect(t.code).toBe(2)
   })
 })
+
+describe('mistakes caught early (exit 2, no request)', () => {
+  it('--fisp: did you mean --fips, one error line and the usage line, not the full help', async () => {
+    const r = await sfl(['lookup', '--fisp', '06067', '--apn', '1'], {env: env()})
+    expect(r.code).toBe(2)
+    expect(r.stderr.split('\n').slice(0, 2)).toEqual([
+      'Error: Nonexistent flag: --fisp',
+      'Hint: did you mean --fips (for --fisp)?',
+    ])
+    expect(r.stderr).toContain('Usage: sfl lookup [FLAGS]')
+    expect(r.stderr).not.toContain('FLAGS\n')
+    expect(sent()).toEqual([])
+  })
+
+  it('an unquoted address: a hint to quote it', async () => {
+    const r = await sfl(['lookup', '--fips', '06067', '--address', '3526', 'high', 'st'], {env: env()})
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(
+      /^Error: Unexpected arguments: high, st\nHint: a value with spaces must be quoted/,
+    )
+  })
+
+  it('sfl lokup: did you mean sfl lookup', async () => {
+    const r = await sfl(['lokup'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toBe(
+      'Error: "lokup" is not a sfl command. Did you mean "sfl lookup"?\nSee the commands: sfl help\n',
+    )
+  })
+
+  it('a base URL without its /v1 segment is a configuration error with the fix, before any request', async () => {
+    const bare = sb.baseUrl.replace(/\/v1$/, '')
+    const r = await sfl(['lookup', '--fips', '06067', '--apn', '078-0123-045'], {
+      env: {...env(), SFL_BASE_URL: bare},
+    })
+    expect(r.code).toBe(2)
+    expect(r.stderr).toBe(
+      `Error: the base URL ${bare} has no version segment: the spec's base URL ends in /v1 (spec 4, 9.1); use --base-url ${bare}/v1 (or SFL_BASE_URL, or \`sfl keys set --base-url\`)\n`,
+    )
+    expect(sent()).toEqual([])
+  })
+
+  it('--fips 06999 (no such county): exit 2 with did-you-mean, no request', async () => {
+    const r = await sfl(['lookup', '--fips', '06999', '--apn', '078-0123-045'], {env: env()})
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(/^Error: --fips "06999": no US county has the FIPS code 06999/)
+    expect(sent()).toEqual([])
+  })
+})
