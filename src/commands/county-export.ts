@@ -5,7 +5,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../base-command.js'
 import {UsageError} from '../api/errors.js'
 import {fipsProblem} from '../api/validate.js'
-import {CORE_FIELDS, EXTRA_FIELDS, OPTIONS} from '../api/spec.js'
+import {canonicalField} from '../render/field-names.js'
 
 export default class CountyExport extends BaseCommand<typeof CountyExport> {
   static override summary =
@@ -77,8 +77,7 @@ fetching finished counties or pages again.`
     if (f.resume && !f.out)
       throw new UsageError('--resume needs --out (the checkpoint lives beside the output file)')
     if (f.out) await (await import('../export/atomic-file.js')).assertWritableTarget(f.out)
-    const fields = f.fields?.map((s) => s.trim()).filter((s) => s !== '')
-    checkFields(fields)
+    const fields = checkFields(f.fields?.map((s) => s.trim()).filter((s) => s !== ''))
     if (f['dry-run']) {
       process.stdout.write(
         `${fips.length} ${fips.length === 1 ? 'county' : 'counties'}: at least ${fips.length} requests (one per county when the service sends whole counties; one per page when it paginates). Nothing was sent.\n`,
@@ -129,16 +128,14 @@ fetching finished counties or pages again.`
   }
 }
 
-const KNOWN_FIELDS = new Set<string>([
-  ...CORE_FIELDS,
-  ...EXTRA_FIELDS,
-  ...Object.entries(OPTIONS).flatMap(([o, subs]) => subs.map((s) => `${o}.${s}`)),
-])
-
-function checkFields(fields: string[] | undefined): void {
-  for (const name of fields ?? [])
-    if (!KNOWN_FIELDS.has(name))
+/** Spec names, matched case-insensitively (`--fields apn` selects APN); returns the spec spelling. */
+function checkFields(fields: string[] | undefined): string[] | undefined {
+  return fields?.map((name) => {
+    const known = canonicalField(name)
+    if (known === undefined)
       throw new UsageError(
         `--fields: unknown column "${name}"; use spec names such as Fips, FinalValue or AssumableMortgage.LoanType`,
       )
+    return known
+  })
 }
