@@ -2,7 +2,6 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand, OUTPUTS} from '../base-command.js'
 import {SchemaError, UsageError} from '../api/errors.js'
-import {validateLookup} from '../api/validate.js'
 
 export default class Lookup extends BaseCommand<typeof Lookup> {
   static override summary = 'Look up one property (or a file of them) by address, APN or property ID'
@@ -87,31 +86,15 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
     }
     for (const flag of ['out', 'resume', 'unit-fallback'] as const)
       if (f[flag]) throw new UsageError(`--${flag} applies to batch lookups; add --input FILE`)
-    // validate before any request (and before the sandbox or config is touched)
-    const {countyFromFlags} = await import('../address/county-flags.js')
-    const county = countyFromFlags({fips: f.fips, county: f.county})
-    if (!county)
-      throw new UsageError('--fips (a 5-digit county code such as 06067) or --county "Name, ST" is required')
-    const query = validateLookup({
-      fips: county?.fips,
-      address: f.address,
-      apn: f.apn,
-      propertyId: f['property-id'],
-    })
     const format = this.outputFormat(f.output)
-    const marketRate = f['market-rate'] === undefined ? undefined : Number(f['market-rate'])
-    if (marketRate !== undefined && !(Number.isFinite(marketRate) && marketRate > 0 && marketRate < 30))
-      throw new UsageError(`--market-rate "${f['market-rate']}" must be a percent rate such as 6.5`)
-    if (f.explain && (format === 'table' || format === 'csv'))
-      throw new UsageError(
-        '--explain applies to json and ndjson output (the table always shows the verdicts)',
-      )
+    const {lookupRequest} = await import('../api/lookup-request.js')
+    const {query, countyLabel, marketRate} = lookupRequest(f, format)
     const ctx = await this.context()
     const {lookupOne} = await import('../api/address-lookup.js')
     const {records, match, tried} = await lookupOne(ctx, query, {
       asTyped: f['address-as-typed'],
       fallback: f.fallback,
-      ...(county ? {county: county.label} : {}),
+      county: countyLabel,
     })
     if (match === 'matched_without_unit')
       this.warnAlways(

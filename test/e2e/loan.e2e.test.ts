@@ -224,3 +224,30 @@ describe('mistakes caught early (exit 2, no request)', () => {
     expect(sent()).toEqual([])
   })
 })
+
+describe('sfl sandbox --match strict --null-flat-fields (the command)', () => {
+  it('serves only the standardised form and null flat fields; the CLI still finds the property', async () => {
+    const {spawnSandbox} = await import('../helpers/sandbox.js')
+    const s = await spawnSandbox(['--match', 'strict', '--null-flat-fields'])
+    try {
+      const typed = await get(
+        s.baseUrl,
+        `fips=06067&address=${encodeURIComponent('5201 Laguna Oaks Dr #140')}`,
+        'sandbox-full',
+      )
+      expect(typed.status).toBe(404)
+      const house = await get(s.baseUrl, 'fips=06067&apn=078-0123-045', 'sandbox-full')
+      expect(house.body.data.FHAExpirationDate).toBeNull()
+      const r = await sfl(
+        ['lookup', '--fips', '06067', '--address', '5201 Laguna Oaks Dr #140', '--strict'],
+        {
+          env: {SFL_BASE_URL: s.baseUrl, SFL_API_KEY: 'sandbox-full'},
+        },
+      )
+      expect(r.code).toBe(0)
+      expect(r.stderr).toBe('')
+    } finally {
+      await s.stop()
+    }
+  })
+})
