@@ -5,7 +5,11 @@ import {SchemaError, UsageError} from '../api/errors.js'
 
 export default class Lookup extends BaseCommand<typeof Lookup> {
   static override summary = 'Look up one property (or a file of them) by address, APN or property ID'
-  static override description = `Exactly one of --address, --apn or --property-id, with --fips, for one property.
+  static override description = `Exactly one of --address, --apn or --property-id, with --fips or --county, for one property.
+The county is checked against the US county list before anything is sent. An address is sent in its USPS
+Publication 28 standard form (--address-as-typed sends it unchanged); on a 404 sfl tries it as typed, then
+without the unit (marked matched_without_unit): at most 2 more requests, none with --no-fallback.
+The table gives a verdict per program with its reason; --explain adds them to json/ndjson as {data, explain}.
 Output is a table at a terminal and JSON in a pipe; --output picks json, ndjson, csv or table.
 Records are checked against the spec's schema: a violation is a warning, or exit 1 with --strict.
 With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch lookups").`
@@ -15,6 +19,11 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
       description: 'Try it on the embedded sandbox',
       command:
         '<%= config.bin %> lookup --sandbox --fips 06067 --address "3526 HIGH ST, SACRAMENTO, CA 95838"',
+    },
+    {
+      description: 'A county by name, the verdicts priced against a 6.5% market rate',
+      command:
+        '<%= config.bin %> lookup --sandbox --county "Sacramento, CA" --address "1150 River Oaks Dr #114" --market-rate 6.5',
     },
     {
       description: 'By parcel number, as JSON for a script',

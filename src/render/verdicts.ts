@@ -270,7 +270,7 @@ function cra(r: Rec): Verdict | undefined {
       program: 'CRA',
       outcome: 'not eligible',
       codes: [`CRA_${level.toUpperCase()}`],
-      text: `No: a ${level.toLowerCase()}-income tract, not low or moderate income${tail}`,
+      text: `No: ${level === 'Upper' ? 'an upper' : 'a middle'}-income tract, not low or moderate income${tail}`,
     }
   return {program: 'CRA', outcome: 'unknown', codes: ['CRA_NOT_AVAILABLE'], text: `Unknown: ${level}${tail}`}
 }

@@ -63,7 +63,10 @@ describe('explained verdicts, from the record’s own figures', () => {
     expect(verdicts(rec(9)).map((v) => v.program)).not.toContain('Assumable')
   })
 
-  it('CRA: low and moderate tracts count', () => {
+  it('CRA: low and moderate tracts count; middle and upper do not', () => {
+    expect(line(rec(17), 'CRA')!.text).toBe(
+      'No: an upper-income tract, not low or moderate income (tract minority population 10.2%)',
+    )
     expect(line(rec(8), 'CRA')!.text).toBe(
       "Yes: a moderate-income tract, where loans count toward a lender's CRA goals (tract minority population 85.6%)",
     )
