@@ -16,7 +16,9 @@ export function baseUrlProblem(baseUrl: string): string | undefined {
     return undefined // the URL checks elsewhere say what is wrong with it
   }
   if (/\/v\d+$/.test(path)) return undefined
-  const fixed = `${baseUrl.replace(/\/+$/, '')}/v1`
+  // ".../v1/special-financing" or ".../special-financing": the endpoint was given, not the base URL
+  const root = baseUrl.replace(/\/+$/, '').replace(/\/special-financing$/, '')
+  const fixed = /\/v\d+$/.test(root) ? root : `${root}/v1`
   return `the base URL ${baseUrl} has no version segment: the spec's base URL ends in /v1 (spec 4, 9.1); use --base-url ${fixed} (or SFL_BASE_URL, or \`sfl keys set --base-url\`)`
 }
 

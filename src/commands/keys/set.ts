@@ -40,6 +40,7 @@ CLI's config directory ($XDG_CONFIG_HOME/sfl, or $SFL_CONFIG_DIR).`
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(profile))
       throw new UsageError(`--profile "${profile}": use letters, digits, dot, dash or underscore`)
     if (f['base-url']) assertSafeBaseUrl(f['base-url'])
+    if (f['base-url']) (await import('../../api/endpoint-check.js')).assertVersionedBaseUrl(f['base-url'])
     if (f.fips !== undefined) (await import('../../address/county-flags.js')).countyFromFlags({fips: f.fips})
     const {config, path, warning} = await loadConfig(this.config.configDir)
     if (warning) this.warnAlways(warning)
