@@ -21,7 +21,9 @@ const SUFFIXES: Record<string, string> = {
 const DIRECTIONALS: Record<string, string> = {
   NORTH: 'N', SOUTH: 'S', EAST: 'E', WEST: 'W', NORTHEAST: 'NE', NORTHWEST: 'NW', SOUTHEAST: 'SE', SOUTHWEST: 'SW',
 } // prettier-ignore
-const UNIT_LABELS = /(?:^|\s)(?:APARTMENT|APT|UNIT|SUITE|STE|#|NO)\s*#?\s*([A-Z0-9-]+)\s*$/
+// A label is a whole word followed by a space or "#" ("STE 200", "UNIT #4", "# 4"), never the start of a
+// longer word: "12 STEELE", "400 NOBEL" and "55 APTOS" are streets, not STE ELE, NO BEL and APT OS.
+const UNIT_LABELS = /(?:^|\s)(?:(?:APARTMENT|APT|UNIT|SUITE|STE|NO)(?:\s+#?|\s*#)|#)\s*([A-Z0-9-]+)\s*$/
 
 /** The part of a full address before ", CITY, ST ZIP" (or the whole string when there is no comma). */
 export function streetLine(address: string): string {

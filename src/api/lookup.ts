@@ -1,4 +1,5 @@
-import {BadResponseError} from './errors.js'
+import {BadResponseError, NotFoundError} from './errors.js'
+import {isMissingEndpoint, missingEndpointError} from './endpoint-check.js'
 import {TruncatedBodyError, type HttpClient} from './client.js'
 import {lookupUrl} from './query.js'
 import {redact} from './secrets.js'
@@ -106,8 +107,18 @@ export async function fetchLookup(
   signal?: AbortSignal,
 ): Promise<ServiceRecord[]> {
   const url = lookupUrl(ctx.baseUrl, query)
-  return ctx.scheduler.run(
-    () => ctx.client.get(url, signal),
-    async (res) => parseSuccessBody(await res.text()),
-  )
+  try {
+    return await ctx.scheduler.run(
+      () => ctx.client.get(url, signal),
+      async (res) => parseSuccessBody(await res.text()),
+    )
+  } catch (error) {
+    // a 404 that says the endpoint is missing is a wrong base URL (exit 2), not a missing property
+    if (error instanceof NotFoundError && isMissingEndpoint(error.message))
+      throw missingEndpointError(
+        ctx.baseUrl,
+        error.message.replace(/^no property matches \(HTTP 404\): /, ''),
+      )
+    throw error
+  }
 }

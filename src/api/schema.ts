@@ -50,7 +50,11 @@ export const fhaCondoEligibilitySchema = z
   })
   .loose()
 
-/** Spec 2.1, the standard package; the "not shown" fields are optional. */
+/**
+ * Spec 2.1, the standard package. Fields whose presence the spec leaves open ("Whether the flat FHA project
+ * fields … and Tract, StateFips, CountyFips, MSACode appear in the response body: not shown") accept both
+ * absence and null: a server that sends the flat FHA fields as null for a non-condo breaks no rule.
+ */
 export const recordSchema = z
   .object({
     Fips: z.string().regex(/^\d{5}$/, 'expected 5 digits'),
@@ -61,10 +65,10 @@ export const recordSchema = z
     City: vchar(55),
     State: z.string().regex(/^[A-Z]{2}$/, 'expected a two-letter state abbreviation'),
     Zip: z.string().regex(/^\d{5}$/, 'expected a five-digit ZIP code'),
-    Tract: vchar(6).optional(),
-    StateFips: vchar(2).optional(),
-    CountyFips: vchar(3).optional(),
-    MSACode: vchar(5).optional(),
+    Tract: vchar(6).nullish(),
+    StateFips: vchar(2).nullish(),
+    CountyFips: vchar(3).nullish(),
+    MSACode: vchar(5).nullish(),
     FinalValue: z.number(),
     HighValue: z.number(),
     LowValue: z.number(),
@@ -75,11 +79,11 @@ export const recordSchema = z
     FHAEligible: z.boolean(),
     FHALoanLimit: z.number(),
     FHACondoEligible: z.boolean().nullable(),
-    FHAOwnerOccupancyViolation: vchar(1).optional(),
-    FHAOwnerOccupancyPercentage: vchar(55).optional(),
-    FHAConcentration: vchar(55).optional(),
-    FHAConcentrationViolation: vchar(1).optional(),
-    FHAExpirationDate: isoDateTime.or(isoDate).optional(),
+    FHAOwnerOccupancyViolation: vchar(1).nullish(),
+    FHAOwnerOccupancyPercentage: vchar(55).nullish(),
+    FHAConcentration: vchar(55).nullish(),
+    FHAConcentrationViolation: vchar(1).nullish(),
+    FHAExpirationDate: isoDateTime.or(isoDate).nullish(),
     USDAAreaEligible: z.boolean().nullable(),
     VAEligible: z.boolean().nullable(),
     Assumable: z.boolean().nullable(),
@@ -102,7 +106,19 @@ export const errorBodySchema = z
 
 /** Readable list of schema problems, one per line, with the field path. */
 export function describeIssues(error: z.ZodError): string[] {
-  return error.issues.map((i) => `${i.path.join('.') || '(record)'}: ${i.message}`)
+  // one line each: zod's messages for unions can span lines
+  return error.issues.map((i) => `${i.path.join('.') || '(record)'}: ${i.message.replace(/\s+/g, ' ')}`)
+}
+
+/**
+ * One line for a record that breaks the schema, naming the record and each field, or undefined when it
+ * conforms: "record 30000000006: FinalValue: expected number, received string; State: …".
+ */
+export function schemaLine(record: unknown): string | undefined {
+  const problems = checkRecord(record)
+  if (problems.length === 0) return undefined
+  const id = (record as {ServicePropertyID?: unknown} | null)?.ServicePropertyID
+  return `record ${id === undefined ? '(no ServicePropertyID)' : String(id)} does not match the spec's schema: ${problems.join('; ')}`
 }
 
 /** Check one record: returns problems (empty when it conforms). Unknown fields are never a problem. */

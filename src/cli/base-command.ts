@@ -164,6 +164,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
         'no service base URL: pass --base-url, set SFL_BASE_URL, store one with `sfl keys set --base-url URL`, or try --sandbox',
       )
     assertSafeBaseUrl(baseUrl)
+    ;(await import('../api/endpoint-check.js')).assertVersionedBaseUrl(baseUrl) // spec 4, 9.1: …/v1
     if (!apiKey)
       throw new MissingKeyError(
         'no API key: set SFL_API_KEY, run `sfl keys set` (reads the key from stdin or a hidden prompt), or try --sandbox',
@@ -210,12 +211,30 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       // oclif's own parse errors (unknown flag, bad option) are usage errors: exit 2
       if (err.oclif.exit !== 0) err.oclif.exit = ExitCode.usage
       err.message = forTerminal(err.message)
+      if ('parse' in err) return this.usageError(err.message) // the one line, a hint, the usage line
       return super.catch(err)
     }
     process.stderr.write(`Error: unexpected failure: ${forTerminal(err.message)}\n`)
     if (this.flags?.debug && err.stack) process.stderr.write(`${forTerminal(err.stack)}\n`)
     process.exitCode = ExitCode.unexpected
     return undefined
+  }
+
+  /** A flag or argument mistake: one error line, a hint, the usage line (src/render/usage-error.ts). */
+  private async usageError(message: string): Promise<void> {
+    const {usageErrorText} = await import('../render/usage-error.js')
+    const ctor = this.constructor as typeof BaseCommand
+    const example = ctor.examples?.[0]
+    const text = typeof example === 'string' ? example : example?.command
+    process.stderr.write(
+      usageErrorText(message, {
+        bin: this.config.bin,
+        id: this.id ?? '',
+        flags: Object.keys({...ctor.baseFlags, ...ctor.flags}),
+        example: text?.replace(/<%= config.bin %>/g, this.config.bin),
+      }),
+    )
+    process.exitCode = ExitCode.usage
   }
 
   protected override async finally(err: Error | undefined): Promise<unknown> {

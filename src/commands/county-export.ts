@@ -5,7 +5,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../cli/base-command.js'
 import {UsageError} from '../api/errors.js'
 import {fipsProblem} from '../api/validate.js'
-import {CORE_FIELDS, EXTRA_FIELDS, OPTIONS} from '../api/spec.js'
+import {canonicalField} from '../render/field-names.js'
 import type {ExportSummary} from '../jobs/county-export.js'
 
 export default class CountyExport extends BaseCommand<typeof CountyExport> {
@@ -95,8 +95,7 @@ checkpoint beside --out; running the same command again continues it (--restart 
       )
     if (f.resume && f.restart) throw new UsageError('--resume and --restart contradict each other; pick one')
     if (f.out) await (await import('../io/atomic-file.js')).assertWritableTarget(f.out)
-    const fields = f.fields?.map((s) => s.trim()).filter((s) => s !== '')
-    checkFields(fields)
+    const fields = checkFields(f.fields?.map((s) => s.trim()).filter((s) => s !== ''))
     if (f['dry-run']) {
       process.stdout.write(
         `${fips.length} ${fips.length === 1 ? 'county' : 'counties'}: at least ${fips.length} requests (one per county when the service sends whole counties; one per page when it paginates). Nothing was sent.\n`,
@@ -150,16 +149,14 @@ checkpoint beside --out; running the same command again continues it (--restart 
   }
 }
 
-const KNOWN_FIELDS = new Set<string>([
-  ...CORE_FIELDS,
-  ...EXTRA_FIELDS,
-  ...Object.entries(OPTIONS).flatMap(([o, subs]) => subs.map((s) => `${o}.${s}`)),
-])
-
-function checkFields(fields: string[] | undefined): void {
-  for (const name of fields ?? [])
-    if (!KNOWN_FIELDS.has(name))
+/** Spec names, matched case-insensitively (`--fields apn` selects APN); returns the spec spelling. */
+function checkFields(fields: string[] | undefined): string[] | undefined {
+  return fields?.map((name) => {
+    const known = canonicalField(name)
+    if (known === undefined)
       throw new UsageError(
         `--fields: unknown column "${name}"; use spec names such as Fips, FinalValue or AssumableMortgage.LoanType`,
       )
+    return known
+  })
 }

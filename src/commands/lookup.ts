@@ -3,12 +3,16 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../cli/base-command.js'
 import {OUTPUTS} from '../render/formats.js'
 import {SchemaError, UsageError} from '../api/errors.js'
-import {fipsProblem, validateLookup} from '../api/validate.js'
+import {fipsProblem} from '../api/validate.js'
 import type {BatchSummary} from '../jobs/batch-lookup.js'
 
 export default class Lookup extends BaseCommand<typeof Lookup> {
   static override summary = 'Look up one property (or a file of them) by address, APN or property ID'
-  static override description = `Exactly one of --address, --apn or --property-id, with --fips, for one property.
+  static override description = `Exactly one of --address, --apn or --property-id, with --fips or --county, for one property.
+The county is checked against the US county list before anything is sent. An address is sent in its USPS
+Publication 28 standard form (--address-as-typed sends it unchanged); on a 404 sfl tries it as typed, then
+without the unit (marked matched_without_unit): at most 2 more requests, none with --no-fallback.
+The table gives a verdict per program with its reason; --explain adds them to json/ndjson as {data, explain}.
 Output is a table at a terminal and JSON in a pipe; --output picks json, ndjson, csv or table.
 Records are checked against the spec's schema: a violation is a warning, or exit 1 with --strict.
 With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch lookups").`
@@ -18,6 +22,11 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
       description: 'Try it on the embedded sandbox',
       command:
         '<%= config.bin %> lookup --sandbox --fips 06067 --address "3526 HIGH ST, SACRAMENTO, CA 95838"',
+    },
+    {
+      description: 'A county by name, the verdicts priced against a 6.5% market rate',
+      command:
+        '<%= config.bin %> lookup --sandbox --county "Sacramento, CA" --address "1150 River Oaks Dr #114" --market-rate 6.5',
     },
     {
       description: 'By parcel number, as JSON for a script',
@@ -34,7 +43,12 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
   ]
 
   static override flags = {
-    fips: Flags.string({description: 'Five-digit county code (state + county), e.g. 06067'}),
+    fips: Flags.string({
+      description: 'Five-digit county code (state + county), e.g. 06067; checked against the US county list',
+    }),
+    county: Flags.string({
+      description: 'The county by name instead of --fips, e.g. "Sacramento, CA" (see `sfl counties`)',
+    }),
     address: Flags.string({description: 'Full street address, e.g. "3526 HIGH ST, SACRAMENTO, CA 95838"'}),
     apn: Flags.string({description: "Assessor's parcel number (at most 45 characters)"}),
     'property-id': Flags.string({description: "The service's own property ID (a positive integer)"}),
@@ -43,6 +57,14 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
       options: OUTPUTS,
       description: 'Output format [default: table at a terminal, else json]',
     })(),
+    explain: Flags.boolean({
+      description:
+        'json/ndjson: print {data, explain}: the record exactly as sent, and the verdicts per program with reason codes',
+    }),
+    'market-rate': Flags.string({
+      description:
+        'Percent rate of a new loan today, e.g. 6.5: the verdicts price an assumable loan against it',
+    }),
     strict: Flags.boolean({description: 'Fail (exit 1) when a record does not match the spec schema'}),
     'no-escape-formulas': Flags.boolean({description: 'Do not neutralise CSV cells that start with = + - @'}),
     input: Flags.string({description: 'Batch mode: a CSV or NDJSON file of lookups, or - for stdin'}),
@@ -64,6 +86,15 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
       min: 0,
     }),
     'max-requests': Flags.integer({description: 'Batch mode: most requests this run may send', min: 1}),
+    'address-as-typed': Flags.boolean({
+      description: 'Send --address exactly as typed instead of its USPS-standardised form',
+    }),
+    fallback: Flags.boolean({
+      description:
+        'On a 404 for an address, try it as typed and then without the unit (at most 2 more requests); --no-fallback sends one request',
+      allowNo: true,
+      default: true,
+    }),
     'unit-fallback': Flags.boolean({
       description: 'Batch mode: when an address with a unit is not found, try it without the unit',
     }),
@@ -74,24 +105,36 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
     if (f.input !== undefined) return this.batch(f.input)
     for (const flag of ['out', 'resume', 'restart', 'unit-fallback', 'max-requests'] as const)
       if (f[flag]) throw new UsageError(`--${flag} applies to batch lookups; add --input FILE`)
-    // validate before any request (and before the sandbox or config is touched)
-    const query = validateLookup({fips: f.fips, address: f.address, apn: f.apn, propertyId: f['property-id']})
     const format = this.outputFormat(f.output)
+    const {lookupRequest} = await import('../api/lookup-request.js')
+    const {query, countyLabel, marketRate} = lookupRequest(f, format)
     const ctx = await this.context()
-    const {fetchLookup} = await import('../api/lookup.js')
-    const records = await fetchLookup(ctx, query)
-    const {checkRecord} = await import('../api/schema.js')
+    const {lookupOne} = await import('../api/address-lookup.js')
+    const {records, match, tried} = await lookupOne(ctx, query, {
+      asTyped: f['address-as-typed'],
+      fallback: f.fallback,
+      county: countyLabel,
+    })
+    if (match === 'matched_without_unit')
+      this.warnAlways(
+        `matched_without_unit: no property matched with the unit; this is the record at "${tried.at(-1)!.address}"`,
+      )
+    const {schemaLine} = await import('../api/schema.js')
     for (const r of records) {
-      const problems = checkRecord(r)
-      if (problems.length === 0) continue
-      const text = `the record does not match the spec's schema: ${problems.join('; ')}`
-      if (f.strict) throw new SchemaError(text)
-      this.warnAlways(text)
+      // one line per record naming the fields; --strict fails on a real violation (spec 2)
+      const line = schemaLine(r)
+      if (line === undefined) continue
+      if (f.strict) throw new SchemaError(line)
+      this.warnAlways(line)
     }
     const {renderRecords} = await import('../render/record-output.js')
     const out = await renderRecords(records, format, {
       escapeFormulas: !f['no-escape-formulas'],
       width: process.stdout.columns ?? 100,
+      marketRate,
+      explain: f.explain
+        ? {match, ...(tried.length ? {tried: tried.map((t) => ({address: t.address, form: t.label}))} : {})}
+        : undefined,
     })
     // records are data, printed as sent; a key inside one is the server's echo, and the user must know
     const {warnOnceIfRecordEchoesKey} = await import('../api/secrets.js')

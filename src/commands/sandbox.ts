@@ -44,6 +44,16 @@ Ctrl-C stops it. --page-size 0 sends a county as one JSON array; N > 0 pages it 
     'truncate-rate': Flags.string({description: 'Probability that a body is cut short', default: '0'}),
     latency: Flags.integer({description: 'Added delay per request, ms', default: 0, min: 0}),
     log: Flags.string({description: 'Append one JSON line per request to this file (key masked)'}),
+    match: Flags.option({
+      options: ['lenient', 'strict'] as const,
+      default: 'lenient' as const,
+      description:
+        "Address matching: lenient forgives spellings; strict accepts only the service's standardised form (as a real server may)",
+    })(),
+    'null-flat-fields': Flags.boolean({
+      description:
+        'Send the flat FHA project fields as null on non-condo records (spec 2.1 leaves their presence open)',
+    }),
   }
 
   async run(): Promise<void> {
@@ -55,6 +65,8 @@ Ctrl-C stops it. --page-size 0 sends a county as one JSON array; N > 0 pages it 
       return n
     }
     const sandbox = await startSandbox({
+      match: f.match,
+      nullFlatFields: f['null-flat-fields'],
       host: f.host,
       port: f.port,
       seed: f.seed,
@@ -67,9 +79,27 @@ Ctrl-C stops it. --page-size 0 sends a county as one JSON array; N > 0 pages it 
       truncateRate: rate('truncate-rate', f['truncate-rate']),
       latencyMs: f.latency,
       log: f.log,
+    }).catch((error: unknown) => {
+      // one line and a usage exit code, not a raw `listen EADDRINUSE` stack
+      const code = (error as {code?: string}).code
+      if (code === 'EADDRINUSE')
+        this.error(
+          `port ${f.port} on ${f.host} is in use: pick another with --port, or --port 0 for a free one`,
+          {exit: 2},
+        )
+      if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
+        this.error(
+          `cannot listen on --host ${f.host} (${code}): use an address of this machine, e.g. 127.0.0.1`,
+          {exit: 2},
+        )
+      throw error
     })
     const lines = [
       `Sandbox listening: ${sandbox.baseUrl}`,
+      ...(f.host === '0.0.0.0' || f.host === '::'
+        ? [`(on every interface; from this machine use the URL above)`]
+        : []),
+      ...(f.match === 'strict' ? ['Address matching: strict (the standardised form only)'] : []),
       `export SFL_BASE_URL=${sandbox.baseUrl}`,
       'Demo keys (synthetic data; not secrets):',
       ...DEMO_KEYS.map((k) => `  ${k.name.padEnd(20)} ${k.description}`),

@@ -18,6 +18,8 @@ import {writeFileAtomic} from '../io/atomic-file.js'
 export interface Profile {
   baseUrl?: string
   apiKey?: string
+  /** The county `keys check` probes when no --fips is given (`sfl keys set --fips`). */
+  fips?: string
 }
 export interface ConfigFile {
   profiles: Record<string, Profile>
@@ -138,7 +140,7 @@ export function parseConfig(text: string, path: string): ConfigFile {
     const prof = p as Record<string, unknown>
     if (typeof p !== 'object' || p === null)
       throw new ConfigFileError(`the config file ${path}: profile "${name}" is not an object`)
-    for (const field of ['baseUrl', 'apiKey'])
+    for (const field of ['baseUrl', 'apiKey', 'fips'])
       if (prof[field] !== undefined && typeof prof[field] !== 'string')
         throw new ConfigFileError(
           `the config file ${path}: profile "${name}" field ${field} must be a string`,

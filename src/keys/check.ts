@@ -1,5 +1,5 @@
 import type {HttpClient, HttpResponse} from '../api/client.js'
-import {ForbiddenError, InvalidKeyError, NotFoundError} from '../api/errors.js'
+import {ForbiddenError, InvalidKeyError, NotFoundError, RateLimitExceededError} from '../api/errors.js'
 import {countyUrl, endpointUrl, buildQueryString} from '../api/query.js'
 import {OPTION_NAMES, type OptionName} from '../api/spec.js'
 import {DataScanner} from '../io/data-scanner.js'
@@ -9,10 +9,18 @@ export type Permission = 'permitted' | 'not permitted'
 export type OptionState = 'included' | 'not included' | 'unknown'
 
 /** The stable `keys check --output json` object (README "keys check"). */
+export type KeySource = 'flag' | 'env' | 'profile' | 'sandbox'
+
 export interface KeyReport {
   valid: boolean
   profile: string
+  /** Where the key came from: --api-key, SFL_API_KEY, the profile, or the sandbox's demo key. */
+  keySource: KeySource
   rateLimit: {limit: number | null; remaining: number | null; reset: number | null}
+  /** true when the window's requests are spent (HTTP 429): the report still shows the limit and reset. */
+  windowSpent: boolean
+  /** The county the first request actually went to, with its name when the counties table knows it. */
+  probed: {fips: string; name: string | null; why: 'asked' | 'profile default' | 'sandbox demo county'} | null
   counties: Record<string, Permission>
   options: Record<OptionName, OptionState>
   requestsUsed: number
@@ -20,8 +28,8 @@ export interface KeyReport {
 
 export type Probe = {kind: 'apn' | 'property_id' | 'address'; value: string}
 
-/** The county checked when none is given: the sandbox's demo county (documented in the README). */
-export const DEFAULT_CHECK_FIPS = '06067'
+/** The county checked with --sandbox when none is given: the sandbox's demo county (README "keys check"). */
+export const SANDBOX_CHECK_FIPS = '06067'
 
 /** Spec 2.2 rule 2 / 2.3 rule 1: an option is included exactly when its field is present (object or null). */
 export function optionsOf(record: Record<string, unknown> | undefined): Record<OptionName, OptionState> {
@@ -51,12 +59,24 @@ async function firstRecord(res: HttpResponse): Promise<Record<string, unknown> |
  */
 export async function checkKey(
   deps: {client: HttpClient; scheduler: Scheduler; baseUrl: string},
-  opts: {profile: string; fips: string[]; probe?: Probe | undefined},
+  opts: {
+    profile: string
+    keySource: KeySource
+    /** The counties asked for (--fips, or the profile's default county). */
+    fips: string[]
+    /** Why the first county was chosen. */
+    why: 'asked' | 'profile default' | 'sandbox demo county'
+    probe?: Probe | undefined
+    countyName?: (fips: string) => string | undefined
+  },
 ): Promise<KeyReport> {
   const report: KeyReport = {
     valid: true,
     profile: opts.profile,
+    keySource: opts.keySource,
     rateLimit: {limit: null, remaining: null, reset: null},
+    windowSpent: false,
+    probed: null,
     counties: {},
     options: optionsOf(undefined),
     requestsUsed: 0,
@@ -77,32 +97,37 @@ export async function checkKey(
     note(res)
     return res
   }
-  const counties = opts.fips.length ? opts.fips : [DEFAULT_CHECK_FIPS]
-  for (const [i, fips] of counties.entries()) {
+  const asked = opts.why !== 'sandbox demo county'
+  for (const [i, fips] of opts.fips.entries()) {
+    // the county form as the spec defines it (fips only, spec 4): no page or page_size, which the spec does
+    // not define and a strict server refuses; firstRecord reads one record and drops the connection
     const url =
       i === 0 && opts.probe
         ? `${endpointUrl(deps.baseUrl)}?${buildQueryString([
             ['fips', fips],
             [opts.probe.kind, opts.probe.value],
           ])}`
-        : countyUrl(deps.baseUrl, fips, [
-            ['page', '1'],
-            ['page_size', '1'],
-          ])
+        : countyUrl(deps.baseUrl, fips)
+    if (i === 0) report.probed = {fips, name: opts.countyName?.(fips) ?? null, why: opts.why}
     try {
       const rec = await deps.scheduler.run(send(url), firstRecord)
       sample ??= rec
-      if (opts.fips.length) report.counties[fips] = 'permitted'
+      if (asked) report.counties[fips] = 'permitted'
     } catch (error) {
       if (error instanceof InvalidKeyError) {
         report.valid = false
         report.counties = {}
         break
       }
+      if (error instanceof RateLimitExceededError) {
+        // the key is valid (a 429 is counted per key, spec 8) but its window is spent: report what we read
+        report.windowSpent = true
+        break
+      }
       if (error instanceof ForbiddenError) {
-        if (opts.fips.length) report.counties[fips] = 'not permitted'
+        if (asked) report.counties[fips] = 'not permitted'
       } else if (error instanceof NotFoundError) {
-        if (opts.fips.length) report.counties[fips] = 'permitted'
+        if (asked) report.counties[fips] = 'permitted'
       } else throw error
     }
   }
@@ -113,6 +138,13 @@ export async function checkKey(
 /** Exit 0 when the key is valid and every asked county is permitted; 4 otherwise. */
 export function reportOk(r: KeyReport): boolean {
   return r.valid && Object.values(r.counties).every((p) => p === 'permitted')
+}
+
+const SOURCE_TEXT: Record<KeySource, (profile: string) => string> = {
+  flag: () => 'from --api-key',
+  env: () => 'from SFL_API_KEY',
+  profile: (p) => `from profile ${p}`,
+  sandbox: () => "the sandbox's demo key",
 }
 
 /** "in 23 min", "in 2 h 05 min", "now". */
@@ -130,7 +162,7 @@ export function renderReport(
   order: readonly string[],
 ): string {
   const lines = [
-    `Key          ${r.valid ? 'valid' : 'INVALID or missing'} (profile ${r.profile}, key ${maskedKey})`,
+    `Key          ${r.valid ? 'valid' : 'INVALID or missing'} (${SOURCE_TEXT[r.keySource](r.profile)}, key ${maskedKey})`,
   ]
   if (r.rateLimit.remaining !== null) {
     const reset = r.rateLimit.reset
@@ -142,13 +174,19 @@ export function renderReport(
       `Rate limit   ${r.rateLimit.remaining} of ${r.rateLimit.limit ?? '?'} left this window, resets ${when}`,
     )
   }
+  if (r.windowSpent)
+    lines.push('             SPENT: this window has no requests left (HTTP 429); wait for the reset above')
+  if (r.probed)
+    lines.push(
+      `Probed       ${r.probed.fips}${r.probed.name ? ` ${r.probed.name}` : ''}${r.probed.why === 'asked' ? '' : ` (${r.probed.why})`}`,
+    )
   // in the order asked (a JSON object would put integer-like codes such as 48201 first)
   const counties = order.filter((f) => r.counties[f] !== undefined)
   if (counties.length) lines.push(`Counties     ${counties.map((f) => `${f} ${r.counties[f]}`).join(', ')}`)
   if (r.valid) {
     const opts = Object.entries(r.options)
     lines.push(`Options      ${opts.map(([o, s]) => `${o} ${s}`).join(', ')}`)
-    if (opts.some(([, s]) => s === 'unknown'))
+    if (opts.some(([, s]) => s === 'unknown') && !r.windowSpent)
       lines.push(
         '             (no record to look at: pass --fips for a county with data, or a --probe-* flag)',
       )

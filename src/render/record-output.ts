@@ -10,13 +10,24 @@ type Rec = Record<string, unknown>
 export async function renderRecords(
   records: Rec[],
   format: OutputFormat,
-  opts: {escapeFormulas: boolean; width: number},
+  opts: {
+    escapeFormulas: boolean
+    width: number
+    /** `--market-rate`: prices an assumable loan in the verdicts. */
+    marketRate?: number | undefined
+    /**
+     * `--explain` (json, ndjson): each record becomes `{data, explain}`; `data` is the record exactly as
+     * sent, `explain` holds the verdicts (codes and text) and anything else given here (how it matched).
+     */
+    explain?: Rec | undefined
+  },
 ): Promise<string> {
+  const out = opts.explain ? await explained(records, opts.explain, opts.marketRate) : records
   switch (format) {
     case 'json':
-      return `${JSON.stringify(records.length === 1 ? records[0] : records, null, 2)}\n`
+      return `${JSON.stringify(out.length === 1 ? out[0] : out, null, 2)}\n`
     case 'ndjson':
-      return records.map((r) => `${JSON.stringify(r)}\n`).join('')
+      return out.map((r) => `${JSON.stringify(r)}\n`).join('')
     case 'csv': {
       const {stringify} = await import('csv-stringify/sync')
       const shape = emptyShape()
@@ -31,7 +42,13 @@ export async function renderRecords(
     }
     case 'table': {
       const {renderRecordTable} = await import('./table.js')
-      return records.map((r) => `${renderRecordTable(r, opts.width)}\n`).join('\n')
+      const v = opts.marketRate === undefined ? {} : {marketRate: opts.marketRate}
+      return records.map((r) => `${renderRecordTable(r, opts.width, v)}\n`).join('\n')
     }
   }
+}
+
+async function explained(records: Rec[], extra: Rec, marketRate: number | undefined): Promise<Rec[]> {
+  const {verdicts} = await import('./verdicts.js')
+  return records.map((data) => ({data, explain: {...extra, verdicts: verdicts(data, {marketRate})}}))
 }

@@ -1,8 +1,9 @@
 import Table from 'cli-table3'
 
 import {CORE_FIELDS, ELIGIBILITY_MEANING, EXTRA_FIELDS, OWNER_OCCUPANCY_MIN} from '../api/spec.js'
-import {DASH, date, money, percent, text, yesNo} from './format.js'
+import {date, money, percent, text, yesNo} from './format.js'
 import {sanitizeForTerminal} from './terminal.js'
+import {standardDeviationMeaning, verdicts, type VerdictOptions} from './verdicts.js'
 
 type Rec = Record<string, unknown>
 type Row = [string, string]
@@ -18,7 +19,7 @@ const NONE = 'none for this property'
  * The vertical, grouped view of one record for a person. Spec 2.2/2.3: an option the key lacks (field
  * omitted) reads "not included with this key"; an option that is null reads "none for this property".
  */
-export function recordGroups(r: Rec): Group[] {
+export function recordGroups(r: Rec, opts: VerdictOptions = {}): Group[] {
   const groups: Group[] = [
     {
       title: 'Property',
@@ -45,26 +46,29 @@ export function recordGroups(r: Rec): Group[] {
           'Estimated value',
           `${money(r['FinalValue'])} (range ${money(r['LowValue'])} – ${money(r['HighValue'])}, confidence ${text(r['ConfidenceScore'])}/100)`,
         ],
-        ['Standard deviation', text(r['StandardDeviation'])],
+        [
+          'Standard deviation',
+          standardDeviationMeaning(r['StandardDeviation'], r['FinalValue']) ?? text(r['StandardDeviation']),
+        ],
         ['Valuation date', date(r['ValuationDate'])],
       ],
     },
     {
+      // one verdict per program, with its reason (verdicts.ts); programs that do not apply are left out
       title: 'Eligibility',
       rows: [
-        ['FHA eligible', `${yesNo(r['FHAEligible'])} (county FHA loan limit ${money(r['FHALoanLimit'])})`],
-        ['FHA condo eligible', yesNo(r['FHACondoEligible'], `${DASH} (not a condo)`)],
+        ...verdicts(r, opts).map((v): Row => [VERDICT_LABEL[v.program], v.text]),
         ...flatCondo(r),
-        ['USDA rural area', yesNo(r['USDAAreaEligible'])],
-        ['VA eligible', yesNo(r['VAEligible'])],
-        ['Assumable loan', yesNo(r['Assumable'])],
-        ['CRA level', text(r['CRAEligible'])],
-        ['Tract income level', text(r['TractIncomeLevel'])],
-        ['Tract minority share', percent(r['TractMinorityPopulationPercent'])],
+        ...(r['TractIncomeLevel'] !== r['CRAEligible']
+          ? [['Tract income level', text(r['TractIncomeLevel'])] as Row]
+          : []),
       ],
     },
     {title: 'Assumable Mortgage', rows: assumable(r)},
-    {title: 'FHA Condo', rows: condo(r)},
+    // a house has no condo project: the group does not apply (spec 2.1 FHACondoEligible null)
+    ...(r['FHACondoEligible'] === null && !r['FHACondoEligibility']
+      ? []
+      : [{title: 'FHA Condo', rows: condo(r)}]),
   ]
   const known = new Set<string>([...CORE_FIELDS, ...EXTRA_FIELDS, 'AssumableMortgage', 'FHACondoEligibility'])
   const other = Object.keys(r).filter((k) => !known.has(k))
@@ -72,12 +76,24 @@ export function recordGroups(r: Rec): Group[] {
   return groups
 }
 
+const VERDICT_LABEL = {
+  FHA: 'FHA',
+  'FHA condo': 'FHA condo',
+  USDA: 'USDA rural area',
+  VA: 'VA',
+  Assumable: 'Assumable loan',
+  CRA: 'CRA',
+} as const
+
 function opt(r: Rec, key: string, label: string): Row[] {
   return key in r ? [[label, text(r[key])]] : []
 }
 
 function flatCondo(r: Rec): Row[] {
-  if (!('FHAOwnerOccupancyPercentage' in r)) return []
+  // absent or null (spec 2.1 leaves their presence open): nothing to show
+  if (r['FHAOwnerOccupancyPercentage'] === undefined || r['FHAOwnerOccupancyPercentage'] === null) return []
+  // the FHA Condo group below shows the same figures from the option, in full
+  if (r['FHACondoEligibility'] !== null && typeof r['FHACondoEligibility'] === 'object') return []
   return [
     [
       'Condo owner occupancy',
@@ -147,7 +163,7 @@ function condo(r: Rec): Row[] {
 }
 
 /** Render the groups with cli-table3, no colours (respects NO_COLOR and pipes by construction). */
-export function renderRecordTable(r: Rec, width = 100): string {
+export function renderRecordTable(r: Rec, width = 100, opts: VerdictOptions = {}): string {
   const value = Math.max(30, Math.min(90, width - 27 - 2))
   // borderless: upper-case group titles carry the structure and copy-paste stays clean
   const blank = {top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '',
@@ -158,7 +174,7 @@ export function renderRecordTable(r: Rec, width = 100): string {
     wordWrap: true,
     colWidths: [27, value],
   })
-  for (const g of recordGroups(r)) {
+  for (const g of recordGroups(r, opts)) {
     table.push([{colSpan: 2, content: `\n${g.title.toUpperCase()}`}])
     // field names and values come from the server: no escape sequence may reach the terminal
     for (const [k, v] of g.rows)

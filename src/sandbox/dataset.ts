@@ -1,6 +1,6 @@
-import {normalizeAddress} from '../api/address.js'
-import {APPROVAL_STATUSES, CRA_LEVELS} from '../api/spec.js'
 import {COUNTIES, type County, countyByFips, LARGE_COUNTY} from './counties.js'
+import {lenientKey, type MatchMode, strictMatch} from './match.js'
+import {APPROVAL_VALUES as APPROVAL_STATUSES, CRA_VALUES as CRA_LEVELS} from './rules.js'
 
 /**
  * Deterministic, lazy synthetic records: record i of a county is a pure function of (seed, fips, i), so a
@@ -66,7 +66,7 @@ const DEMO: Record<string, Record<number, Traits>> = {
       project: {approval: 'Approved', owner: 31.5, conc: 22.4},
     },
     8: {
-      line: '5201 LAGUNA VISTA DR', unit: '140', city: 'ELK GROVE', zip: '95758', condo: true, loan: 'CONV',
+      line: '5201 LAGUNA OAKS DR', unit: '140', city: 'ELK GROVE', zip: '95758', condo: true, loan: 'CONV',
       project: {approval: 'Not Approved', owner: 48.2, conc: 12.1},
     },
     9: {line: '7325 TENTH ST', city: 'RIO LINDA', zip: '95673', condo: false, loan: 'NONE'},
@@ -76,12 +76,26 @@ const DEMO: Record<string, Record<number, Traits>> = {
 export interface KeyOptions {
   assumable: boolean
   condo: boolean
+  /**
+   * Send the flat FHA project fields (spec 2.1, presence "not shown") as null on non-condo records, as some
+   * servers do; otherwise they are left out of non-condo records.
+   */
+  nullFlatFields?: boolean
 }
 
 export interface Located {
   county: County
   index: number
 }
+
+/** Spec 2.1 flat FHA project fields, whose presence the spec leaves open ("not shown"). */
+const FLAT_FIELDS = [
+  'FHAOwnerOccupancyViolation',
+  'FHAOwnerOccupancyPercentage',
+  'FHAConcentration',
+  'FHAConcentrationViolation',
+  'FHAExpirationDate',
+] as const
 
 /** APN layout BBB-PPPP-NNN; record i of 06067 is parcel number i + 123039, so record 6 is 078-0123-045. */
 const APN_OFFSET = 123_039
@@ -153,11 +167,23 @@ export class Dataset {
     return rng(hash(this.seed, 3, Number(county.fips), i))() < county.condoShare
   }
 
-  /** Find the record an address names; tolerant as `normalizeAddress` is. A unit must match when the record has one. */
-  byAddress(fips: string, address: string): number | undefined {
+  /**
+   * Find the record an address names. Lenient mode forgives spellings (match.ts); strict mode then also
+   * requires the service's standardised form exactly. A unit must match when the record has one.
+   */
+  byAddress(fips: string, address: string, mode: MatchMode = 'lenient'): number | undefined {
     const county = countyByFips(fips)
     if (!county) return undefined
-    const norm = normalizeAddress(
+    const i = this.lenientIndex(county, address)
+    if (i === undefined || mode === 'lenient') return i
+    const loc = this.location(county, i)
+    const standardized = loc.line + (loc.unit ? ` UNIT ${loc.unit}` : '')
+    return strictMatch(address, {standardized, city: loc.city}) ? i : undefined
+  }
+
+  private lenientIndex(county: County, address: string): number | undefined {
+    const fips = county.fips
+    const norm = lenientKey(
       address,
       county.cities.map((c) => c.name),
     )
@@ -250,6 +276,8 @@ export class Dataset {
       rec['FHAConcentration'] = project.conc.toFixed(1)
       rec['FHAConcentrationViolation'] = project.conc > 50 ? 'Y' : 'N'
       rec['FHAExpirationDate'] = `${project.expires}T00:00:00`
+    } else if (options.nullFlatFields) {
+      for (const f of FLAT_FIELDS) rec[f] = null
     }
     rec['USDAAreaEligible'] = usda
     rec['VAEligible'] = va

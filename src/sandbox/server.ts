@@ -2,11 +2,11 @@ import {appendFileSync} from 'node:fs'
 import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
 import type {AddressInfo} from 'node:net'
 
-import {apnProblem, fipsProblem} from '../api/validate.js'
-import {maskKey} from '../api/secrets.js'
 import {countyByFips} from './counties.js'
 import {Dataset} from './dataset.js'
 import {demoKey, type DemoKey} from './keys.js'
+import type {MatchMode} from './match.js'
+import {badApn as apnProblem, badFips as fipsProblem, maskedKey as maskKey} from './rules.js'
 
 export interface SandboxOptions {
   host?: string
@@ -24,6 +24,10 @@ export interface SandboxOptions {
   truncateRate?: number
   latencyMs?: number
   log?: string | undefined
+  /** Address matching: `lenient` (default) or `strict`, the service's standardised form only (match.ts). */
+  match?: MatchMode
+  /** Non-condo records carry the flat FHA project fields (spec 2.1) as null instead of leaving them out. */
+  nullFlatFields?: boolean
   now?: () => number
   random?: () => number
 }
@@ -55,6 +59,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     resetRate: options.resetRate ?? 0,
     truncateRate: options.truncateRate ?? 0,
     latencyMs: options.latencyMs ?? 0,
+    match: options.match ?? 'lenient',
+    nullFlatFields: options.nullFlatFields ?? false,
     now: options.now ?? Date.now,
     random: options.random ?? Math.random,
   }
@@ -186,7 +192,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (key.counties && !key.counties.includes(fips))
       return err(403, `This API key is not permitted to access county ${fips}.`)
     const county = countyByFips(fips)
-    const opts = {assumable: key.assumable, condo: key.condo}
+    const opts = {assumable: key.assumable, condo: key.condo, nullFlatFields: o.nullFlatFields}
     const notFound = err(404, 'No property matches the given parameters.')
     if (q['property_id']) {
       const at = dataset.byId(q['property_id'])
@@ -198,7 +204,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return i === undefined ? notFound : {kind: 'one', status: 200, record: dataset.record(county!, i, opts)}
     }
     if (q['address']) {
-      const i = county ? dataset.byAddress(fips, q['address']) : undefined
+      const i = county ? dataset.byAddress(fips, q['address'], o.match) : undefined
       return i === undefined ? notFound : {kind: 'one', status: 200, record: dataset.record(county!, i, opts)}
     }
     if (!county) return err(404, `No records for county ${fips}.`)
@@ -232,7 +238,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     truncate: boolean,
   ): Promise<void> {
     const county = countyByFips(a.fips)!
-    const opts = {assumable: key.assumable, condo: key.condo}
+    const opts = {assumable: key.assumable, condo: key.condo, nullFlatFields: o.nullFlatFields}
     res.statusCode = 200
     res.setHeader('Content-Type', 'application/json; charset=utf-8')
     res.setHeader('X-Total-Count', String(dataset.count(a.fips)))
@@ -277,7 +283,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     server.once('error', reject)
     server.listen(o.port, o.host, () => {
       const addr = server.address() as AddressInfo
-      const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
+      // listening on every interface: print the loopback address, which a client on this machine can use
+      // (and which the CLI accepts over plain HTTP) rather than 0.0.0.0 or ::
+      const ip = addr.address === '0.0.0.0' ? '127.0.0.1' : addr.address === '::' ? '::1' : addr.address
+      const host = ip.includes(':') ? `[${ip}]` : ip
       resolve(`http://${host}:${addr.port}/v1`)
     })
   })

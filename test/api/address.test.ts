@@ -50,3 +50,18 @@ describe('withoutUnit', () => {
     expect(withoutUnit('3526 HIGH ST, SACRAMENTO, CA 95838')).toBeUndefined()
   })
 })
+
+describe('unit designators are whole words', () => {
+  it.each(['12 Steele, Austin, TX', '400 Nobel', '55 Aptos', '9 Unity Way'])(
+    '%j keeps its street and has no unit to drop',
+    (input) => {
+      expect(withoutUnit(input)).toBeUndefined()
+      expect(normalizeAddress(input)?.unit).toBeUndefined()
+    },
+  )
+  it('still finds "STE 200", "UNIT #4" and "#4"', () => {
+    expect(withoutUnit('9 Pine Rd STE 200')).toBe('9 Pine Rd')
+    expect(withoutUnit('9 Pine Rd UNIT #4')).toBe('9 Pine Rd')
+    expect(withoutUnit('9 Pine Rd #4')).toBe('9 Pine Rd')
+  })
+})

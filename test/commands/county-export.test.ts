@@ -87,3 +87,16 @@ describe('county-export command (in-process through oclif)', () => {
     expect(lines[1]).toMatch(/^[^,]+,12086$/)
   })
 })
+
+describe('--fields matches spec names case-insensitively (issue 15)', () => {
+  it('--fields apn,finalvalue selects APN and FinalValue, written in the spec spelling', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'sfl-cmd-fields-')), 'o.csv')
+    const r = await runCommand(
+      CountyExport,
+      ['--fips', '06067', '--out', out, '--fields', 'apn', '--fields', 'finalvalue', '-q'],
+      env(),
+    )
+    expect(r.exitCode).toBe(0)
+    expect(readFileSync(out, 'utf8').split('\r\n')[0]).toBe('APN,FinalValue')
+  })
+})

@@ -35,7 +35,12 @@ describe('lookup command (in-process through oclif)', () => {
   )
 
   it.each([
-    [['--fips', '06067', '--address', '1 NOWHERE RD'], 'sandbox-full', 3, /no property matches \(HTTP 404\)/],
+    [
+      ['--fips', '06067', '--address', '1 NOWHERE RD'],
+      'sandbox-full',
+      3,
+      /no property matches in Sacramento County, CA \(06067\) \(HTTP 404/,
+    ],
     [ID, 'bad-key-123', 4, /invalid or missing \(HTTP 401\)/],
     [
       ['--fips', '48201', '--property-id', '50000000001'],

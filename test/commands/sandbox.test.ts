@@ -33,3 +33,30 @@ describe('sandbox command (in-process through oclif)', () => {
     expect(r.stderr).toMatch(/--fail-rate must be a probability from 0 to 1/)
   })
 })
+
+describe('sandbox command: listen problems are one line', () => {
+  it('a port in use is one line and exit 2, not a raw EADDRINUSE', async () => {
+    const {createServer} = await import('node:net')
+    const busy = createServer()
+    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', () => r()))
+    const port = (busy.address() as {port: number}).port
+    try {
+      const r = await runCommand(SandboxCommand, ['--port', String(port)])
+      expect(r.exitCode).toBe(2)
+      expect(r.stderr).toContain(`port ${port} on 127.0.0.1 is in use: pick another with --port`)
+      expect(r.stderr).not.toMatch(/listen EADDRINUSE/)
+    } finally {
+      await new Promise((r) => busy.close(r))
+    }
+  })
+
+  it('--host 0.0.0.0 prints a loopback base URL the CLI accepts', async () => {
+    const running = runCommand(SandboxCommand, ['--port', '0', '--host', '0.0.0.0'])
+    for (let i = 0; i < 100 && process.listeners('SIGINT').length === 0; i++)
+      await new Promise((r) => setTimeout(r, 20))
+    process.emit('SIGINT')
+    const r = await running
+    expect(r.stdout).toMatch(/^Sandbox listening: http:\/\/127\.0\.0\.1:\d+\/v1\n/)
+    expect(r.stdout).not.toContain('0.0.0.0:')
+  })
+})

@@ -24,7 +24,10 @@ describe('sfl keys check', () => {
     expect(report).toEqual({
       valid: true,
       profile: 'default',
+      keySource: 'env',
       rateLimit: {limit: 1000, remaining: expect.any(Number), reset: expect.any(Number)},
+      windowSpent: false,
+      probed: {fips: '06067', name: 'Sacramento County, CA', why: 'asked'},
       counties: {'06067': 'permitted'},
       options: {AssumableMortgage: 'included', FHACondoEligibility: 'included'},
       requestsUsed: 1,
@@ -52,12 +55,16 @@ describe('sfl keys check', () => {
   })
 
   it('an invalid key: valid false, exit 4, and how to set a key', async () => {
-    const r = await sfl(['keys', 'check', '-o', 'table'], {env: env('sk_live_REVOKED_0000000000')})
+    const r = await sfl(['keys', 'check', '--fips', '06067', '-o', 'table'], {
+      env: env('sk_live_REVOKED_0000000000'),
+    })
     expect(r.code).toBe(4)
     expect(r.stdout).toMatch(/Key\s+INVALID or missing/)
     expect(r.stdout).toMatch(/SFL_API_KEY or `sfl keys set`/)
     expect(r.stdout + r.stderr).not.toContain('sk_live_REVOKED_0000000000')
-    const j = await sfl(['keys', 'check', '-o', 'json'], {env: env('sk_live_REVOKED_0000000000')})
+    const j = await sfl(['keys', 'check', '--fips', '06067', '-o', 'json'], {
+      env: env('sk_live_REVOKED_0000000000'),
+    })
     expect(JSON.parse(j.stdout)).toMatchObject({valid: false, requestsUsed: 1})
   })
 
@@ -122,6 +129,7 @@ describe('sfl keys set / list / remove', () => {
     })
     expect(JSON.parse(viaProfile.stdout)).toMatchObject({
       profile: 'prod',
+      keySource: 'profile',
       options: {FHACondoEligibility: 'included', AssumableMortgage: 'not included'},
     })
     const viaEnv = await sfl(['keys', 'check', '--fips', '06067', '-o', 'json', '--profile', 'prod'], {
@@ -129,6 +137,7 @@ describe('sfl keys set / list / remove', () => {
       env: {SFL_API_KEY: 'sandbox-assumable'},
     })
     expect(JSON.parse(viaEnv.stdout).options.AssumableMortgage).toBe('included')
+    expect(JSON.parse(viaEnv.stdout).keySource).toBe('env')
     const viaFlag = await sfl(
       ['keys', 'check', '--fips', '06067', '-o', 'json', '--profile', 'prod', '--api-key', 'sandbox-basic'],
       {
@@ -136,6 +145,7 @@ describe('sfl keys set / list / remove', () => {
         env: {SFL_API_KEY: 'sandbox-assumable'},
       },
     )
+    expect(JSON.parse(viaFlag.stdout).keySource).toBe('flag')
     expect(JSON.parse(viaFlag.stdout).options).toEqual({
       AssumableMortgage: 'not included',
       FHACondoEligibility: 'not included',
@@ -172,5 +182,79 @@ describe('sfl keys set / list / remove', () => {
     const r = await sfl(['keys', 'list'], {configDir})
     expect(r.code).toBe(0)
     expect(r.stderr).toMatch(/readable by others \(mode 644\); run: chmod 600/)
+  })
+})
+
+describe('sfl keys check: source, county, spent window (issue 15)', () => {
+  it('says where the key came from and which county it probed, in the table', async () => {
+    const r = await sfl(['keys', 'check', '--fips', '06067', '-o', 'table'], {
+      env: {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'},
+    })
+    expect(r.stdout).toMatch(/^Key\s+valid \(from SFL_API_KEY, key sand…\)$/m)
+    expect(r.stdout).toMatch(/^Probed\s+06067 Sacramento County, CA$/m)
+  })
+
+  it('without --fips against a real service it asks for one instead of guessing (exit 2, no request)', async () => {
+    const r = await sfl(['keys', 'check'], {env: {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'}})
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain('keys check needs a county to probe: pass --fips CODE')
+  })
+
+  it("uses the profile's default county, and says so", async () => {
+    const configDir = mkdtempSync(join(tmpdir(), 'sfl-keys-'))
+    const set = await sfl(['keys', 'set', '--base-url', sb.baseUrl, '--fips', '48201'], {
+      configDir,
+      input: 'sandbox-full\n',
+    })
+    expect(set.code).toBe(0)
+    const r = await sfl(['keys', 'check', '-o', 'json'], {configDir})
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      keySource: 'profile',
+      probed: {fips: '48201', name: 'Harris County, TX', why: 'profile default'},
+      counties: {'48201': 'permitted'},
+    })
+  })
+
+  it('--sandbox without --fips probes the demo county 06067 and says so', async () => {
+    const r = await sfl(['keys', 'check', '--sandbox', '-o', 'json'])
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      keySource: 'sandbox',
+      probed: {fips: '06067', why: 'sandbox demo county'},
+    })
+  })
+
+  it('sends fips only: no page or page_size, which the spec does not define', async () => {
+    const log = join(mkdtempSync(join(tmpdir(), 'sfl-keys-log-')), 'log.ndjson')
+    writeFileSync(log, '')
+    const logged = await startSandbox({log})
+    try {
+      await sfl(['keys', 'check', '--fips', '06067'], {
+        env: {SFL_BASE_URL: logged.baseUrl, SFL_API_KEY: 'sandbox-full'},
+      })
+      expect(readLog(log).map((l) => l.query)).toEqual([{fips: '06067'}])
+    } finally {
+      await logged.close()
+    }
+  })
+
+  it('a spent window still prints the report (limit, reset) and exits 5', async () => {
+    const tight = await startSandbox({limit: 1})
+    try {
+      const e = {SFL_BASE_URL: tight.baseUrl, SFL_API_KEY: 'sandbox-full'}
+      expect((await sfl(['keys', 'check', '--fips', '06067', '-o', 'json'], {env: e})).code).toBe(0)
+      const r = await sfl(['keys', 'check', '--fips', '06067', '-o', 'table'], {env: e})
+      expect(r.code).toBe(5)
+      expect(r.stdout).toMatch(/^Rate limit\s+0 of 1 left this window, resets .*\(in \d+ (min|s)\)$/m)
+      expect(r.stdout).toContain('SPENT: this window has no requests left (HTTP 429)')
+      const j = await sfl(['keys', 'check', '--fips', '06067', '-o', 'json'], {env: e})
+      expect(j.code).toBe(5)
+      expect(JSON.parse(j.stdout)).toMatchObject({
+        valid: true,
+        windowSpent: true,
+        rateLimit: {limit: 1, remaining: 0},
+      })
+    } finally {
+      await tight.close()
+    }
   })
 })

@@ -53,7 +53,7 @@ describe('the API key never leaks', () => {
         ...lookups,
         ...exports,
         ['keys', 'check', '--fips', '06067', '-o', 'json'],
-        ['keys', 'check', '-o', 'table'],
+        ['keys', 'check', '--fips', '48201', '-o', 'table'],
       ])
         runs.push([key, [...args, '--debug', ...(how === 'flag' ? ['--api-key', key] : [])], how])
     }

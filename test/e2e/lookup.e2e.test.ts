@@ -61,11 +61,15 @@ describe('sfl lookup (built CLI against the sandbox over HTTP)', () => {
       env: env('sandbox-basic'),
     })
     expect(basic.stdout).toMatch(/ASSUMABLE MORTGAGE\n\s+not included with this key/)
-    expect(basic.stdout).toMatch(/FHA CONDO\n\s+not included with this key/)
+    expect(basic.stdout).not.toMatch(/FHA CONDO/) // a house: the condo group does not apply
+    const condo = await sfl(['lookup', '--fips', '06067', '--property-id', '30000000007', '-o', 'table'], {
+      env: env('sandbox-basic'),
+    })
+    expect(condo.stdout).toMatch(/FHA CONDO\n\s+not included with this key/)
     const full = await sfl(['lookup', '--fips', '06067', '--property-id', '30000000006', '-o', 'table'], {
       env: env(),
     })
-    expect(full.stdout).toMatch(/FHA CONDO\n\s+none for this property/)
+    expect(full.stdout).not.toMatch(/FHA CONDO/) // a house: the condo group does not apply
     expect(full.stdout).toMatch(/Loan type\s+FHA, fixed rate/)
     expect(full.stdout).toMatch(
       /Estimated value\s+\$[\d,]+ \(range \$[\d,]+ – \$[\d,]+, confidence \d+\/100\)/,
@@ -120,7 +124,7 @@ describe('sfl lookup exit codes', () => {
     const r = await sfl(['lookup', '--fips', '06067', '--address', '1 NOWHERE RD'], {env: env()})
     expect(r.code).toBe(3)
     expect(r.stderr).toBe(
-      'Error: no property matches (HTTP 404): No property matches the given parameters.\n',
+      'Error: no property matches in Sacramento County, CA (06067) (HTTP 404: No property matches the given parameters.): tried "1 NOWHERE RD" (standardised). Try the parcel number (--apn), check the county (--fips or --county), or spell the street as the county records it\n',
     )
   })
 
@@ -204,7 +208,9 @@ describe('sfl lookup exit codes', () => {
     try {
       const lax = await sfl(['lookup', ...HIGH], {env: {SFL_BASE_URL: base, SFL_API_KEY: 'k-123456'}})
       expect(lax.code).toBe(0)
-      expect(lax.stderr).toMatch(/Warning: the record does not match the spec's schema: .*ConfidenceScore/)
+      expect(lax.stderr).toMatch(
+        /^Warning: record \(no ServicePropertyID\) does not match the spec's schema: .*ConfidenceScore.*\n$/,
+      )
       expect(JSON.parse(lax.stdout)).toEqual({Fips: '06067', ConfidenceScore: 150, NewField: 'kept'})
       const strict = await sfl(['lookup', ...HIGH, '--strict'], {
         env: {SFL_BASE_URL: base, SFL_API_KEY: 'k-123456'},

@@ -29,8 +29,21 @@ describe('the grouped table', () => {
   it('tells an option the key lacks from one that is null', () => {
     const basic = ds.record(sac, 6, {assumable: false, condo: false})
     expect(rows(basic, 'Assumable Mortgage')).toEqual([['', 'not included with this key']])
-    const full = ds.record(sac, 6, {assumable: true, condo: true})
-    expect(rows(full, 'FHA Condo')).toEqual([['', 'none for this property']])
+    const none = ds.record(sac, 9, {assumable: true, condo: true})
+    expect(rows(none, 'Assumable Mortgage')).toEqual([['', 'none for this property']])
+  })
+
+  it('hides what does not apply: no condo group or condo verdict for a house, no dashes', () => {
+    const house = ds.record(sac, 6, {assumable: true, condo: true})
+    expect(recordGroups(house).map((g) => g.title)).not.toContain('FHA Condo')
+    expect(renderRecordTable(house)).not.toContain('—')
+    expect(renderRecordTable(house)).not.toMatch(/FHA condo/)
+  })
+
+  it('a null flat FHA field (spec 2.1 leaves presence open) shows nothing, not dashes', () => {
+    const house = ds.record(sac, 6, {assumable: true, condo: true, nullFlatFields: true})
+    expect(house['FHAConcentration']).toBeNull()
+    expect(renderRecordTable(house)).not.toContain('—')
   })
 
   it('explains condo statuses and flags owner occupancy under 35%', () => {

@@ -3,13 +3,15 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../cli/base-command.js'
 import {ExitCode, UsageError} from '../../api/errors.js'
 import {maskKey} from '../../api/secrets.js'
-import {apnProblem, fipsProblem, propertyIdProblem} from '../../api/validate.js'
+import {apnProblem, propertyIdProblem} from '../../api/validate.js'
 
 export default class KeysCheck extends BaseCommand<typeof KeysCheck> {
   static override summary =
     'Check that the API key works: validity, rate limit left, county permissions and add-on options'
   static override description = `Spends as few requests as it can (it says how many): one per --fips (the first record
-of a one-record page), or one probe lookup. Exit 0 when the key is valid and every asked county is permitted, 4 otherwise.`
+of the county), or one probe lookup. Without --fips it probes the profile's default county (\`sfl keys set --fips\`),
+or 06067 with --sandbox; otherwise it asks for --fips. Reports where the key came from and the county probed.
+Exit 0 when the key is valid and every asked county is permitted, 4 otherwise, 5 when the window is spent.`
 
   static override examples = [
     {description: 'Before a call', command: '<%= config.bin %> keys check --fips 06067'},
@@ -46,10 +48,8 @@ of a one-record page), or one probe lookup. Exit 0 when the key is valid and eve
 
   async run(): Promise<void> {
     const f = this.flags
-    for (const fips of f.fips ?? []) {
-      const p = fipsProblem(fips)
-      if (p) throw new UsageError(`--fips "${fips}" ${p}`)
-    }
+    const {countyFromFlags} = await import('../../address/county-flags.js')
+    for (const fips of f.fips ?? []) countyFromFlags({fips}) // a code no county has: exit 2, no request
     const probe = f['probe-apn'] !== undefined ? ({kind: 'apn', value: f['probe-apn']} as const)
       : f['probe-property-id'] !== undefined ? ({kind: 'property_id', value: f['probe-property-id']} as const)
       : f['probe-address'] !== undefined ? ({kind: 'address', value: f['probe-address']} as const)
@@ -68,14 +68,23 @@ of a one-record page), or one probe lookup. Exit 0 when the key is valid and eve
         throw new UsageError('a --probe-* flag needs --fips (the county the probe property is in)')
     }
     const ctx = await this.context()
+    const {planCheck} = await import('../../keys/plan.js')
+    const plan = await planCheck({
+      fips: f.fips ?? [],
+      sandbox: f.sandbox,
+      configDir: this.config.configDir,
+      flags: {profile: f.profile, baseUrl: f['base-url'], apiKey: f['api-key']},
+      keyInUse: ctx.apiKey,
+    })
     const {checkKey, renderReport, reportOk} = await import('../../keys/check.js')
-    const report = await checkKey(ctx, {profile: ctx.profile, fips: f.fips ?? [], probe})
+    const report = await checkKey(ctx, {profile: ctx.profile, probe, ...plan})
     const format = f.output ?? (process.stdout.isTTY ? 'table' : 'json')
     process.stdout.write(
       format === 'json'
         ? `${JSON.stringify(report, null, 2)}\n`
-        : renderReport(report, Date.now(), maskKey(ctx.apiKey), f.fips ?? []),
+        : renderReport(report, Date.now(), maskKey(ctx.apiKey), plan.fips),
     )
-    if (!reportOk(report)) process.exitCode = ExitCode.auth
+    if (report.windowSpent) process.exitCode = ExitCode.rateLimit
+    else if (!reportOk(report)) process.exitCode = ExitCode.auth
   }
 }

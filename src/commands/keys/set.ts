@@ -1,3 +1,5 @@
+import {Flags} from '@oclif/core'
+
 import {BaseCommand} from '../../cli/base-command.js'
 import {assertSafeBaseUrl} from '../../api/client.js'
 import {UsageError} from '../../api/errors.js'
@@ -23,6 +25,12 @@ CLI's config directory ($XDG_CONFIG_HOME/sfl, or $SFL_CONFIG_DIR).`
     },
   ]
 
+  static override flags = {
+    fips: Flags.string({
+      description: 'Default county of this profile, probed by `keys check` when no --fips is given',
+    }),
+  }
+
   async run(): Promise<void> {
     const f = this.flags
     if (f['api-key'])
@@ -33,6 +41,8 @@ CLI's config directory ($XDG_CONFIG_HOME/sfl, or $SFL_CONFIG_DIR).`
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(profile))
       throw new UsageError(`--profile "${profile}": use letters, digits, dot, dash or underscore`)
     if (f['base-url']) assertSafeBaseUrl(f['base-url'])
+    if (f['base-url']) (await import('../../api/endpoint-check.js')).assertVersionedBaseUrl(f['base-url'])
+    if (f.fips !== undefined) (await import('../../address/county-flags.js')).countyFromFlags({fips: f.fips})
     const {config, path, warning} = await loadConfig(this.config.configDir)
     if (warning) this.warnAlways(warning)
     const key = await readSecret(`API key for profile "${profile}" (input hidden): `)
@@ -43,7 +53,12 @@ CLI's config directory ($XDG_CONFIG_HOME/sfl, or $SFL_CONFIG_DIR).`
     if (problem) throw new UsageError(`the key ${problem}. Nothing was saved`)
     registerSecret(key)
     const existing = config.profiles[profile] ?? {}
-    config.profiles[profile] = {...existing, apiKey: key, ...(f['base-url'] ? {baseUrl: f['base-url']} : {})}
+    config.profiles[profile] = {
+      ...existing,
+      apiKey: key,
+      ...(f['base-url'] ? {baseUrl: f['base-url']} : {}),
+      ...(f.fips ? {fips: f.fips} : {}),
+    }
     await saveConfig(this.config.configDir, config)
     const base = config.profiles[profile]!.baseUrl
     this.notice(

@@ -1,0 +1,137 @@
+import {COUNTY_ROWS} from './counties-data.js'
+import {distance} from './distance.js'
+
+/**
+ * The US counties table (generated from FHFA's public-domain county list by scripts/gen-counties.mjs):
+ * `--fips` is checked against it before sending, `--county "Sacramento, CA"` resolves through it, and
+ * `sfl counties` searches it. Pure; the table is parsed on first use.
+ */
+export interface County {
+  fips: string
+  state: string
+  /** "Sacramento County", "Baltimore City", "Anchorage Municipality". */
+  name: string
+}
+
+export type CountyResolution = {fips: string; county: County} | {error: string; suggestions: County[]}
+
+let table: County[] | undefined
+let byFips: Map<string, County> | undefined
+
+export function allCounties(): readonly County[] {
+  if (!table) {
+    table = COUNTY_ROWS.split('\n').map((line) => {
+      const [fips, state, name] = line.split('\t') as [string, string, string]
+      return {fips, state, name}
+    })
+    byFips = new Map(table.map((c) => [c.fips, c]))
+  }
+  return table
+}
+
+export function countyByFips(fips: string): County | undefined {
+  allCounties()
+  return byFips!.get(fips)
+}
+
+/** "Sacramento County, CA (06067)". */
+export function describeCounty(c: County): string {
+  return `${c.name}, ${c.state} (${c.fips})`
+}
+
+/** The kind words a county name ends with; "Sacramento" finds "Sacramento County". */
+const KIND =
+  /\s+(COUNTY|PARISH|BOROUGH|CENSUS AREA|CITY AND BOROUGH|MUNICIPALITY|MUNICIPIO|PLANNING REGION|ISLAND|DISTRICT|CITY)$/
+
+function key(name: string): string {
+  return name
+    .toUpperCase()
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '') // "Doña Ana" finds "Dona Ana"
+    .replace(/\bSAINT\b/g, 'ST')
+    .replace(/[^A-Z0-9 ]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+}
+const base = (name: string) => key(name).replace(KIND, '')
+
+/** "Sacramento, CA", "sacramento county ca", "Baltimore City, MD" → name and state parts. */
+function parse(text: string): {name: string; state?: string} {
+  const t = text.trim()
+  const m = /^(.*?)(?:,\s*|\s+)([A-Za-z]{2})$/.exec(t)
+  if (m && m[1] && allCounties().some((c) => c.state === m[2]!.toUpperCase()))
+    return {name: m[1], state: m[2]!.toUpperCase()}
+  return {name: t}
+}
+
+/** Near misses: the closest names (state first when one was given), at most five. */
+function nearMisses(name: string, state: string | undefined): County[] {
+  const want = base(name)
+  const pool = allCounties().filter((c) => state === undefined || c.state === state)
+  const scored = pool
+    .map((c) => ({c, d: distance(want, base(c.name))}))
+    .filter((x) => x.d <= Math.max(2, Math.floor(want.length / 3)))
+    .sort((a, b) => a.d - b.d || a.c.fips.localeCompare(b.c.fips))
+  return scored.slice(0, 5).map((x) => x.c)
+}
+
+/**
+ * Resolve what a person types to one county: a FIPS code, or a name with or without its state
+ * ("Sacramento, CA", "Sacramento County CA", "Baltimore City, MD"). An unknown or ambiguous name gives an
+ * error with suggestions (did-you-mean for near misses, every candidate for an ambiguous name).
+ *
+ * @example resolveCounty('Sacramento, CA') // {fips: '06067', county: {...}}
+ */
+export function resolveCounty(text: string): CountyResolution {
+  const t = text.trim()
+  if (/^\d{5}$/.test(t)) {
+    const c = countyByFips(t)
+    if (c) return {fips: c.fips, county: c}
+    const sameState = allCounties().filter((x) => x.fips.startsWith(t.slice(0, 2)))
+    return {
+      error: `no US county has the FIPS code ${t} (FHFA county list)`,
+      suggestions: sameState.length ? nearFips(t, sameState) : [],
+    }
+  }
+  if (t === '') return {error: 'no county given', suggestions: []}
+  const {name, state} = parse(t)
+  const pool = allCounties().filter((c) => state === undefined || c.state === state)
+  const exact = pool.filter((c) => key(c.name) === key(name))
+  if (exact.length === 1) return {fips: exact[0]!.fips, county: exact[0]!}
+  const byBase = exact.length ? exact : pool.filter((c) => base(c.name) === base(name))
+  if (byBase.length === 1) return {fips: byBase[0]!.fips, county: byBase[0]!}
+  const where = state ? ` in ${state}` : ''
+  if (byBase.length > 1)
+    return {
+      error: `"${text.trim()}" names ${byBase.length} counties${where}; say which${state ? '' : ' (add the state: "Name, ST")'}`,
+      suggestions: byBase,
+    }
+  return {error: `no county named "${name.trim()}"${where}`, suggestions: nearMisses(name, state)}
+}
+
+/** The codes of the same state nearest in number: "06999" → 06115, 06113, … */
+function nearFips(fips: string, sameState: County[]): County[] {
+  const n = Number(fips)
+  return [...sameState]
+    .sort((a, b) => Math.abs(Number(a.fips) - n) - Math.abs(Number(b.fips) - n))
+    .slice(0, 3)
+}
+
+/** One line for an unresolved county: the error, then "did you mean …?". */
+export function explainResolution(r: {error: string; suggestions: County[]}): string {
+  if (r.suggestions.length === 0) return `${r.error}; search with \`sfl counties NAME\``
+  const list = r.suggestions.map(describeCounty).join('; ')
+  return `${r.error}; did you mean ${list}?`
+}
+
+/** `sfl counties SEARCH`: a FIPS code, a name, or part of one; near misses when nothing contains it. */
+export function searchCounties(text: string): {matches: County[]; didYouMean: County[]} {
+  const t = text.trim()
+  if (/^\d{2,5}$/.test(t)) return {matches: allCounties().filter((c) => c.fips.startsWith(t)), didYouMean: []}
+  const {name, state} = parse(t)
+  const want = key(name)
+  const matches = allCounties().filter(
+    (c) => (state === undefined || c.state === state) && (want === '' || key(c.name).includes(want)),
+  )
+  return {matches, didYouMean: matches.length ? [] : nearMisses(name, state)}
+}
