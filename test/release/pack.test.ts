@@ -23,7 +23,8 @@ describe('npm pack', () => {
       }),
     ) as Array<{filename: string; size: number; files: Array<{path: string}>}>
     const tgz = join(out, info!.filename)
-    expect(statSync(tgz).size).toBeLessThan(150_000)
+    // issue 13: the packed tarball stays under 1 MB (the county table alone is ~80 kB of source)
+    expect(statSync(tgz).size).toBeLessThan(1_000_000)
     const paths = info!.files.map((f) => f.path)
     expect(paths).toContain('oclif.manifest.json')
     expect(paths).toContain('bin/run.js')
