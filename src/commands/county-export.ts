@@ -41,6 +41,7 @@ checkpoint beside --out; running the same command again continues it (--restart 
 
   static override flags = {
     fips: Flags.string({description: 'County code to export (repeatable)', multiple: true}),
+    county: Flags.string({description: 'County to export by name, e.g. "Sacramento, CA" (repeatable)', multiple: true}),
     'fips-file': Flags.string({description: 'File of county codes, one per line (# comments allowed)'}),
     out: Flags.string({
       description: 'Output file (written to a temp file and renamed when complete); stdout when omitted',
@@ -127,6 +128,9 @@ checkpoint beside --out; running the same command again continues it (--restart 
       value: v.trim(),
       where: `--fips ${v}`,
     }))
+    const {countyFromFlags} = await import('../address/county-flags.js')
+    // a name resolves to its code here, with did-you-mean when it does not (nothing is sent)
+    for (const name of f.county ?? []) list.push({value: countyFromFlags({county: name})!.fips, where: `--county ${name}`})
     if (f['fips-file']) {
       let text: string
       try {
@@ -140,10 +144,18 @@ checkpoint beside --out; running the same command again continues it (--restart 
       })
     }
     if (list.length === 0)
-      throw new UsageError('give at least one county: --fips 06067 (repeatable) or --fips-file FILE')
+      throw new UsageError(
+        'give at least one county: --fips 06067 or --county "Sacramento, CA" (repeatable), or --fips-file FILE',
+      )
     for (const {value, where} of list) {
       const problem = fipsProblem(value)
       if (problem) throw new UsageError(`${where}: "${value}" ${problem}`)
+      // a code no county has is refused before sending (the shipped FHFA county table)
+      try {
+        countyFromFlags({fips: value})
+      } catch (error) {
+        throw new UsageError(`${where}: ${(error as Error).message.replace(/^--fips /, '')}`)
+      }
     }
     return [...new Set(list.map((l) => l.value))]
   }

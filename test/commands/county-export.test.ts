@@ -99,4 +99,17 @@ describe('--fields matches spec names case-insensitively (issue 15)', () => {
     expect(r.exitCode).toBe(0)
     expect(readFileSync(out, 'utf8').split('\r\n')[0]).toBe('APN,FinalValue')
   })
+
+  it('--county names a county; a code no county has is refused before any request', async () => {
+    const byName = await runCommand(CountyExport, ['--county', 'Miami-Dade, FL', '--output', 'ndjson'], env())
+    expect(byName.exitCode).toBe(0)
+    expect(byName.stdout.trimEnd().split('\n')).toHaveLength(2000)
+    // a base URL where nothing listens: a request would end in exit 6, not 2
+    const bad = await runCommand(CountyExport, ['--fips', '06999'], {
+      SFL_BASE_URL: 'http://127.0.0.1:9/v1',
+      SFL_API_KEY: 'sandbox-full',
+    })
+    expect(bad.exitCode).toBe(2)
+    expect(bad.stderr).toMatch(/--fips 06999: .*did you mean/i)
+  })
 })
