@@ -41,7 +41,10 @@ checkpoint beside --out; running the same command again continues it (--restart 
 
   static override flags = {
     fips: Flags.string({description: 'County code to export (repeatable)', multiple: true}),
-    county: Flags.string({description: 'County to export by name, e.g. "Sacramento, CA" (repeatable)', multiple: true}),
+    county: Flags.string({
+      description: 'County to export by name, e.g. "Sacramento, CA" (repeatable)',
+      multiple: true,
+    }),
     'fips-file': Flags.string({description: 'File of county codes, one per line (# comments allowed)'}),
     out: Flags.string({
       description: 'Output file (written to a temp file and renamed when complete); stdout when omitted',
@@ -130,7 +133,8 @@ checkpoint beside --out; running the same command again continues it (--restart 
     }))
     const {countyFromFlags} = await import('../address/county-flags.js')
     // a name resolves to its code here, with did-you-mean when it does not (nothing is sent)
-    for (const name of f.county ?? []) list.push({value: countyFromFlags({county: name})!.fips, where: `--county ${name}`})
+    for (const name of f.county ?? [])
+      list.push({value: countyFromFlags({county: name})!.fips, where: `--county ${name}`})
     if (f['fips-file']) {
       let text: string
       try {

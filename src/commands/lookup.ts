@@ -178,6 +178,7 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
         format,
         restart: f.restart,
         unitFallback: f['unit-fallback'],
+        asTyped: f['address-as-typed'],
         escapeFormulas: !f['no-escape-formulas'],
       })
     } finally {

@@ -1,3 +1,4 @@
+import {standardiseAddress, standardWithoutUnit} from '../address/standardise.js'
 import {withoutUnit} from '../api/address.js'
 import type {HttpClient} from '../api/client.js'
 import {
@@ -36,6 +37,8 @@ export interface BatchRequest {
   format: RecordFormat
   restart: boolean
   unitFallback: boolean
+  /** Send addresses exactly as written in the input instead of their USPS Publication 28 form. */
+  asTyped: boolean
   escapeFormulas: boolean
 }
 
@@ -107,7 +110,13 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
     header: {
       v: 2,
       kind: 'batch',
-      params: {input: req.inputId, format: req.format, unitFallback: req.unitFallback, baseUrl: deps.baseUrl},
+      params: {
+        input: req.inputId,
+        format: req.format,
+        unitFallback: req.unitFallback,
+        asTyped: req.asTyped,
+        baseUrl: deps.baseUrl,
+      },
     },
     replay: (e, offset, length) => {
       if (e['t'] !== 'row' || typeof e['k'] !== 'string' || !FINAL.has(e['s'] as RowStatus)) return
@@ -138,7 +147,7 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
       if (run.stopped) return
       let a: Answer
       try {
-        a = await answer(deps, q, req.unitFallback, run.signal)
+        a = await answer(deps, q, req, run.signal)
       } catch (error) {
         if (run.absorbStop(error)) return
         a = {status: 'error', error: run.message(error), record: null}
@@ -272,16 +281,19 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
 async function answer(
   deps: BatchDeps,
   q: LookupQuery,
-  unitFallback: boolean,
+  req: Pick<BatchRequest, 'unitFallback' | 'asTyped'>,
   signal: AbortSignal,
 ): Promise<Answer> {
+  // addresses go out in their Pub 28 form, as a single lookup sends them (src/address/standardise.ts)
+  const std = q.by.kind === 'address' && !req.asTyped ? standardiseAddress(q.by.value) : undefined
+  const sent: LookupQuery = std ? {fips: q.fips, by: {kind: 'address', value: std.text}} : q
   try {
-    const [rec] = await fetchLookup(deps, q, signal)
+    const [rec] = await fetchLookup(deps, sent, signal)
     return {status: 'ok', error: null, record: rec ?? null}
   } catch (first) {
     let error = first
-    if (error instanceof NotFoundError && unitFallback && q.by.kind === 'address') {
-      const base = withoutUnit(q.by.value)
+    if (error instanceof NotFoundError && req.unitFallback && q.by.kind === 'address') {
+      const base = std ? standardWithoutUnit(std) : withoutUnit(q.by.value)
       if (base !== undefined) {
         try {
           const [rec] = await fetchLookup(deps, {fips: q.fips, by: {kind: 'address', value: base}}, signal)

@@ -189,4 +189,22 @@ describe('sfl lookup --input end to end', () => {
       expect(readLog(log)).toHaveLength(1)
     })
   })
+
+  it('sends addresses in their Pub 28 form, so a strict server matches typed spellings; --address-as-typed does not', async () => {
+    await withSandbox({match: 'strict'}, async (sb) => {
+      const d = tmp()
+      writeFileSync(
+        join(d, 'in.csv'),
+        'fips,address\n06067,"5201 laguna oaks dr., unit 140,, elk grove"\n06067,5201 Laguna Oaks Drive #140\n',
+      )
+      const env = {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-basic'}
+      const statuses = async (extra: string[]) =>
+        (await sfl(['lookup', '--input', join(d, 'in.csv'), '-o', 'ndjson', ...extra], {env})).stdout
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l).status)
+      expect(await statuses([])).toEqual(['ok', 'ok'])
+      expect(await statuses(['--address-as-typed'])).toEqual(['not_found', 'not_found'])
+    })
+  })
 })
