@@ -12,6 +12,8 @@ export default defineConfig({
     coverage: {
       provider: 'v8',
       include: ['src/**/*.ts'],
+      // the sandbox is test equipment, not the product: it does not count toward the product's floor
+      exclude: ['src/sandbox/**'],
       reporter: ['text-summary'],
       // the floor where the project stands (2026-11-21: 88.7% lines, 74.0% branches); raise it as it grows
       thresholds: {lines: 86, functions: 88, statements: 84, branches: 72},
