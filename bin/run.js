@@ -5,5 +5,5 @@ import module from 'node:module'
 
 module.enableCompileCache?.()
 
-const {execute} = await import('@oclif/core')
-await execute({dir: import.meta.url})
+const {main} = await import('../dist/sfl.js')
+await main()

@@ -1,0 +1,79 @@
+// npm run build: bundle the CLI with esbuild into dist/ (ESM, code splitting).
+//
+// dist/sfl.js holds what every command needs: oclif, the command classes (src/commands/index.ts, found by
+// oclif's explicit discovery, package.json `oclif.commands`) and the code they import statically. Whatever
+// a command loads with import() becomes a chunk in dist/chunks/ loaded only on that path: undici at the
+// first request, the zod schema check, the table and CSV writers, the sandbox server, the export engine.
+// One file instead of ~400 module files is most of the start-up win on Node 20, which has no compile cache.
+//
+// Every runtime dependency is bundled, so the published package has no dependencies to resolve at install
+// time: users run exactly the versions package-lock.json pins. Their licence texts go to
+// dist/THIRD-PARTY-LICENSES.txt (all MIT or ISC, checked here: the build fails on any other licence).
+import {existsSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {build} from 'esbuild'
+
+import {ROOT} from './lib.mjs'
+
+const ALLOWED = new Set(['MIT', 'ISC', 'BSD-2-Clause', 'BSD-3-Clause', 'Apache-2.0', '0BSD', 'BlueOak-1.0.0'])
+const dist = join(ROOT, 'dist')
+rmSync(dist, {recursive: true, force: true})
+
+const result = await build({
+  absWorkingDir: ROOT,
+  entryPoints: {sfl: 'src/main.ts', commands: 'src/commands/index.ts'},
+  outdir: 'dist',
+  chunkNames: 'chunks/[name]-[hash]',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20.18',
+  // oclif requires typescript only to run .ts sources in development, which the bundle turns off
+  // (settings.enableAutoTranspile in src/main.ts); never bundle the compiler
+  external: ['typescript'],
+  // bundled CommonJS (oclif, undici, cli-table3) calls require() for Node's built-ins
+  banner: {
+    js: "import {createRequire as __sflCreateRequire} from 'node:module';const require = __sflCreateRequire(import.meta.url);",
+  },
+  minifyWhitespace: process.env.SFL_MINIFY !== '0',
+  minifySyntax: process.env.SFL_MINIFY !== '0',
+  legalComments: 'none',
+  metafile: true,
+  logLevel: 'warning',
+})
+
+// Licences of the bundled packages, from each package.json found above a bundled file.
+const packages = new Map()
+for (const input of Object.keys(result.metafile.inputs)) {
+  const m = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input)
+  if (!m || packages.has(m[1])) continue
+  let dir = m[1]
+  packages.set(m[1], undefined)
+  const pj = JSON.parse(readFileSync(join(ROOT, dir, 'package.json'), 'utf8'))
+  const license = typeof pj.license === 'string' ? pj.license : pj.license?.type
+  if (!ALLOWED.has(license)) throw new Error(`${pj.name}: licence ${license} is not on the allowed list`)
+  const file = ['LICENSE', 'LICENSE.md', 'LICENSE.txt', 'license', 'license.md', 'LICENCE']
+    .map((f) => join(ROOT, dir, f))
+    .find((f) => existsSync(f))
+  packages.set(m[1], {
+    name: pj.name,
+    version: pj.version,
+    license,
+    text: file ? readFileSync(file, 'utf8') : '',
+  })
+}
+const notices = [...packages.values()]
+  .sort((a, b) => a.name.localeCompare(b.name))
+  .map((p) => `${p.name}@${p.version} (${p.license})\n\n${p.text.trim() || `Licensed under ${p.license}.`}\n`)
+writeFileSync(
+  join(dist, 'THIRD-PARTY-LICENSES.txt'),
+  `dist/ bundles these packages; their licences follow.\n\n${notices.join('\n---\n\n')}`,
+)
+if (process.env.SFL_BUILD_META) writeFileSync(process.env.SFL_BUILD_META, JSON.stringify(result.metafile))
+const sizes = Object.entries(result.metafile.outputs).map(([f, o]) => [f, o.bytes])
+const total = sizes.reduce((a, [, b]) => a + b, 0)
+console.log(
+  `built ${sizes.length} files, ${(total / 1024).toFixed(0)} kB (dist/sfl.js ${(sizes.find(([f]) => f === 'dist/sfl.js')[1] / 1024).toFixed(0)} kB), ${packages.size} bundled packages`,
+)
