@@ -12,6 +12,9 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     process.stdout.write(`${version}\n`)
     return
   }
+  // oclif checks Node against the engines of its own package.json when it loads; bundled, it cannot find
+  // that file and skips the check, but only after evaluating semver (2-4 ms): this turns the check off
+  process.env['OCLIF_DISABLE_ENGINE_WARNING'] ??= '1'
   const {runOclif} = await import('./oclif-main.js')
   await runOclif(argv, import.meta.url)
 }
