@@ -12,6 +12,7 @@
 import {existsSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
+import {parse} from 'acorn'
 import {build} from 'esbuild'
 
 import {ROOT} from './lib.mjs'
@@ -66,6 +67,41 @@ const result = await build({
   logLevel: 'warning',
 })
 
+/**
+ * Bundled CommonJS (oclif, undici) runs inside esbuild's `__commonJS({"path"(exports, module) {...}})`
+ * factories. V8 compiles such a function lazily, at its first call: after a preparse at load, a second
+ * full parse, and on Node 22+ outside the compile cache, which holds what was compiled when the file was
+ * (Node writes it then). Every factory that is bundled on the start-up path runs at start-up, so this
+ * rewrites each as a parenthesised function expression, `"path": (function (exports, module) {...})`,
+ * which V8 compiles with the file (its heuristic for functions called at once): one parse, and cached.
+ */
+function eagerFactories(code, file) {
+  const edits = []
+  const visit = (node) => {
+    if (!node || typeof node.type !== 'string') return
+    if (
+      node.type === 'CallExpression' &&
+      node.callee.type === 'Identifier' &&
+      node.callee.name === '__commonJS' &&
+      node.arguments[0]?.type === 'ObjectExpression'
+    )
+      for (const p of node.arguments[0].properties) if (p.method) edits.push(p.value)
+    for (const value of Object.values(node))
+      if (Array.isArray(value)) value.forEach(visit)
+      else if (value && typeof value === 'object') visit(value)
+  }
+  visit(parse(code, {ecmaVersion: 'latest', sourceType: 'module'}))
+  let out = code
+  for (const fn of edits.sort((a, b) => b.start - a.start))
+    out = `${out.slice(0, fn.start)}:(function${out.slice(fn.start, fn.end)})${out.slice(fn.end)}`
+  if (edits.length) writeFileSync(file, out)
+  return edits.length
+}
+let factories = 0
+for (const file of Object.keys(result.metafile.outputs))
+  if (file.endsWith('.js'))
+    factories += eagerFactories(readFileSync(join(ROOT, file), 'utf8'), join(ROOT, file))
+
 // Licences of the bundled packages, from each package.json found above a bundled file.
 const packages = new Map()
 for (const input of Object.keys(result.metafile.inputs)) {
@@ -97,5 +133,5 @@ if (process.env.SFL_BUILD_META) writeFileSync(process.env.SFL_BUILD_META, JSON.s
 const sizes = Object.entries(result.metafile.outputs).map(([f, o]) => [f, o.bytes])
 const total = sizes.reduce((a, [, b]) => a + b, 0)
 console.log(
-  `built ${sizes.length} files, ${(total / 1024).toFixed(0)} kB (dist/sfl.js ${(sizes.find(([f]) => f === 'dist/sfl.js')[1] / 1024).toFixed(0)} kB), ${packages.size} bundled packages`,
+  `built ${sizes.length} files (${factories} CommonJS factories compiled eagerly), ${(total / 1024).toFixed(0)} kB (dist/sfl.js ${(sizes.find(([f]) => f === 'dist/sfl.js')[1] / 1024).toFixed(0)} kB), ${packages.size} bundled packages`,
 )
