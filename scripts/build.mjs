@@ -1,10 +1,13 @@
 // npm run build: bundle the CLI with esbuild into dist/ (ESM, code splitting).
 //
-// dist/sfl.js holds what every command needs: oclif, the command classes (src/commands/index.ts, found by
-// oclif's explicit discovery, package.json `oclif.commands`) and the code they import statically. Whatever
-// a command loads with import() becomes a chunk in dist/chunks/ loaded only on that path: undici at the
-// first request, the zod schema check, the table and CSV writers, the sandbox server, the export engine.
-// One file instead of ~400 module files is most of the start-up win on Node 20, which has no compile cache.
+// dist/sfl.js (src/main.ts) is the entry bin/run.js imports: a few lines that answer `--version` and
+// otherwise import dist/oclif-main.js. Built on its own, so it shares no chunk and loads as one small file.
+// dist/oclif-main.js and dist/commands.js hold what every command needs: oclif, the command classes
+// (src/commands/index.ts, found by oclif's explicit discovery, package.json `oclif.commands`) and the code
+// they import statically. Whatever a command loads with import() becomes a chunk in dist/chunks/ loaded
+// only on that path: undici at the first request, the zod schema check, the table and CSV writers, the
+// sandbox server, the export engine. A few files instead of ~400 modules is most of the start-up win on
+// Node 20, which has no compile cache.
 //
 // Every runtime dependency is bundled, so the published package has no dependencies to resolve at install
 // time: users run exactly the versions package-lock.json pins. Their licence texts go to
@@ -42,9 +45,27 @@ const plainSort = {
 }
 rmSync(dist, {recursive: true, force: true})
 
+const minify = process.env.SFL_MINIFY !== '0'
+const entry = await build({
+  absWorkingDir: ROOT,
+  entryPoints: {sfl: 'src/main.ts'},
+  outdir: 'dist',
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20.18',
+  external: ['./oclif-main.js'],
+  minifyWhitespace: minify,
+  minifySyntax: minify,
+  metafile: true,
+  logLevel: 'warning',
+})
+if (Object.keys(entry.metafile.inputs).some((f) => f !== 'src/main.ts'))
+  throw new Error('src/main.ts must import nothing but Node built-ins and ./oclif-main.js (start-up)')
+
 const result = await build({
   absWorkingDir: ROOT,
-  entryPoints: {sfl: 'src/main.ts', commands: 'src/commands/index.ts'},
+  entryPoints: {'oclif-main': 'src/oclif-main.ts', commands: 'src/commands/index.ts'},
   outdir: 'dist',
   chunkNames: 'chunks/[name]-[hash]',
   bundle: true,
@@ -59,8 +80,8 @@ const result = await build({
   banner: {
     js: "import {createRequire as __sflCreateRequire} from 'node:module';const require = __sflCreateRequire(import.meta.url);",
   },
-  minifyWhitespace: process.env.SFL_MINIFY !== '0',
-  minifySyntax: process.env.SFL_MINIFY !== '0',
+  minifyWhitespace: minify,
+  minifySyntax: minify,
   legalComments: 'none',
   plugins: [plainSort],
   metafile: true,
@@ -130,7 +151,10 @@ writeFileSync(
   `dist/ bundles these packages; their licences follow.\n\n${notices.join('\n---\n\n')}`,
 )
 if (process.env.SFL_BUILD_META) writeFileSync(process.env.SFL_BUILD_META, JSON.stringify(result.metafile))
-const sizes = Object.entries(result.metafile.outputs).map(([f, o]) => [f, o.bytes])
+const sizes = Object.entries({...entry.metafile.outputs, ...result.metafile.outputs}).map(([f, o]) => [
+  f,
+  o.bytes,
+])
 const total = sizes.reduce((a, [, b]) => a + b, 0)
 console.log(
   `built ${sizes.length} files (${factories} CommonJS factories compiled eagerly), ${(total / 1024).toFixed(0)} kB (dist/sfl.js ${(sizes.find(([f]) => f === 'dist/sfl.js')[1] / 1024).toFixed(0)} kB), ${packages.size} bundled packages`,

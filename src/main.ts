@@ -2,9 +2,10 @@ import {readFileSync} from 'node:fs'
 import {arch, release} from 'node:os'
 
 /**
- * The CLI's entry, bundled as dist/sfl.js and imported by bin/run.js. It imports nothing heavy itself:
- * oclif, and with it the commands (dist/commands.js, src/commands/index.ts), load only when a command
- * runs, so `sfl --version` costs little more than Node's own start-up.
+ * The CLI's entry, bundled on its own as dist/sfl.js and imported by bin/run.js. It imports nothing but
+ * Node built-ins: oclif (dist/oclif-main.js) and with it the commands (dist/commands.js) load only when a
+ * command runs, so `sfl --version` costs little more than Node's own start-up. scripts/build.mjs fails if
+ * this file grows an import.
  */
 export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
   const version = argv[0] === '--version' ? versionLine() : undefined
