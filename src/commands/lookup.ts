@@ -68,10 +68,13 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
     // validate before any request (and before the sandbox or config is touched)
     const query = validateLookup({fips: f.fips, address: f.address, apn: f.apn, propertyId: f['property-id']})
     const format = this.outputFormat(f.output)
+    // start loading what runs after the request now, so the files are read while the request is made
+    const after = Promise.all([import('../api/schema.js'), import('../render/record-output.js')])
+    after.catch(() => undefined) // a failed import is reported by the await below, not as unhandled
     const ctx = await this.context()
     const {fetchLookup} = await import('../api/lookup.js')
     const records = await fetchLookup(ctx, query)
-    const {checkRecord} = await import('../api/schema.js')
+    const [{checkRecord}, {renderRecords}] = await after
     for (const r of records) {
       const problems = checkRecord(r)
       if (problems.length === 0) continue
@@ -79,7 +82,6 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
       if (f.strict) throw new SchemaError(text)
       this.warnAlways(text)
     }
-    const {renderRecords} = await import('../render/record-output.js')
     process.stdout.write(
       await renderRecords(records, format, {
         escapeFormulas: !f['no-escape-formulas'],
