@@ -5,5 +5,6 @@ import module from 'node:module'
 
 module.enableCompileCache?.()
 
+// the bundle (`npm run build`, scripts/build.mjs): dist/sfl.js answers --version and hands the rest to oclif
 const {main} = await import('../dist/sfl.js')
 await main()

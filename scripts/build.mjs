@@ -11,7 +11,8 @@
 //
 // Every runtime dependency is bundled, so the published package has no dependencies to resolve at install
 // time: users run exactly the versions package-lock.json pins. Their licence texts go to
-// dist/THIRD-PARTY-LICENSES.txt (all MIT or ISC, checked here: the build fails on any other licence).
+// dist/THIRD-PARTY-LICENSES.txt. All are permissive (MIT, ISC, Apache-2.0 for ejs, BlueOak-1.0.0 for
+// minimatch); the build fails on a licence outside ALLOWED.
 import {existsSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
@@ -26,8 +27,9 @@ const dist = join(ROOT, 'dist')
 /**
  * oclif sorts each plugin's command list with String.prototype.localeCompare at every start; the first
  * call loads ICU's collation data, about 8 ms on Node 20 and on Node 24 (a fifth of Node 24's own
- * start-up). Command ids are lower-case ASCII, where code-point order is the same order, so the build
- * swaps in a plain comparison; it fails if oclif's code changes, so an upgrade cannot skip the check.
+ * start-up). The ids are lower-case letters, '-' and ':', whose code-point order is ICU's order too (the
+ * README command list, checked by test/release/readme.test.ts, shows it), so the build swaps in a plain
+ * comparison; it fails if oclif's code changes, so an upgrade cannot skip the check.
  */
 const OCLIF_SORT = '.sort((a, b) => a.id.localeCompare(b.id));'
 const plainSort = {
