@@ -1,5 +1,5 @@
-import {readFileSync} from 'node:fs'
-import {join} from 'node:path'
+import {readdirSync} from 'node:fs'
+import {join, relative} from 'node:path'
 
 import {Config} from '@oclif/core'
 import {describe, expect, it} from 'vitest'
@@ -8,12 +8,26 @@ import {COMMANDS} from '../../src/commands/index.js'
 import {versionLine} from '../../src/main.js'
 import {ROOT} from '../helpers/sandbox.js'
 
-describe('the command list and the entry', () => {
-  it('lists every command of the manifest, under the id of its file', () => {
-    const manifest = JSON.parse(readFileSync(join(ROOT, 'oclif.manifest.json'), 'utf8')) as {
-      commands: Record<string, unknown>
-    }
-    expect(Object.keys(COMMANDS).sort()).toEqual(Object.keys(manifest.commands).sort())
+/** Command ids from the files under src/commands: keys/check.ts is `keys:check`. */
+function idsFromFiles(dir = join(ROOT, 'src', 'commands')): string[] {
+  return readdirSync(dir, {withFileTypes: true}).flatMap((e) =>
+    e.isDirectory()
+      ? idsFromFiles(join(dir, e.name))
+      : e.name.endsWith('.ts') && !(dir.endsWith('commands') && e.name === 'index.ts')
+        ? [
+            relative(join(ROOT, 'src', 'commands'), join(dir, e.name))
+              .replace(/\.ts$/, '')
+              .split('/')
+              .join(':'),
+          ]
+        : [],
+  )
+}
+
+describe('the command list (explicit discovery) and the entry', () => {
+  it('registers every file under src/commands under the id of its path, plus help and autocomplete', () => {
+    const fromOclifPlugins = ['autocomplete', 'autocomplete:create', 'autocomplete:script', 'help']
+    expect(Object.keys(COMMANDS).sort()).toEqual([...idsFromFiles(), ...fromOclifPlugins].sort())
     expect(COMMANDS.lookup.summary).toMatch(/^Look up one property/)
   })
 
