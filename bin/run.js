@@ -5,5 +5,6 @@ import module from 'node:module'
 
 module.enableCompileCache?.()
 
-const {execute} = await import('@oclif/core')
-await execute({dir: import.meta.url})
+// the bundle (`npm run build`, scripts/build.mjs): dist/sfl.js answers --version and hands the rest to oclif
+const {main} = await import('../dist/sfl.js')
+await main()

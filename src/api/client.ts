@@ -60,48 +60,9 @@ export function assertSafeBaseUrl(baseUrl: string): URL {
   return url
 }
 
-type RequestFn = (
-  dispatcher: Dispatcher,
-  options: Dispatcher.RequestOptions,
-) => Promise<Dispatcher.ResponseData>
-interface UndiciParts {
-  request: RequestFn
-  EnvHttpProxyAgent: new () => Dispatcher
-}
-
-/**
- * undici's package entry loads fetch, WebSocket, EventSource and caches (about 65 ms on the machines we
- * measure on); a lookup needs only the request API and the proxy-aware agent (about 25 ms). undici has no
- * "exports" map, so these paths resolve normally; the lockfile pins the layout, and if it ever moves we
- * fall back to the public entry rather than fail.
- */
-let undiciParts: Promise<UndiciParts> | undefined
-export function loadUndici(): Promise<UndiciParts> {
-  undiciParts ??= (async () => {
-    try {
-      const {createRequire} = await import('node:module')
-      const require = createRequire(import.meta.url)
-      const api = require('undici/lib/api/index.js') as {
-        request: (this: Dispatcher, o: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>
-      }
-      const DispatcherClass = require('undici/lib/dispatcher/dispatcher.js') as {prototype: object}
-      const EnvHttpProxyAgent =
-        require('undici/lib/dispatcher/env-http-proxy-agent.js') as UndiciParts['EnvHttpProxyAgent']
-      if (typeof api.request !== 'function' || typeof EnvHttpProxyAgent !== 'function')
-        throw new Error('unexpected undici layout')
-      // what undici's entry does: the proxy agent tunnels through dispatcher.connect()
-      Object.assign(DispatcherClass.prototype, api)
-      const request = api.request
-      return {request: (d, o) => request.call(d, o), EnvHttpProxyAgent}
-    } catch {
-      const u = await import('undici')
-      return {
-        request: (d, o) => u.request(new URL(o.path, o.origin as string), {...o, dispatcher: d} as never),
-        EnvHttpProxyAgent: u.EnvHttpProxyAgent,
-      }
-    }
-  })()
-  return undiciParts
+/** undici's request API and proxy agent, loaded at the first request (not by `sfl --version`). */
+export function loadUndici(): Promise<typeof import('./undici-parts.js')> {
+  return import('./undici-parts.js')
 }
 
 let defaultDispatcher: Promise<Dispatcher> | undefined

@@ -108,6 +108,9 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
     const format = this.outputFormat(f.output)
     const {lookupRequest} = await import('../api/lookup-request.js')
     const {query, countyLabel, marketRate} = lookupRequest(f, format)
+    // start loading what runs after the request now, so the files are read while the request is made
+    const after = Promise.all([import('../api/schema.js'), import('../render/record-output.js')])
+    after.catch(() => undefined) // a failed import is reported by the await below, not as unhandled
     const ctx = await this.context()
     const {lookupOne} = await import('../api/address-lookup.js')
     const {records, match, tried} = await lookupOne(ctx, query, {
@@ -119,7 +122,7 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
       this.warnAlways(
         `matched_without_unit: no property matched with the unit; this is the record at "${tried.at(-1)!.address}"`,
       )
-    const {schemaLine} = await import('../api/schema.js')
+    const [{schemaLine}, {renderRecords}] = await after
     for (const r of records) {
       // one line per record naming the fields; --strict fails on a real violation (spec 2)
       const line = schemaLine(r)
@@ -127,7 +130,6 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
       if (f.strict) throw new SchemaError(line)
       this.warnAlways(line)
     }
-    const {renderRecords} = await import('../render/record-output.js')
     const out = await renderRecords(records, format, {
       escapeFormulas: !f['no-escape-formulas'],
       width: process.stdout.columns ?? 100,

@@ -1,7 +1,6 @@
 import {Command, Flags} from '@oclif/core'
 
 import {DEMO_KEYS} from '../sandbox/keys.js'
-import {startSandbox} from '../sandbox/server.js'
 
 export default class SandboxCommand extends Command {
   static override summary = 'Start a local, spec-faithful emulator of the service on synthetic data'
@@ -64,6 +63,8 @@ Ctrl-C stops it. --page-size 0 sends a county as one JSON array; N > 0 pages it 
         this.error(`--${name} must be a probability from 0 to 1 (got "${v}")`, {exit: 2})
       return n
     }
+    // the server and its dataset generator load only when a sandbox starts, not with the command list
+    const {startSandbox} = await import('../sandbox/server.js')
     const sandbox = await startSandbox({
       match: f.match,
       nullFlatFields: f['null-flat-fields'],

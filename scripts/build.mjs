@@ -1,0 +1,168 @@
+// npm run build: bundle the CLI with esbuild into dist/ (ESM, code splitting).
+//
+// dist/sfl.js (src/main.ts) is the entry bin/run.js imports: a few lines that answer `--version` and
+// otherwise import dist/oclif-main.js. Built on its own, so it shares no chunk and loads as one small file.
+// dist/oclif-main.js and dist/commands.js hold what every command needs: oclif, the command classes
+// (src/commands/index.ts, found by oclif's explicit discovery, package.json `oclif.commands`) and the code
+// they import statically. Whatever a command loads with import() becomes a chunk in dist/chunks/ loaded
+// only on that path: undici at the first request, the zod schema check, the table and CSV writers, the
+// sandbox server, the export engine. A few files instead of ~400 modules is most of the start-up win on
+// Node 20, which has no compile cache.
+//
+// Every runtime dependency is bundled, so the published package has no dependencies to resolve at install
+// time: users run exactly the versions package-lock.json pins. Their licence texts go to
+// dist/THIRD-PARTY-LICENSES.txt. All are permissive (MIT, ISC, Apache-2.0 for ejs, BlueOak-1.0.0 for
+// minimatch); the build fails on a licence outside ALLOWED.
+import {existsSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {parse} from 'acorn'
+import {build} from 'esbuild'
+
+import {ROOT} from './lib.mjs'
+
+const ALLOWED = new Set(['MIT', 'ISC', 'BSD-2-Clause', 'BSD-3-Clause', 'Apache-2.0', '0BSD', 'BlueOak-1.0.0'])
+const dist = join(ROOT, 'dist')
+
+/**
+ * oclif sorts each plugin's command list with String.prototype.localeCompare at every start; the first
+ * call loads ICU's collation data, about 8 ms on Node 20 and on Node 24 (a fifth of Node 24's own
+ * start-up). The ids are lower-case letters, '-' and ':', whose code-point order is ICU's order too (the
+ * README command list, checked by test/release/readme.test.ts, shows it), so the build swaps in a plain
+ * comparison; it fails if oclif's code changes, so an upgrade cannot skip the check.
+ */
+const OCLIF_SORT = '.sort((a, b) => a.id.localeCompare(b.id));'
+const plainSort = {
+  name: 'oclif-plain-sort',
+  setup(b) {
+    b.onLoad({filter: /[\\/]@oclif[\\/]core[\\/]lib[\\/]config[\\/]plugin\.js$/}, (args) => {
+      const code = readFileSync(args.path, 'utf8')
+      if (code.split(OCLIF_SORT).length !== 2)
+        throw new Error(`${args.path}: expected one "${OCLIF_SORT}" (see plainSort in scripts/build.mjs)`)
+      return {
+        contents: code.replace(OCLIF_SORT, '.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));'),
+      }
+    })
+  },
+}
+rmSync(dist, {recursive: true, force: true})
+
+const minify = process.env.SFL_MINIFY !== '0'
+const entry = await build({
+  absWorkingDir: ROOT,
+  entryPoints: {sfl: 'src/main.ts'},
+  outdir: 'dist',
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20.18',
+  external: ['./oclif-main.js'],
+  minifyWhitespace: minify,
+  minifySyntax: minify,
+  metafile: true,
+  logLevel: 'warning',
+})
+if (Object.keys(entry.metafile.inputs).some((f) => f !== 'src/main.ts'))
+  throw new Error('src/main.ts must import nothing but Node built-ins and ./oclif-main.js (start-up)')
+
+const result = await build({
+  absWorkingDir: ROOT,
+  // the command_not_found hook (package.json oclif.hooks) is a file of its own that oclif loads by path
+  entryPoints: {
+    'oclif-main': 'src/oclif-main.ts',
+    commands: 'src/commands/index.ts',
+    'hooks/command-not-found': 'src/hooks/command-not-found.ts',
+  },
+  outdir: 'dist',
+  chunkNames: 'chunks/[name]-[hash]',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20.18',
+  // oclif requires typescript only to run .ts sources in development, which the bundle turns off
+  // (settings.enableAutoTranspile in src/main.ts); never bundle the compiler
+  external: ['typescript'],
+  // bundled CommonJS (oclif, undici, cli-table3) calls require() for Node's built-ins
+  banner: {
+    js: "import {createRequire as __sflCreateRequire} from 'node:module';const require = __sflCreateRequire(import.meta.url);",
+  },
+  minifyWhitespace: minify,
+  minifySyntax: minify,
+  legalComments: 'none',
+  plugins: [plainSort],
+  metafile: true,
+  logLevel: 'warning',
+})
+
+/**
+ * Bundled CommonJS (oclif, undici) runs inside esbuild's `__commonJS({"path"(exports, module) {...}})`
+ * factories. V8 compiles such a function lazily, at its first call: after a preparse at load, a second
+ * full parse, and on Node 22+ outside the compile cache, which holds what was compiled when the file was
+ * (Node writes it then). Every factory that is bundled on the start-up path runs at start-up, so this
+ * rewrites each as a parenthesised function expression, `"path": (function (exports, module) {...})`,
+ * which V8 compiles with the file (its heuristic for functions called at once): one parse, and cached.
+ */
+function eagerFactories(code, file) {
+  const edits = []
+  const visit = (node) => {
+    if (!node || typeof node.type !== 'string') return
+    if (
+      node.type === 'CallExpression' &&
+      node.callee.type === 'Identifier' &&
+      node.callee.name === '__commonJS' &&
+      node.arguments[0]?.type === 'ObjectExpression'
+    )
+      for (const p of node.arguments[0].properties) if (p.method) edits.push(p.value)
+    for (const value of Object.values(node))
+      if (Array.isArray(value)) value.forEach(visit)
+      else if (value && typeof value === 'object') visit(value)
+  }
+  visit(parse(code, {ecmaVersion: 'latest', sourceType: 'module'}))
+  let out = code
+  for (const fn of edits.sort((a, b) => b.start - a.start))
+    out = `${out.slice(0, fn.start)}:(function${out.slice(fn.start, fn.end)})${out.slice(fn.end)}`
+  if (edits.length) writeFileSync(file, out)
+  return edits.length
+}
+let factories = 0
+for (const file of Object.keys(result.metafile.outputs))
+  if (file.endsWith('.js'))
+    factories += eagerFactories(readFileSync(join(ROOT, file), 'utf8'), join(ROOT, file))
+
+// Licences of the bundled packages, from each package.json found above a bundled file.
+const packages = new Map()
+for (const input of Object.keys(result.metafile.inputs)) {
+  const m = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input)
+  if (!m || packages.has(m[1])) continue
+  let dir = m[1]
+  packages.set(m[1], undefined)
+  const pj = JSON.parse(readFileSync(join(ROOT, dir, 'package.json'), 'utf8'))
+  const license = typeof pj.license === 'string' ? pj.license : pj.license?.type
+  if (!ALLOWED.has(license)) throw new Error(`${pj.name}: licence ${license} is not on the allowed list`)
+  const file = ['LICENSE', 'LICENSE.md', 'LICENSE.txt', 'license', 'license.md', 'LICENCE']
+    .map((f) => join(ROOT, dir, f))
+    .find((f) => existsSync(f))
+  packages.set(m[1], {
+    name: pj.name,
+    version: pj.version,
+    license,
+    text: file ? readFileSync(file, 'utf8') : '',
+  })
+}
+const notices = [...packages.values()]
+  .sort((a, b) => a.name.localeCompare(b.name))
+  .map((p) => `${p.name}@${p.version} (${p.license})\n\n${p.text.trim() || `Licensed under ${p.license}.`}\n`)
+writeFileSync(
+  join(dist, 'THIRD-PARTY-LICENSES.txt'),
+  `dist/ bundles these packages; their licences follow.\n\n${notices.join('\n---\n\n')}`,
+)
+if (process.env.SFL_BUILD_META) writeFileSync(process.env.SFL_BUILD_META, JSON.stringify(result.metafile))
+const sizes = Object.entries({...entry.metafile.outputs, ...result.metafile.outputs}).map(([f, o]) => [
+  f,
+  o.bytes,
+])
+const total = sizes.reduce((a, [, b]) => a + b, 0)
+console.log(
+  `built ${sizes.length} files (${factories} CommonJS factories compiled eagerly), ${(total / 1024).toFixed(0)} kB (dist/sfl.js ${(sizes.find(([f]) => f === 'dist/sfl.js')[1] / 1024).toFixed(0)} kB), ${packages.size} bundled packages`,
+)
