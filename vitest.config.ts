@@ -15,8 +15,9 @@ export default defineConfig({
       // the sandbox is test equipment, not the product: it does not count toward the product's floor
       exclude: ['src/sandbox/**'],
       reporter: ['text-summary'],
-      // the floor where the project stands (2026-11-21: 88.7% lines, 74.0% branches); raise it as it grows
-      thresholds: {lines: 86, functions: 88, statements: 84, branches: 72},
+      // the floor where the product stands, sandbox excluded (2026-11-22: 90.2% lines, 78.0% branches,
+      // 87.8% statements); raise it as it grows
+      thresholds: {lines: 89, functions: 88, statements: 87, branches: 76},
     },
   },
 })

@@ -34,9 +34,3 @@ export function localIoError(error: unknown, doing: string, where: string): Erro
       return error instanceof Error ? error : new Error(String(error))
   }
 }
-
-/** Is this a local file-system fault (as opposed to a network one)? */
-export function isLocalIoCode(error: unknown): boolean {
-  const code = String((error as {code?: unknown})?.code ?? '')
-  return /^(ENOSPC|EDQUOT|EACCES|EPERM|EROFS|EFBIG|EIO|EMFILE|ENFILE)$/.test(code)
-}

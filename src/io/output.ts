@@ -11,8 +11,6 @@ import {localIoError} from './fs-errors.js'
  * and thrown by the next `drain`/`commit`.
  */
 export interface OutputTarget {
-  /** Human name for messages ("stdout", the file name). */
-  readonly name: string
   write(chunk: Buffer | string): boolean
   drain(): Promise<void>
   /** Everything written: flush (and for a file, fsync and rename into place). */
@@ -23,7 +21,6 @@ export interface OutputTarget {
 
 abstract class StreamTarget implements OutputTarget {
   protected failure: Error | undefined
-  abstract readonly name: string
 
   constructor(
     protected readonly stream: Writable,
@@ -72,7 +69,6 @@ abstract class StreamTarget implements OutputTarget {
 
 /** stdout: EPIPE (the reader went away, `| head`) ends the run quietly with exit 141. */
 export class StdoutTarget extends StreamTarget {
-  readonly name = 'stdout'
   /** oclif's own stdout 'error' listener throws anything but EPIPE: set aside while the run owns stdout. */
   private readonly others: Array<(...args: unknown[]) => void>
 
@@ -119,10 +115,6 @@ export class FileTarget extends StreamTarget {
     onFailure: (error: Error) => void,
   ) {
     super(file.stream, onFailure)
-  }
-
-  get name(): string {
-    return this.file.target
   }
 
   static async create(target: string, onFailure: (error: Error) => void): Promise<FileTarget> {

@@ -126,10 +126,6 @@ export class RowKeys {
     for (let j = 0; j < 12; j++) if (k[j] !== 0) return k.toString('base64url')
     return undefined
   }
-
-  get length(): number {
-    return this.size
-  }
 }
 
 const LOOKUP_COLUMNS = ['address', 'apn', 'property_id'] as const

@@ -1,0 +1,111 @@
+import {mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {Writable} from 'node:stream'
+
+import {describe, expect, it} from 'vitest'
+
+import {LocalIoError, OutputClosedError} from '../../src/api/errors.js'
+import {localIoError} from '../../src/io/fs-errors.js'
+import {FileTarget, StdoutTarget} from '../../src/io/output.js'
+import {RecordWriter} from '../../src/io/record-writer.js'
+
+/** A stdout stand-in that fails every write with `code`. */
+function failing(code: string): Writable {
+  return new Writable({
+    write(_chunk, _enc, cb) {
+      cb(Object.assign(new Error(`${code}: failed`), {code}))
+    },
+  })
+}
+
+function collecting(): Writable & {text: string} {
+  const w = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      w.text += chunk.toString()
+      cb()
+    },
+  }) as Writable & {text: string}
+  w.text = ''
+  return w
+}
+
+describe('output targets', () => {
+  it('a reader that closed stdout (EPIPE) stops the run as OutputClosedError, reported at once', async () => {
+    const seen: Error[] = []
+    const t = new StdoutTarget((e) => seen.push(e), failing('EPIPE'))
+    t.write('x\n')
+    await new Promise((r) => setImmediate(r))
+    expect(seen[0]).toBeInstanceOf(OutputClosedError)
+    await expect(t.commit()).rejects.toBeInstanceOf(OutputClosedError)
+  })
+
+  it('a full disk under stdout is a LocalIoError that names it', async () => {
+    const seen: Error[] = []
+    const t = new StdoutTarget((e) => seen.push(e), failing('ENOSPC'))
+    t.write('x\n')
+    await new Promise((r) => setImmediate(r))
+    expect(seen[0]).toBeInstanceOf(LocalIoError)
+    expect(seen[0]!.message).toBe(
+      'the disk is full (ENOSPC) while writing to stdout; free some space or write elsewhere',
+    )
+  })
+
+  it('a file target replaces the file only on commit, and abort leaves the old one', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'sfl-output-'))
+    const out = join(d, 'o.ndjson')
+    writeFileSync(out, 'old\n')
+    const a = await FileTarget.create(out, () => undefined)
+    a.write('new\n')
+    await a.abort()
+    expect(readFileSync(out, 'utf8')).toBe('old\n')
+    const b = await FileTarget.create(out, () => undefined)
+    b.write('new\n')
+    await b.drain()
+    await b.commit()
+    expect(readFileSync(out, 'utf8')).toBe('new\n')
+    expect(readdirSync(d)).toEqual(['o.ndjson'])
+  })
+})
+
+describe('the record writer', () => {
+  const write = (format: 'csv' | 'ndjson' | 'json', records: string[], bom = false) => {
+    const sink = collecting()
+    const w = new RecordWriter(new StdoutTarget(() => undefined, sink), format, {header: ['a', 'b,c'], bom})
+    for (const r of records) {
+      if (format === 'csv') w.csv(r.split('|'))
+      else w.json(r)
+    }
+    w.end()
+    return sink.text
+  }
+
+  it('frames CSV (RFC 4180, CRLF, BOM on request), NDJSON and JSON', () => {
+    expect(write('csv', ['1|x "y"'], true)).toBe('\ufeffa,"b,c"\r\n1,"x ""y"""\r\n')
+    expect(write('ndjson', ['{"a":1}', '{"a":2}'])).toBe('{"a":1}\n{"a":2}\n')
+    expect(write('json', ['{"a":1}', '{"a":2}'])).toBe('[\n{"a":1},\n{"a":2}\n]\n')
+  })
+
+  it('an empty JSON run is still one valid array', () => {
+    expect(JSON.parse(write('json', []))).toEqual([])
+  })
+})
+
+describe('file-system faults as one line', () => {
+  it.each([
+    ['ENOSPC', /^the disk is full \(ENOSPC\) while writing o\.csv; free some space/],
+    ['EACCES', /^permission denied \(EACCES\) while writing o\.csv; check the folder's owner and mode$/],
+    ['EROFS', /^read-only file system \(EROFS\) while writing o\.csv/],
+    ['ELOOP', /^refusing to write through an existing file or symlink \(ELOOP\)/],
+    ['EIO', /^the file system failed \(EIO\) while writing o\.csv$/],
+  ])('%s', (code, message) => {
+    const e = localIoError(Object.assign(new Error('raw'), {code}), 'writing', 'o.csv')
+    expect(e).toBeInstanceOf(LocalIoError)
+    expect(e.message).toMatch(message)
+  })
+
+  it('leaves other errors as they are', () => {
+    const raw = new Error('boom')
+    expect(localIoError(raw, 'writing', 'x')).toBe(raw)
+  })
+})
