@@ -196,6 +196,8 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
     } finally {
       await Promise.all(pending)
     }
+    // the output pass finds rows by their keys in `keys`; the set of asked keys can go before it
+    asked.clear()
 
     // write: every input row in input order, the answers read back from the journal
     const counts: Record<RowStatus, number> = {
