@@ -22,7 +22,10 @@ const FIPS = '48201'
 // V8's longest string (0x1fffffe8 chars): a body past it cannot go through res.json() / res.text() at all
 const V8_MAX_STRING = 0x1fffffe8
 
-if (!existsSync(join(ROOT, 'dist', 'io', 'row-format.js')) || !existsSync(join(ROOT, 'oclif.manifest.json')))
+if (
+  !existsSync(join(ROOT, 'dist-bench', 'io', 'row-format.js')) ||
+  !existsSync(join(ROOT, 'oclif.manifest.json'))
+)
   throw new Error('run `npm run build` first (npm run bench does)')
 const onPath = (b) => spawnSync('sh', ['-c', `command -v ${b}`]).status === 0
 const dir = mkdtempSync(join(tmpdir(), 'sfl-bench-export-'))

@@ -10,7 +10,7 @@ import {pathToFileURL} from 'node:url'
 
 import {ROOT, median} from './lib.mjs'
 
-const dist = (p) => import(pathToFileURL(join(ROOT, 'dist', p)).href)
+const dist = (p) => import(pathToFileURL(join(ROOT, 'dist-bench', p)).href)
 const {Dataset} = await dist('sandbox/dataset.js')
 const {countyByFips, LARGE_COUNTY} = await dist('sandbox/counties.js')
 const {flattenRecord, newFlatRow} = await dist('io/row-format.js')

@@ -78,13 +78,15 @@ export async function countyBody(records) {
   const {createWriteStream, existsSync, renameSync, statSync, writeFileSync} = await import('node:fs')
   const {once} = await import('node:events')
   const {pathToFileURL} = await import('node:url')
-  const datasetJs = join(ROOT, 'dist', 'sandbox', 'dataset.js')
+  const datasetJs = join(ROOT, 'dist-bench', 'sandbox', 'dataset.js')
   const tag = createHash('sha256').update(readFileSync(datasetJs)).digest('hex').slice(0, 8)
   const file = join(tmpdir(), `sfl-bench-county-48201-${records}-${tag}.json`)
   const colsFile = `${file}.columns`
   if (!existsSync(file) || !existsSync(colsFile)) {
     const {Dataset} = await import(pathToFileURL(datasetJs).href)
-    const {countyByFips} = await import(pathToFileURL(join(ROOT, 'dist', 'sandbox', 'counties.js')).href)
+    const {countyByFips} = await import(
+      pathToFileURL(join(ROOT, 'dist-bench', 'sandbox', 'counties.js')).href
+    )
     const ds = new Dataset(1, records)
     const county = countyByFips('48201')
     const fields = new Map()

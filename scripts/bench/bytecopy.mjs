@@ -9,7 +9,7 @@ import {pathToFileURL} from 'node:url'
 import {ROOT} from '../lib.mjs'
 
 const {request} = await import(pathToFileURL(join(ROOT, 'node_modules', 'undici', 'index.js')).href)
-const {DataScanner} = await import(pathToFileURL(join(ROOT, 'dist', 'io', 'data-scanner.js')).href)
+const {DataScanner} = await import(pathToFileURL(join(ROOT, 'dist-bench', 'io', 'data-scanner.js')).href)
 const [url, key, outFile] = process.argv.slice(2)
 const NL = Buffer.from('\n')
 const out = createWriteStream(outFile)

@@ -12,8 +12,8 @@ import {ROOT} from '../lib.mjs'
 
 const load = (...p) => import(pathToFileURL(join(ROOT, ...p)).href)
 const {request} = await load('node_modules', 'undici', 'index.js')
-const {DataScanner} = await load('dist', 'io', 'data-scanner.js')
-const {flattenRecord, newFlatRow} = await load('dist', 'io', 'row-format.js')
+const {DataScanner} = await load('dist-bench', 'io', 'data-scanner.js')
+const {flattenRecord, newFlatRow} = await load('dist-bench', 'io', 'row-format.js')
 const [url, key, outFile] = process.argv.slice(2)
 const out = createWriteStream(outFile)
 const {statusCode, body} = await request(url, {headers: {'x-api-key': key}})
