@@ -15,7 +15,7 @@ import type {LookupQuery} from '../api/validate.js'
 import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
 import {cell, columnsFor, flattenRow, ShapeTracker, type Column} from '../render/columns.js'
 import type {Scheduler} from '../schedule/scheduler.js'
-import {RowKeys, type BatchInput, type InputRow} from './batch-input.js'
+import {KeySet, RowKeys, type BatchInput, type InputRow} from './batch-input.js'
 import type {Outcome, OutcomeKind} from './outcome.js'
 import {RunState, type JobDeps} from './run.js'
 
@@ -162,7 +162,7 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
     }
 
     // send: one pass over the input, each distinct lookup once, a bounded queue in front of the scheduler
-    const asked = new Set<string>()
+    const asked = new KeySet()
     const keys = new RowKeys()
     const limit = Math.max(1, deps.scheduler.options.concurrency) * QUEUE_PER_WORKER
     let inFlight = 0
@@ -175,11 +175,10 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
         rows++
         keys.push(row.query ? row.key : undefined)
         if (!row.key || !row.query) continue
-        if (asked.has(row.key)) {
+        if (!asked.add(row.key)) {
           saved++
           continue
         }
-        asked.add(row.key)
         if (answered.has(row.key)) continue // answered by an earlier run
         if (run.stopped) continue // keep counting rows; nothing more is sent
         total++

@@ -4,7 +4,15 @@ import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
-import {BatchInput, dedupeKey, InputError, type InputRow} from '../../src/jobs/batch-input.js'
+import {
+  BatchInput,
+  compactKey,
+  dedupeKey,
+  InputError,
+  KeySet,
+  RowKeys,
+  type InputRow,
+} from '../../src/jobs/batch-input.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sfl-input-test-'))
 let n = 0
@@ -102,5 +110,23 @@ describe('dedupeKey', () => {
     expect(dedupeKey({fips: '06067', by: {kind: 'apn', value: '1'}})).not.toBe(
       dedupeKey({fips: '06037', by: {kind: 'apn', value: '1'}}),
     )
+  })
+})
+
+describe('the key set and row keys of a batch', () => {
+  it('a key is new once, whatever the set has grown to', () => {
+    const set = new KeySet()
+    const keys = Array.from({length: 20_000}, (_, i) => compactKey(`06067|apn|${i}`))
+    expect(keys.every((k) => set.add(k))).toBe(true)
+    expect(keys.some((k) => set.add(k))).toBe(false)
+    set.clear()
+    expect(set.add(keys[0]!)).toBe(true)
+  })
+
+  it('row keys give back each row its key, and nothing for a row without a lookup', () => {
+    const rows = new RowKeys()
+    const keys = Array.from({length: 10_000}, (_, i) => (i % 7 === 0 ? undefined : compactKey(`k${i}`)))
+    for (const k of keys) rows.push(k)
+    expect(keys.map((_, i) => rows.get(i))).toEqual(keys)
   })
 })
