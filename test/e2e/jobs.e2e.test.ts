@@ -283,7 +283,8 @@ describe('streaming to stdout', () => {
     expect(code).toBe(141)
     expect(stderr).toBe('')
     expect(s.requests.length).toBeLessThan(50)
-    expect(readdirSync(scratch)).toEqual([])
+    // nothing of sfl's is left (Node 22+ keeps its compile cache in the temp folder: not ours)
+    expect(readdirSync(scratch).filter((f) => f !== 'node-compile-cache')).toEqual([])
   })
 })
 

@@ -36,9 +36,22 @@ function asNobody(cmd: string): void {
   if (r.status !== 0) throw new Error(`as nobody: ${cmd}: ${r.stderr}`)
 }
 
+/**
+ * A Node binary the attacker can run: the one running the tests, unless it lives where nobody cannot read
+ * (CI's Node 24 sits under root's cache folder), then the system's.
+ */
+function nodeForNobody(): string {
+  const runs = (bin: string) => spawnSync(bin, ['-e', '0'], {uid: NOBODY, gid: NOBODY}).status === 0
+  const found = [process.execPath, '/usr/bin/node', '/usr/local/bin/node'].find(
+    (b) => existsSync(b) && runs(b),
+  )
+  if (!found) throw new Error('no Node binary that the user nobody may run')
+  return found
+}
+
 /** Run a Node script as the attacker (thousands of symlinks in one process, not thousands of `ln`). */
 function asNobodyNode(code: string): void {
-  const r = spawnSync(process.execPath, ['-e', code], {uid: NOBODY, gid: NOBODY, encoding: 'utf8'})
+  const r = spawnSync(nodeForNobody(), ['-e', code], {uid: NOBODY, gid: NOBODY, encoding: 'utf8'})
   if (r.status !== 0) throw new Error(`as nobody: ${r.stderr}`)
 }
 
