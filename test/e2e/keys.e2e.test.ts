@@ -50,7 +50,9 @@ describe('sfl keys check', () => {
     })
     expect(r.code).toBe(4)
     expect(r.stdout).toMatch(/Counties\s+06067 permitted, 48201 not permitted/)
-    expect(r.stdout).toMatch(/Rate limit\s+\d+ of 1000 left this window, resets .* \(in \d+ (min|s)\)/)
+    expect(r.stdout).toMatch(
+      /Rate limit\s+\d+ of 1000 left this window, resets .* \(in (\d+ h )?\d+ (min|s)\)/,
+    )
     expect(r.stdout).toMatch(/Requests\s+2 used by this check/)
   })
 
@@ -244,7 +246,9 @@ describe('sfl keys check: source, county, spent window (issue 15)', () => {
       expect((await sfl(['keys', 'check', '--fips', '06067', '-o', 'json'], {env: e})).code).toBe(0)
       const r = await sfl(['keys', 'check', '--fips', '06067', '-o', 'table'], {env: e})
       expect(r.code).toBe(5)
-      expect(r.stdout).toMatch(/^Rate limit\s+0 of 1 left this window, resets .*\(in \d+ (min|s)\)$/m)
+      expect(r.stdout).toMatch(
+        /^Rate limit\s+0 of 1 left this window, resets .*\(in (\d+ h )?\d+ (min|s)\)$/m,
+      )
       expect(r.stdout).toContain('SPENT: this window has no requests left (HTTP 429)')
       const j = await sfl(['keys', 'check', '--fips', '06067', '-o', 'json'], {env: e})
       expect(j.code).toBe(5)
