@@ -13,19 +13,29 @@ export class CsvRows {
 
   constructor(private readonly escapeFormulas: boolean) {}
 
-  /** Flatten one record; with `shape`, record the columns it brings. */
-  take(bytes: Buffer, shape?: ShapeTracker): void {
+  /** Flatten one record; with `shape`, record the columns it brings. True when it brought a new one. */
+  take(bytes: Buffer, shape?: ShapeTracker): boolean {
     flattenRecord(bytes, this.flat, {escapeFormulas: this.escapeFormulas})
-    if (!shape) return
+    if (!shape) return false
+    let grew = false
     const names = this.flat.names
     for (let i = 0; i < this.flat.length; i++) {
       const name = names[i]!
       if (this.seen.has(name)) continue
       this.seen.add(name)
-      // `K.S` is a member of the object K (one level, as the columns are named); `K` a value or a null object
-      const dot = name.indexOf('.')
-      shape.observe(dot === -1 ? {[name]: 0} : {[name.slice(0, dot)]: {[name.slice(dot + 1)]: 0}})
+      observeColumn(shape, name)
+      grew = true
     }
+    return grew
+  }
+
+  /** Columns already known (a resumed run's layouts): `take` does not report them as new. */
+  know(shape: ShapeTracker, names: readonly string[]): void {
+    for (const name of names)
+      if (!this.seen.has(name)) {
+        this.seen.add(name)
+        observeColumn(shape, name)
+      }
   }
 
   /** The last record taken, as one CSV line in `cols` order (a missing column is an empty cell). */
@@ -43,4 +53,16 @@ export class CsvRows {
     }
     return `${out.join(',')}\r\n`
   }
+}
+
+/** `K.S` is a member of the object K (one level, as the columns are named); `K` a value or a null object. */
+function observeColumn(shape: ShapeTracker, name: string): void {
+  const dot = name.indexOf('.')
+  shape.observe(dot === -1 ? {[name]: 0} : {[name.slice(0, dot)]: {[name.slice(dot + 1)]: 0}})
+}
+
+/** A column from its header name (the inverse of how columns are named). */
+export function columnOf(header: string): Column {
+  const dot = header.indexOf('.')
+  return dot === -1 ? {header, key: header} : {header, key: header.slice(0, dot), sub: header.slice(dot + 1)}
 }

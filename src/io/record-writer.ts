@@ -59,6 +59,12 @@ export class RecordWriter {
     this.count += records
   }
 
+  /** CSV rows copied as whole chunks by the caller (rows in this writer's column order): count them. */
+  csvChunks(records: number): void {
+    this.start()
+    this.count += records
+  }
+
   /** A record as CSV cells (formula guard already applied by the caller). */
   csv(cells: readonly string[]): boolean {
     this.start()

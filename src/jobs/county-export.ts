@@ -8,14 +8,15 @@ import {countyUrl} from '../api/query.js'
 import {redact} from '../api/secrets.js'
 import {writeFileAtomic} from '../io/atomic-file.js'
 import {DataScanner, MAX_RECORD_BYTES, MAX_RECORD_DEPTH, type Rejected} from '../io/data-scanner.js'
-import {CsvRows} from '../io/csv-rows.js'
+import {CsvRows, columnOf} from '../io/csv-rows.js'
+import {readCsv} from '../io/csv-reader.js'
 import {readLines} from '../io/lines.js'
 import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
 import {cell, columnsFor, selectColumns, ShapeTracker, type Column} from '../render/columns.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 import {RunState, type JobDeps} from './run.js'
 import {isFinished, outcomeOf, type Outcome} from './outcome.js'
-import {PartFile, verifyPages, type PagePart} from './spool.js'
+import {PartFile, verifyPages, type PagePart, type Segment} from './spool.js'
 
 /**
  * `county-export` on the job engine. Each county is one unit: its pages (RFC 8288 rel="next") are fetched
@@ -90,15 +91,20 @@ interface Unit {
 export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Promise<ExportSummary> {
   const units: Unit[] = req.fips.map((fips, index) => ({fips, index, pages: [], flushed: 0}))
   const byFips = new Map(units.map((u) => [u.fips, u]))
+  /** CSV: the column layouts rows were spooled in (journaled once each, pages refer to them by index). */
+  const layouts: Column[][] = []
+  const layoutIds = new Map<string, number>()
   const run = await RunState.start(deps, {
     out: req.out,
     restart: req.restart,
     header: {
-      v: 2,
+      // 3: CSV pages spool formatted rows by column layout
+      v: 3,
       kind: 'county-export',
       params: {fips: req.fips, format: req.format, fields: req.fields ?? null, baseUrl: deps.baseUrl},
     },
     replay: (e) => {
+      if (e['t'] === 'layout') return void (layouts[Number(e['id'])] = (e['cols'] as string[]).map(columnOf))
       const u = byFips.get(String(e['u']))
       if (!u) return
       if (e['t'] === 'page') {
@@ -106,6 +112,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
           n: Number(e['n']),
           records: Number(e['records']),
           file: String(e['file']),
+          ...(Array.isArray(e['segs']) ? {segments: e['segs'] as Segment[]} : {}),
           ...(Array.isArray(e['rejected']) ? {rejected: e['rejected'] as Rejected[]} : {}),
         })
         u.next = typeof e['next'] === 'string' ? e['next'] : undefined
@@ -125,18 +132,36 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
         journal.append({t: 'reset', u: u.fips})
       }
     }
+    // CSV with --fields knows its header before any record: it can stream to stdout
+    const fixedCols = req.format === 'csv' && req.fields?.length ? selectColumns([], req.fields) : undefined
     const resumedUnits = units.filter((u) => u.outcome && u.outcome.kind !== 'failed').length
     const shape = new ShapeTracker()
     const csvNeedsShape = req.format === 'csv' && !req.fields?.length
     const csv = req.format === 'csv' ? new CsvRows(req.escapeFormulas) : undefined
+    layouts.forEach((cols, id) => layoutIds.set(layoutKey(cols), id))
+    // a resumed run knows its columns from the layouts its rows were spooled in
     if (csvNeedsShape)
       for (const u of units)
         for (const p of u.pages)
-          for await (const l of readLines(join(journal.partsDir, p.file)))
-            if (l.complete) csv!.take(l.bytes, shape)
+          for (const seg of p.segments ?? [])
+            csv!.know(
+              shape,
+              layouts[seg.layout]!.map((c) => c.header),
+            )
+    /** The layout rows are spooled in now: the columns known so far, in output order. */
+    const currentLayout = (): number => {
+      const cols = fixedCols ?? columnsFor(shape.shape)
+      const key = layoutKey(cols)
+      let id = layoutIds.get(key)
+      if (id === undefined) {
+        id = layouts.length
+        layouts.push(cols)
+        layoutIds.set(key, id)
+        journal.append({t: 'layout', id, cols: cols.map((c) => c.header)})
+      }
+      return id
+    }
 
-    // CSV with --fields knows its header before any record: it can stream to stdout
-    const fixedCols = req.format === 'csv' && req.fields?.length ? selectColumns([], req.fields) : undefined
     const header = (cols: Column[]) => cols.map((c) => cell(c.header, req.escapeFormulas))
 
     // stdout streams when the frame is known up front; otherwise everything is assembled at the end
@@ -160,13 +185,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
     /** Copy a unit's finished, spooled pages to the live stdout writer. */
     const flushSpooled = async (u: Unit) => {
       for (; u.flushed < u.pages.length; u.flushed++)
-        await copyPart(
-          join(journal.partsDir, u.pages[u.flushed]!.file),
-          u.pages[u.flushed]!,
-          live!,
-          fixedCols,
-          csv,
-        )
+        await copyPage(journal.partsDir, u.pages[u.flushed]!, live!, fixedCols, layouts)
     }
     let head = 0
     /** When the first unfinished unit ends, the next one's spooled pages go out and it streams from then on. */
@@ -217,15 +236,17 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
             async (res) => {
               const total = Number(res.headers['x-total-count'])
               if (Number.isSafeInteger(total) && total > 0) u.expected = total
-              // a page streamed straight to stdout needs no part file: nothing reads it again
-              const part = direct ? undefined : await PartFile.create(join(journal.partsDir, file))
+              // a page streamed straight to stdout needs no part file: nothing reads it again; CSV pages
+              // spool their rows already formatted (one file per column layout), the others the records
+              const part = direct || csv ? undefined : await PartFile.create(join(journal.partsDir, file))
+              const segments: Array<Segment & {part: PartFile}> = []
+              let seg: (Segment & {part: PartFile}) | undefined
               try {
                 let skip = emitted // a retried page that already streamed some records: do not repeat them
                 const {count, rejected} = await scanRecords(res, req.maxRecordBytes, async (bytes) => {
                   // CSV: one tokenizer pass proves the record and notes its columns; NDJSON and JSON pass
                   // the bytes through as sent (the scanner has checked their structure)
-                  csv?.take(bytes, csvNeedsShape ? shape : undefined)
-                  part?.write(bytes)
+                  const grew = csv?.take(bytes, csvNeedsShape ? shape : undefined) ?? false
                   if (direct) {
                     if (skip > 0) skip--
                     else {
@@ -233,13 +254,40 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
                       const ok = fixedCols ? live!.csvText(csv!.line(fixedCols)) : live!.json(bytes)
                       if (!ok) await live!.target.drain()
                     }
+                    return
                   }
-                  if (part?.needsDrain) await part.drain()
+                  if (csv) {
+                    // the row is laid out before any await: the formatter's last record is shared by
+                    // every county in flight
+                    const layout = !seg || grew ? currentLayout() : seg.layout
+                    const line = csv.line(layouts[layout]!)
+                    if (!seg || grew) {
+                      // a new column: the rows from here on go to a file of their own in the new layout
+                      await seg?.part.close()
+                      const f = `${u.fips}-${String(n).padStart(5, '0')}-${segments.length + 1}.csv`
+                      const created = await PartFile.create(join(journal.partsDir, f))
+                      seg = {file: f, layout, records: 0, part: created}
+                      segments.push(seg)
+                    }
+                    seg!.part.writeText(line)
+                    seg!.records++
+                    if (seg!.part.needsDrain) await seg!.part.drain()
+                    return
+                  }
+                  part!.write(bytes)
+                  if (part!.needsDrain) await part!.drain()
                 })
+                await seg?.part.close()
                 await part?.close()
-                return {records: count, rejected, next: nextLink(res.headers['link'], res.url)}
+                return {
+                  records: count,
+                  rejected,
+                  segments: segments.map(({file: f, layout, records: r}) => ({file: f, layout, records: r})),
+                  next: nextLink(res.headers['link'], res.url),
+                }
               } catch (error) {
                 await part?.discard()
+                for (const sg of segments) await sg.part.discard()
                 throw error
               }
             },
@@ -252,6 +300,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
             n,
             records: page.records,
             file,
+            ...(csv && !direct ? {segments: page.segments} : {}),
             ...(page.rejected.length ? {rejected: page.rejected} : {}),
           })
           u.next = page.next
@@ -263,6 +312,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
             n,
             records: page.records,
             file,
+            ...(csv && !direct ? {segs: page.segments} : {}),
             next: page.next ?? null,
             ...(page.rejected.length ? {rejected: page.rejected} : {}),
           })
@@ -309,13 +359,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
       try {
         for (const u of finished)
           for (const p of u.pages)
-            await copyPart(
-              join(journal.partsDir, p.file),
-              p,
-              writer,
-              req.format === 'csv' ? cols : undefined,
-              csv,
-            )
+            await copyPage(journal.partsDir, p, writer, req.format === 'csv' ? cols : undefined, layouts)
         writer.end()
         await run.commit(target)
         wrote = true
@@ -398,28 +442,50 @@ function compact(raw: Buffer, n: number): Buffer {
   }
 }
 
-/** Copy one part file's records to a writer: a byte copy for NDJSON, a line at a time for JSON, rows for CSV. */
-async function copyPart(
-  file: string,
+/**
+ * Copy one spooled page to a writer. NDJSON: the part file as whole chunks; JSON: a line at a time; CSV:
+ * each segment as whole chunks when its layout is the output's columns (the usual case), otherwise its
+ * rows read back and laid out in the output's columns (a column that appeared late, `--fields`).
+ */
+async function copyPage(
+  dir: string,
   part: PagePart,
   writer: RecordWriter,
   cols: Column[] | undefined,
-  csv: CsvRows | undefined,
+  layouts: Column[][],
 ): Promise<void> {
-  if (writer.format === 'ndjson') {
-    // the part file is already NDJSON: whole chunks
-    writer.ndjsonChunks(part.records)
-    for await (const chunk of createReadStream(file, {highWaterMark: 1 << 20}))
+  const chunks = async (file: string) => {
+    for await (const chunk of createReadStream(join(dir, file), {highWaterMark: 1 << 20}))
       if (!writer.target.write(chunk as Buffer)) await writer.target.drain()
+  }
+  if (cols) {
+    const want = layoutKey(cols)
+    for (const seg of part.segments ?? []) {
+      const layout = layouts[seg.layout]!
+      if (layoutKey(layout) === want) {
+        writer.csvChunks(seg.records)
+        await chunks(seg.file)
+        continue
+      }
+      const at = new Map(layout.map((c, i) => [c.header, i]))
+      for await (const {fields} of readCsv(join(dir, seg.file))) {
+        const row = cols.map((c) => {
+          const i = at.get(c.header)
+          return i === undefined ? '' : fields[i]!
+        })
+        if (!writer.csv(row)) await writer.target.drain()
+      }
+    }
     return
   }
-  for await (const l of readLines(file)) {
-    if (!l.complete) throw new ServerError(`the part file ${file} ends mid-record`)
-    let ok: boolean
-    if (cols && csv) {
-      csv.take(l.bytes)
-      ok = writer.csvText(csv.line(cols))
-    } else ok = writer.json(l.bytes)
-    if (!ok) await writer.target.drain()
+  if (writer.format === 'ndjson') {
+    writer.ndjsonChunks(part.records)
+    return chunks(part.file)
+  }
+  for await (const l of readLines(join(dir, part.file))) {
+    if (!l.complete) throw new ServerError(`the part file ${part.file} ends mid-record`)
+    if (!writer.json(l.bytes)) await writer.target.drain()
   }
 }
+
+const layoutKey = (cols: readonly Column[]) => cols.map((c) => c.header).join('\u0000')

@@ -13,7 +13,8 @@ import {readLines} from '../io/lines.js'
  * through `redactUrl`-style cleaning by the jobs, and the key never enters an event.
  */
 export interface JournalHeader {
-  v: 2
+  /** The journal's format; a journal of another format is refused (with --restart as the way out). */
+  v: number
   kind: 'county-export' | 'batch'
   /** What the run was asked for; continuing needs the same. */
   params: Record<string, unknown>

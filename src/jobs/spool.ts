@@ -4,6 +4,7 @@ import {basename, join} from 'node:path'
 
 import type {Rejected} from '../io/data-scanner.js'
 import {localIoError} from '../io/fs-errors.js'
+import {readCsv} from '../io/csv-reader.js'
 import {countLines} from '../io/lines.js'
 
 /**
@@ -14,9 +15,21 @@ import {countLines} from '../io/lines.js'
 export interface PagePart {
   n: number
   records: number
+  /** NDJSON and JSON: the page's records as sent, one a line. */
   file: string
+  /**
+   * CSV: the page's rows, already formatted, in one file per column layout (a layout changes when a
+   * record brings a new column); `layout` indexes the run's layouts.
+   */
+  segments?: Segment[]
   /** Poison records of the page, skipped (README "Poison records"). */
   rejected?: Rejected[]
+}
+
+export interface Segment {
+  file: string
+  layout: number
+  records: number
 }
 
 const FRESH = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW
@@ -47,6 +60,11 @@ export class PartFile {
   write(bytes: Buffer): void {
     this.stream.write(bytes)
     this.stream.write('\n')
+  }
+
+  /** Write text as it is (a CSV row with its line end). */
+  writeText(text: string): void {
+    this.stream.write(text)
   }
 
   get needsDrain(): boolean {
@@ -80,15 +98,20 @@ export class PartFile {
 /** On resume: does every part file hold exactly the records the journal says? The first problem, or none. */
 export async function verifyPages(dir: string, pages: readonly PagePart[]): Promise<string | undefined> {
   for (const p of pages) {
-    const path = join(dir, basename(p.file))
-    let n: number
-    try {
-      n = await countLines(path)
-    } catch {
-      return `the part file ${path} is missing`
+    const files = p.segments
+      ? p.segments.map((s) => ({path: join(dir, basename(s.file)), records: s.records, csv: true}))
+      : [{path: join(dir, basename(p.file)), records: p.records, csv: false}]
+    for (const f of files) {
+      let n = 0
+      try {
+        if (f.csv) for await (const _ of readCsv(f.path)) n++
+        else n = await countLines(f.path)
+      } catch {
+        return `the part file ${f.path} is missing or damaged`
+      }
+      if (n !== f.records)
+        return `the part file ${f.path} holds ${n} records where the checkpoint says ${f.records}`
     }
-    if (n !== p.records)
-      return `the part file ${path} holds ${n} records where the checkpoint says ${p.records}`
   }
   return undefined
 }
