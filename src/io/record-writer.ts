@@ -1,19 +1,16 @@
+import {csvCell} from './row-format.js'
 import type {OutputTarget} from './output.js'
 
 export type RecordFormat = 'csv' | 'ndjson' | 'json'
 
 const BOM = '\ufeff'
-const CSV_SPECIAL = /[",\r\n]/
-
-/** RFC 4180: a field with a comma, quote, CR or LF is quoted, its quotes doubled. */
-export function csvField(s: string): string {
-  return CSV_SPECIAL.test(s) ? `"${s.replace(/"/g, '""')}"` : s
-}
-
-/** One CSV record with its CRLF line end (RFC 4180 section 2). */
+/**
+ * One CSV record with its CRLF line end (RFC 4180 section 2): each cell quoted by the same rule as the
+ * export's formatter (src/io/row-format.ts); cells arrive already formula-guarded by their caller.
+ */
 export function csvLine(cells: readonly string[]): string {
   let line = ''
-  for (let i = 0; i < cells.length; i++) line += (i === 0 ? '' : ',') + csvField(cells[i]!)
+  for (let i = 0; i < cells.length; i++) line += (i === 0 ? '' : ',') + csvCell(cells[i]!, false)
   return `${line}\r\n`
 }
 
