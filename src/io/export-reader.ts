@@ -1,0 +1,180 @@
+import {open} from 'node:fs/promises'
+
+import {UsageError} from '../api/errors.js'
+import {CsvSyntaxError, readCsv} from './csv-reader.js'
+import {readLines} from './lines.js'
+
+/**
+ * Reads an export back (ours or one shaped like it) as flat records: one object per property, keyed by
+ * the CSV header names (`Fips`, `AssumableMortgage.LoanType`), whatever the file's format. `sfl stats`
+ * and `--changes-since` read through it, so a CSV export and an NDJSON export of the same county give
+ * the same records, up to types: CSV cells are text, NDJSON/JSON values keep their JSON type. A missing
+ * value and null are the same thing here (an empty CSV cell, an absent field, a null option object).
+ */
+export type FlatValue = string | number | boolean | null
+export type FlatRecord = Record<string, FlatValue>
+export type ExportFileFormat = 'csv' | 'ndjson' | 'json' | 'parquet'
+
+/** The file cannot be read as an export: one line naming the file and what to do (exit 2). */
+export class ExportFileError extends UsageError {}
+
+/** An export's format from its name, else from its first bytes (`PAR1`, `[`, `{`, anything else CSV). */
+export async function exportFormatOf(path: string): Promise<ExportFileFormat> {
+  const ext = /\.([a-z]+)$/i.exec(path)?.[1]?.toLowerCase()
+  if (ext === 'csv' || ext === 'parquet' || ext === 'json' || ext === 'ndjson') return ext
+  if (ext === 'jsonl') return 'ndjson'
+  const head = await readHead(path, 4)
+  if (head.toString('latin1') === 'PAR1') return 'parquet'
+  const first = head
+    .toString('utf8')
+    .replace(/^\ufeff/, '')
+    .trimStart()[0]
+  return first === '[' ? 'json' : first === '{' ? 'ndjson' : 'csv'
+}
+
+/** Every record of an export file, streamed (constant memory whatever the file's size). */
+export async function* readExport(
+  path: string,
+  format?: ExportFileFormat,
+): AsyncGenerator<FlatRecord, void, undefined> {
+  const fmt = format ?? (await exportFormatOf(path))
+  try {
+    if (fmt === 'csv') yield* readCsvExport(path)
+    else if (fmt === 'parquet') yield* readParquetExport(path)
+    else yield* readJsonLines(path, fmt)
+  } catch (error) {
+    if (error instanceof ExportFileError) throw error
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') throw new ExportFileError(`${path}: no such file`)
+    if (code === 'EISDIR') throw new ExportFileError(`${path}: is a directory, not an export file`)
+    if (error instanceof CsvSyntaxError)
+      throw new ExportFileError(`${path} line ${error.line}: not a readable CSV export (${error.message})`)
+    throw error
+  }
+}
+
+/**
+ * `'=1+2` back to `=1+2`: the export's formula guard (OWASP CSV injection) prefixes such cells with a
+ * quote; reading them back undoes it so a guarded CSV compares equal to the NDJSON of the same county.
+ */
+export function unguardCell(s: string): string {
+  return s.length > 1 && s[0] === "'" && /^[=+\-@\t\r]/.test(s.slice(1)) ? s.slice(1) : s
+}
+
+async function* readCsvExport(path: string): AsyncGenerator<FlatRecord> {
+  let header: string[] | undefined
+  for await (const {fields} of readCsv(path)) {
+    if (!header) {
+      header = fields.map((h) => unguardCell(h.replace(/^\ufeff/, '')))
+      continue
+    }
+    const rec: FlatRecord = {}
+    for (let i = 0; i < header.length; i++) {
+      const v = fields[i]!
+      rec[header[i]!] = v === '' ? null : unguardCell(v)
+    }
+    yield rec
+  }
+}
+
+/**
+ * NDJSON (a record a line) and our JSON (an array with a record a line, src/io/record-writer.ts). A JSON
+ * file laid out otherwise (pretty-printed) is refused with what to do, rather than read whole.
+ */
+async function* readJsonLines(path: string, fmt: 'ndjson' | 'json'): AsyncGenerator<FlatRecord> {
+  let n = 0
+  for await (const l of readLines(path)) {
+    n++
+    let text = l.bytes.toString('utf8')
+    if (n === 1) text = text.replace(/^\ufeff/, '')
+    text = text.trim()
+    if (fmt === 'json') {
+      if (text === '[' || text === ']' || text === '[]' || text === '') continue
+      if (text.endsWith(',')) text = text.slice(0, -1)
+    } else if (text === '') continue
+    let value: unknown
+    try {
+      value = JSON.parse(text)
+    } catch {
+      throw new ExportFileError(
+        fmt === 'json'
+          ? `${path} line ${n}: not one record per line; export as NDJSON (--output ndjson) or CSV to read it back`
+          : `${path} line ${n}: not a JSON record`,
+      )
+    }
+    if (value === null || typeof value !== 'object' || Array.isArray(value))
+      throw new ExportFileError(`${path} line ${n}: a record must be a JSON object`)
+    yield flattenRecord(value as Record<string, unknown>)
+  }
+}
+
+/**
+ * One record flattened the way the CSV is (src/render/columns.ts): top-level scalars as they are, an
+ * object's fields as `Object.Field`, anything deeper (or an array) as its JSON text.
+ */
+export function flattenRecord(record: Record<string, unknown>): FlatRecord {
+  const out: FlatRecord = {}
+  for (const k in record) {
+    const v = record[k]
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      const o = v as Record<string, unknown>
+      for (const s in o) out[`${k}.${s}`] = scalar(o[s])
+    } else out[k] = scalar(v)
+  }
+  return out
+}
+
+function scalar(v: unknown): FlatValue {
+  if (v === undefined || v === null) return null
+  if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return v
+  return JSON.stringify(v)
+}
+
+// eslint-disable-next-line require-yield -- until the Parquet reader lands this only refuses
+async function* readParquetExport(path: string): AsyncGenerator<FlatRecord> {
+  throw new ExportFileError(`${path}: reading Parquet is not supported yet; export as CSV or NDJSON`)
+}
+
+async function readHead(path: string, n: number): Promise<Buffer> {
+  const fh = await open(path, 'r').catch((error: NodeJS.ErrnoException) => {
+    throw new ExportFileError(
+      error.code === 'ENOENT'
+        ? `${path}: no such file`
+        : `${path}: cannot be read (${error.code ?? error.message})`,
+    )
+  })
+  try {
+    const buf = Buffer.alloc(n)
+    const {bytesRead} = await fh.read(buf, 0, n, 0)
+    return buf.subarray(0, bytesRead)
+  } finally {
+    await fh.close()
+  }
+}
+
+/** A value as a number: JSON numbers as they are, text parsed strictly; anything else undefined. */
+export function asNumber(v: FlatValue | undefined): number | undefined {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined
+  if (typeof v !== 'string' || v.trim() === '') return undefined
+  const n = Number(v)
+  return Number.isFinite(n) ? n : undefined
+}
+
+/** A value as a boolean: JSON booleans and the CSV's `true`/`false`; anything else undefined. */
+export function asBoolean(v: FlatValue | undefined): boolean | undefined {
+  if (typeof v === 'boolean') return v
+  if (v === 'true') return true
+  if (v === 'false') return false
+  return undefined
+}
+
+/** A value as text for comparing across formats: numbers in JS's shortest form, null as null. */
+export function asText(v: FlatValue | undefined): string | null {
+  if (v === null || v === undefined) return null
+  if (typeof v === 'string') {
+    const n = asNumber(v)
+    // "688600.0" in a CSV and 688600 from JSON are the same value; "06067" is a code, not a number
+    return n !== undefined && /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(v) ? String(n) : v
+  }
+  return String(v)
+}
