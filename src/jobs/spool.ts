@@ -74,8 +74,15 @@ export class PartFile {
   async drain(): Promise<void> {
     if (!this.failure)
       await new Promise<void>((resolve) => {
-        this.stream.once('drain', resolve)
-        this.stream.once('close', resolve)
+        // both listeners go when either fires: a close listener left behind per drain piles up over a
+        // county's thousands of drains (Node warned of a listener leak on the 11th)
+        const done = () => {
+          this.stream.off('drain', done)
+          this.stream.off('close', done)
+          resolve()
+        }
+        this.stream.on('drain', done)
+        this.stream.on('close', done)
       })
     if (this.failure) throw localIoError(this.failure, 'writing the part file', this.path)
   }

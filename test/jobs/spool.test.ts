@@ -1,0 +1,36 @@
+import {mkdtempSync, readFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {describe, expect, it} from 'vitest'
+
+import {PartFile} from '../../src/jobs/spool.js'
+
+describe('a part file', () => {
+  it('waits out backpressure many times without piling up listeners', async () => {
+    const warnings: Error[] = []
+    const onWarning = (w: Error) => warnings.push(w)
+    process.on('warning', onWarning)
+    try {
+      const path = join(mkdtempSync(join(tmpdir(), 'sfl-spool-')), 'p.ndjson')
+      const part = await PartFile.create(path)
+      const record = Buffer.from(JSON.stringify({x: 'y'.repeat(64 * 1024)}))
+      let drains = 0
+      for (let i = 0; i < 400; i++) {
+        part.write(record)
+        if (part.needsDrain) {
+          drains++
+          await part.drain()
+        }
+      }
+      await part.close()
+      // let a warning emitted on the last drain reach the listener
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(drains).toBeGreaterThan(20)
+      expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning')
+      expect(readFileSync(path, 'utf8').split('\n')).toHaveLength(401)
+    } finally {
+      process.off('warning', onWarning)
+    }
+  })
+})
