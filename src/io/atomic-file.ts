@@ -1,5 +1,16 @@
 import {randomBytes} from 'node:crypto'
-import {closeSync, constants, createWriteStream, fsyncSync, openSync, rmSync, type WriteStream} from 'node:fs'
+import {
+  closeSync,
+  constants,
+  createWriteStream,
+  fchmodSync,
+  fstatSync,
+  fsyncSync,
+  truncateSync,
+  openSync,
+  rmSync,
+  type WriteStream,
+} from 'node:fs'
 import {open, rename, rm, stat, type FileHandle} from 'node:fs/promises'
 import {basename, dirname, join} from 'node:path'
 
@@ -30,6 +41,7 @@ export async function openExclusive(path: string, mode: number): Promise<FileHan
 /** A file being written beside its target; `commit` makes it the target, `abort` removes it. */
 export class AtomicFile {
   private fd: number | undefined
+  private committed = false
 
   private constructor(
     readonly target: string,
@@ -37,10 +49,30 @@ export class AtomicFile {
     fd: number,
     /** The stream to write to (backpressure as usual); it does not close the descriptor. */
     readonly stream: WriteStream,
+    /** An adopted file: its length before this writer appended, and the mode it gets on commit. */
+    private readonly adopted?: {size: number; mode: number},
   ) {
     this.fd = fd
     // errors surface through the owner's listener or through commit(); never as an uncaught event
     stream.on('error', () => undefined)
+  }
+
+  /**
+   * Make a file the run already wrote (a part file in its own 0700 folder on the target's file system)
+   * the start of the target: appended to, then fsynced, given the target's mode and renamed, which saves
+   * copying its bytes. `abort` cuts it back to its length and keeps it, so the checkpoint still holds.
+   */
+  static adopt(path: string, target: string, mode = 0o644): AtomicFile {
+    let fd: number
+    try {
+      fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW)
+    } catch (error) {
+      throw localIoError(error, 'writing', target)
+    }
+    const size = fstatSync(fd).size
+    const stream = createWriteStream('', {fd, autoClose: false, highWaterMark: 1 << 20})
+    // the mode a new file gets: what the umask leaves of `mode` (process.umask() only reads it here)
+    return new AtomicFile(target, path, fd, stream, {size, mode: mode & ~process.umask()})
   }
 
   static async create(target: string, mode = 0o644): Promise<AtomicFile> {
@@ -62,11 +94,16 @@ export class AtomicFile {
       await new Promise<void>((resolve, reject) => {
         if (this.stream.errored) return reject(this.stream.errored)
         this.stream.once('error', reject)
-        this.stream.end(() => resolve())
+        // end's callback is also called when the last writes fail (a disk that fills at the very end):
+        // resolving then would rename a cut-short file over the target
+        this.stream.end((error?: Error | null) => (error ? reject(error) : resolve()))
       })
+      if (this.stream.errored) throw this.stream.errored
       fsyncSync(this.fd!)
-      this.closeFd()
+      if (this.adopted) fchmodSync(this.fd!, this.adopted.mode)
       await rename(this.tmp, this.target)
+      this.committed = true
+      this.closeFd()
       live.delete(this.tmp)
     } catch (error) {
       await this.abort()
@@ -83,6 +120,12 @@ export class AtomicFile {
         this.stream.destroy()
       })
       this.fd = undefined
+    }
+    if (this.adopted) {
+      // the part file goes back to what the checkpoint says it holds (unless it already became the target)
+      if (!this.committed) truncateSync(this.tmp, this.adopted.size)
+      this.closeFd()
+      return
     }
     this.closeFd()
     await rm(this.tmp, {force: true})

@@ -121,6 +121,11 @@ export class FileTarget extends StreamTarget {
     return new FileTarget(await AtomicFile.create(target), onFailure)
   }
 
+  /** The target begins with the bytes of `path`, a file of the run's own (see AtomicFile.adopt). */
+  static adopt(path: string, target: string, onFailure: (error: Error) => void): FileTarget {
+    return new FileTarget(AtomicFile.adopt(path, target), onFailure)
+  }
+
   protected describe(error: unknown): Error {
     return localIoError(error, 'writing', this.file.target)
   }

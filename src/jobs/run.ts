@@ -136,6 +136,11 @@ export class RunState {
     return out ? FileTarget.create(out, (e) => this.absorbStop(e)) : this.stdoutTarget()
   }
 
+  /** --out starting with one of the run's own part files (NDJSON: its records are already the output's). */
+  adoptOutput(part: string, out: string): OutputTarget {
+    return FileTarget.adopt(part, out, (e) => this.absorbStop(e))
+  }
+
   /** Finish an output; a failure of the destination stops the run (and is reported as its reason). */
   async commit(target: OutputTarget): Promise<void> {
     await target.commit()

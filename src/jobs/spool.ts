@@ -32,6 +32,8 @@ export interface Segment {
   records: number
 }
 
+const NL = Buffer.from('\n')
+const BATCH = 256 * 1024
 const FRESH = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW
 
 export class PartFile {
@@ -56,15 +58,41 @@ export class PartFile {
     return new PartFile(path, stream)
   }
 
+  /**
+   * Records are gathered and handed to the stream about 256 KiB at a time: a write per record (two with
+   * its newline) cost the NDJSON export about 400,000 stream writes per 200,000 records, where the byte
+   * copy it is measured against (npm run bench) writes once per response chunk.
+   */
+  private pending: Buffer[] = []
+  private pendingText = ''
+  private pendingBytes = 0
+
   /** Write one record's bytes and its newline. */
   write(bytes: Buffer): void {
-    this.stream.write(bytes)
-    this.stream.write('\n')
+    this.pending.push(bytes, NL)
+    this.pendingBytes += bytes.length + 1
+    if (this.pendingBytes >= BATCH) this.flush()
   }
 
   /** Write text as it is (a CSV row with its line end). */
   writeText(text: string): void {
-    this.stream.write(text)
+    this.pendingText += text
+    // string length counts UTF-16 units, close enough for a batch size
+    if (this.pendingText.length >= BATCH) this.flush()
+  }
+
+  private flush(): void {
+    if (this.pending.length) {
+      this.stream.write(
+        this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes),
+      )
+      this.pending = []
+      this.pendingBytes = 0
+    }
+    if (this.pendingText !== '') {
+      this.stream.write(this.pendingText)
+      this.pendingText = ''
+    }
   }
 
   get needsDrain(): boolean {
@@ -88,6 +116,7 @@ export class PartFile {
   }
 
   async close(): Promise<void> {
+    this.flush()
     if (!this.stream.closed)
       await new Promise<void>((resolve) => {
         this.stream.once('close', resolve)
@@ -97,6 +126,8 @@ export class PartFile {
   }
 
   async discard(): Promise<void> {
+    this.pending = []
+    this.pendingText = ''
     this.stream.destroy()
     await rm(this.path, {force: true})
   }

@@ -333,6 +333,35 @@ describe('disk faults', () => {
     }
   })
 
+  it('a disk that fills while the output is put together keeps the checkpoint; the rerun sends nothing', async (ctx) => {
+    const d = join(tmp(), 'assembly')
+    mkdirSync(d)
+    if (!mount(d, 'size=1m')) return ctx.skip()
+    try {
+      // two counties of about 250 KB each: their part files fit beside the ballast, the output does not
+      const big = (fips: string) => records(fips, 0, 200).map((rec) => ({...rec, Note: 'x'.repeat(1200)}))
+      const s = await serve((r) => ({page: {records: big(r.fips), next: undefined}}))
+      const out = join(d, 'e.ndjson')
+      writeFileSync(join(d, 'ballast'), Buffer.alloc(300 * 1024))
+      const cmd = ['county-export', '--fips', '06113', '--fips', '06005', '-o', 'ndjson', '--out', out]
+      const r1 = await sfl(cmd, {env: env(s)})
+      expect(r1.code).toBe(8)
+      expect(r1.stderr).toMatch(/Error: the disk is full \(ENOSPC\) while writing .*e\.ndjson/)
+      expect(existsSync(out)).toBe(false)
+      expect(existsSync(`${out}.sfl-checkpoint`)).toBe(true)
+      expect(s.requests).toHaveLength(2)
+      // space freed: the same command puts the output together from the checkpoint alone
+      spawnSync('rm', [join(d, 'ballast')])
+      const r2 = await sfl(cmd, {env: env(s)})
+      expect(r2.code).toBe(0)
+      expect(s.requests).toHaveLength(2)
+      expect(ndjsonFips(out)).toEqual([...Array(200).fill('06113'), ...Array(200).fill('06005')])
+      expect(existsSync(`${out}.sfl-checkpoint`)).toBe(false)
+    } finally {
+      umount(d)
+    }
+  })
+
   it('a read-only folder for --out is one line and exit 8 before any request', async (ctx) => {
     const d = join(tmp(), 'ro')
     mkdirSync(d)

@@ -68,4 +68,32 @@ describe('atomic files', () => {
     expect(readdirSync(d)).toEqual([])
     expect(existsSync(f.tmp)).toBe(false)
   })
+  it('an adopted part file becomes the whole target with the output mode, or goes back to its length', async () => {
+    const d = dir()
+    const part = join(d, 'part.ndjson')
+    writeFileSync(part, '{"a":1}\n', {mode: 0o600})
+    writeFileSync(join(d, 'out.ndjson'), 'old\n')
+    // a failure: the part file keeps exactly what it held (the checkpoint counts on it), the target is untouched
+    const failed = AtomicFile.adopt(part, join(d, 'out.ndjson'))
+    failed.stream.write('{"a":2}\n')
+    await new Promise((resolve) => failed.stream.write('', resolve))
+    await failed.abort()
+    expect(readFileSync(part, 'utf8')).toBe('{"a":1}\n')
+    expect(readFileSync(join(d, 'out.ndjson'), 'utf8')).toBe('old\n')
+    const ok = AtomicFile.adopt(part, join(d, 'out.ndjson'))
+    ok.stream.write('{"a":3}\n')
+    await ok.commit()
+    await ok.abort() // after a commit: nothing to undo
+    expect(readFileSync(join(d, 'out.ndjson'), 'utf8')).toBe('{"a":1}\n{"a":3}\n')
+    expect(existsSync(part)).toBe(false)
+    expect(statSync(join(d, 'out.ndjson')).mode & 0o777).toBe(0o644 & ~process.umask())
+  })
+
+  it('refuses to adopt through a symlink', () => {
+    const d = dir()
+    writeFileSync(join(d, 'victim'), 'precious')
+    symlinkSync(join(d, 'victim'), join(d, 'link'))
+    expect(() => AtomicFile.adopt(join(d, 'link'), join(d, 'out'))).toThrow()
+    expect(readFileSync(join(d, 'victim'), 'utf8')).toBe('precious')
+  })
 })
