@@ -188,13 +188,17 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
         await copyPage(journal.partsDir, u.pages[u.flushed]!, live!, fixedCols, layouts)
     }
     let head = 0
-    /** When the first unfinished unit ends, the next one's spooled pages go out and it streams from then on. */
+    /**
+     * When the first unfinished unit ends, the next one's spooled pages go out and it streams from then on.
+     * A failed unit is passed over: on stdout there is no checkpoint to continue it from, so it is as final
+     * as a finished one and must not hold back the counties after it.
+     */
     let advancing: Promise<void> = Promise.resolve()
     const step = async () => {
       while (live && head < units.length) {
         const u = units[head]!
         if (u.outcome && isFinished(u.outcome.kind)) await flushSpooled(u)
-        if (!u.outcome || u.outcome.kind === 'failed') break
+        if (!u.outcome) break
         head++
       }
       if (live && head < units.length) await flushSpooled(units[head]!)

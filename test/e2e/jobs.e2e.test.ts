@@ -253,6 +253,33 @@ describe('one run per output', () => {
 })
 
 describe('streaming to stdout', () => {
+  it('a county that fails at the head does not hold back the counties after it', async () => {
+    const s = await serve((r) => (r.fips === '06001' ? {status: 503} : paged(r, 2, 2)))
+    const r = await sfl(
+      [
+        'county-export',
+        '--fips',
+        '06001',
+        '--fips',
+        '06113',
+        '--fips',
+        '06005',
+        '-o',
+        'ndjson',
+        '--retries',
+        '0',
+      ],
+      {env: env(s)},
+    )
+    expect(r.code).toBe(7)
+    const fips = r.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as {Fips: string}).Fips)
+    expect(fips).toEqual([...Array(4).fill('06113'), ...Array(4).fill('06005')])
+    expect(r.stderr).toMatch(/ {2}failed 06001: server error \(HTTP 503\)/)
+  })
+
   it('ndjson streams as records arrive; a closed pipe stops the run at once, quietly, exit 141, nothing left', async () => {
     const s = await serve((r) => paged(r, 50, 200))
     const scratch = join(tmp(), 'tmp')
