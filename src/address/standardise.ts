@@ -82,6 +82,20 @@ export function standardWithoutUnit(a: StandardAddress): string | undefined {
 }
 
 /**
+ * The identity of a standardised address, for finding rows of a batch that name the same property:
+ * the street line, the unit values without their designators ("APT 0114" and "UNIT 114" are the same
+ * unit, "# 114" too) and the last line without its punctuation.
+ */
+export function addressIdentity(a: StandardAddress): string {
+  const unit: string[] = []
+  const t = a.unit?.split(' ') ?? []
+  for (let i = 0; i < t.length; i++)
+    if (RANGED_UNITS.has(t[i]!) && t[i + 1] !== undefined) unit.push(`#${t[++i]!.replace(/^0+(?=\d)/, '')}`)
+    else unit.push(t[i]!)
+  return [a.street, unit.join(' '), (a.lastLine ?? '').replace(/[^A-Z0-9]+/g, ' ').trim()].join('|')
+}
+
+/**
  * Peel secondary units off the end of the street line ("APT 5", "# 5", "REAR"; several, as in
  * "APT 5 REAR"). Whole tokens only, so "12 STEELE", "400 NOBEL" and "55 APTOS" keep their streets (the old
  * pattern matched STE, NO and APT inside words). At least a house number and one street word stay.

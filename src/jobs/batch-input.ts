@@ -2,7 +2,7 @@ import {createHash, type Hash} from 'node:crypto'
 import {createReadStream} from 'node:fs'
 import {open} from 'node:fs/promises'
 
-import {normalizeAddress} from '../api/address.js'
+import {addressIdentity, standardiseAddress} from '../address/standardise.js'
 import {SflError, UsageError} from '../api/errors.js'
 import {validateLookup, type LookupQuery} from '../api/validate.js'
 import {CsvSyntaxError, readCsv} from '../io/csv-reader.js'
@@ -243,20 +243,10 @@ export function compactKey(key: string): string {
   return createHash('sha256').update(key).digest().subarray(0, 12).toString('base64url')
 }
 
-/** Rows that name the same property the same way are one lookup; addresses compare as normalised. */
+/** Rows that name the same property the same way are one lookup; addresses compare in their Pub 28 form. */
 export function dedupeKey(q: LookupQuery): string {
   if (q.by.kind !== 'address') return `${q.fips}|${q.by.kind}|${q.by.value}`
-  const n = normalizeAddress(q.by.value)
-  const rest = q.by.value
-    .split(',')
-    .slice(1)
-    .join(',')
-    .toUpperCase()
-    .replace(/[^A-Z0-9]+/g, ' ')
-    .trim()
-  return n
-    ? `${q.fips}|address|${n.number} ${n.street}${n.unit ? ` #${n.unit}` : ''}|${rest}`
-    : `${q.fips}|address|${q.by.value.toUpperCase().trim()}`
+  return `${q.fips}|address|${addressIdentity(standardiseAddress(q.by.value))}`
 }
 
 /**

@@ -1,5 +1,4 @@
-import {standardiseAddress, standardWithoutUnit} from '../address/standardise.js'
-import {withoutUnit} from '../api/address.js'
+import {addressLadder} from '../address/ladder.js'
 import type {HttpClient} from '../api/client.js'
 import {
   BadRequestError,
@@ -278,43 +277,44 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
   }
 }
 
-/** One lookup, and with --unit-fallback its base address once more; the HTTP outcome as a row status. */
+/** One row's lookup (with --unit-fallback, its address without the unit on a 404); the outcome as a row status. */
 async function answer(
   deps: BatchDeps,
   q: LookupQuery,
   req: Pick<BatchRequest, 'unitFallback' | 'asTyped'>,
   signal: AbortSignal,
 ): Promise<Answer> {
-  // addresses go out in their Pub 28 form, as a single lookup sends them (src/address/standardise.ts)
-  const std = q.by.kind === 'address' && !req.asTyped ? standardiseAddress(q.by.value) : undefined
-  const sent: LookupQuery = std ? {fips: q.fips, by: {kind: 'address', value: std.text}} : q
-  try {
-    const [rec] = await fetchLookup(deps, sent, signal)
-    return {status: 'ok', error: null, record: rec ?? null}
-  } catch (first) {
-    let error = first
-    if (error instanceof NotFoundError && req.unitFallback && q.by.kind === 'address') {
-      const base = std ? standardWithoutUnit(std) : withoutUnit(q.by.value)
-      if (base !== undefined) {
-        try {
-          const [rec] = await fetchLookup(deps, {fips: q.fips, by: {kind: 'address', value: base}}, signal)
-          return {status: 'matched_without_unit', error: null, record: rec ?? null}
-        } catch (inner) {
-          error = inner // the fallback's own outcome is what the row reports
-        }
-      }
+  // the forms a single lookup sends (src/address/ladder.ts): the Pub 28 form (as typed with
+  // --address-as-typed) and, with --unit-fallback, the standardised form without its unit; the batch
+  // leaves out the single lookup's "as typed" retry, which would cost a request per unmatched row
+  const forms =
+    q.by.kind === 'address'
+      ? addressLadder(q.by.value, {asTyped: req.asTyped}).filter(
+          (a, i) => i === 0 || (req.unitFallback && a.withoutUnit),
+        )
+      : [undefined]
+  let error: unknown
+  for (const form of forms) {
+    const sent: LookupQuery = form ? {fips: q.fips, by: {kind: 'address', value: form.address}} : q
+    try {
+      const [rec] = await fetchLookup(deps, sent, signal)
+      return {status: form?.withoutUnit ? 'matched_without_unit' : 'ok', error: null, record: rec ?? null}
+    } catch (e) {
+      // the last form's outcome is what the row reports; only a 404 goes on to the next form
+      error = e
+      if (!(e instanceof NotFoundError)) break
     }
-    const status: RowStatus | undefined =
-      error instanceof NotFoundError
-        ? 'not_found'
-        : error instanceof ForbiddenError
-          ? 'forbidden'
-          : error instanceof BadRequestError
-            ? 'invalid'
-            : error instanceof BadResponseError
-              ? 'malformed'
-              : undefined
-    if (status === undefined) throw error
-    return {status, error: redact(error instanceof Error ? error.message : String(error)), record: null}
   }
+  const status: RowStatus | undefined =
+    error instanceof NotFoundError
+      ? 'not_found'
+      : error instanceof ForbiddenError
+        ? 'forbidden'
+        : error instanceof BadRequestError
+          ? 'invalid'
+          : error instanceof BadResponseError
+            ? 'malformed'
+            : undefined
+  if (status === undefined) throw error
+  return {status, error: redact(error instanceof Error ? error.message : String(error)), record: null}
 }

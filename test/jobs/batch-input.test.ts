@@ -107,6 +107,12 @@ describe('dedupeKey', () => {
     expect(k('3526 High Street, Sacramento, CA 95838')).toBe(k('3526 HIGH ST, SACRAMENTO, CA 95838'))
     expect(k('1150 River Oaks Dr Apt 114')).toBe(k('1150 RIVER OAKS DR #114'))
     expect(k('1150 River Oaks Dr Apt 114')).not.toBe(k('1150 RIVER OAKS DR #115'))
+    // the unit's value counts, not its designator or leading zeros
+    expect(k('1150 River Oaks Drive Unit 0114')).toBe(k('1150 RIVER OAKS DR STE 114'))
+    expect(k('10 North Main Avenue, Sacramento, CA 95838')).toBe(k('10 N MAIN AVE, SACRAMENTO CA 95838'))
+    expect(k('10 North Main Avenue')).not.toBe(k('10 N MAIN AVE, SACRAMENTO CA 95838'))
+    // whole words only: STEELE is a street, not STE ELE
+    expect(k('12 Steele St')).not.toBe(k('12 ST UNIT ELE'))
     expect(dedupeKey({fips: '06067', by: {kind: 'apn', value: '1'}})).not.toBe(
       dedupeKey({fips: '06037', by: {kind: 'apn', value: '1'}}),
     )
