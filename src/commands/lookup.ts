@@ -201,7 +201,7 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
         unitFallback: f['unit-fallback'],
         asTyped: f['address-as-typed'],
         escapeFormulas: !f['no-escape-formulas'],
-        map: mapParams(map),
+        map: mapParams(map, input.sources),
         bom: f.bom || input.bom,
       })
     } finally {

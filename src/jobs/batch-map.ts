@@ -70,9 +70,15 @@ export function parseMap(values: readonly string[]): ColumnMap {
   return map
 }
 
-/** The map in a canonical form for the checkpoint's parameters (a rerun with another map asks again). */
-export function mapParams(map: ColumnMap): string[] {
-  return LOOKUP_FIELDS.filter((f) => map[f]).map((f) => `${f}=${map[f]!.join(',')}`)
+/**
+ * The map in a canonical form for the checkpoint's parameters, a rerun with another map is refused rather
+ * than mixed with it; the columns as the header spells them (`sources`), so `--map fips=county` and
+ * `--map fips=County` are the same run.
+ */
+export function mapParams(map: ColumnMap, sources: Sources): string[] {
+  return LOOKUP_FIELDS.filter((f) => map[f] && sources[f]).map(
+    (f) => `${f}=${[sources[f]!].flat().join(',')}`,
+  )
 }
 
 /**

@@ -38,11 +38,16 @@ describe('--map parsing', () => {
     expect(() => parseMap(values)).toThrow(message)
   })
 
-  it('gives the checkpoint a canonical form that reads back as the same map', () => {
-    const map = parseMap(['fips=County', 'address=Street,City'])
-    expect(mapParams(map)).toEqual(['address=Street,City', 'fips=County'])
-    expect(parseMap([mapParams(map).join(',')])).toEqual(map)
-    expect(mapParams({})).toEqual([])
+  it('gives the checkpoint a canonical form: header spellings, field order, only mapped fields', () => {
+    const cols = ['STREET', 'City', 'County', 'apn']
+    const params = (values: string[]) => {
+      const map = parseMap(values)
+      return mapParams(map, resolveSources(map, cols, 'in.csv'))
+    }
+    expect(params(['fips=county', 'address=street,city'])).toEqual(['address=STREET,City', 'fips=County'])
+    expect(params(['address=Street,CITY,fips=County'])).toEqual(['address=STREET,City', 'fips=County'])
+    expect(params(['address=city,street', 'fips=county'])).toEqual(['address=City,STREET', 'fips=County'])
+    expect(params([])).toEqual([])
   })
 })
 
