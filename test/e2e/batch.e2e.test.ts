@@ -34,7 +34,8 @@ function makeInput(n: number): {csv: string; expected: string[]; ids: Array<numb
     if (kind === 0) add(`${i},48201,,,${id}`, 'ok', id)
     else if (kind === 1) add(`${i},48201,,${rec['APN']},`, 'ok', id)
     else if (kind === 2) add(`${i},48201,"1 NOWHERE RD, HOUSTON, TX",,`, 'not_found', null)
-    else if (kind === 3) add(`${i},4820,${i} MAIN ST,,`, 'invalid', null)
+    else if (kind === 3)
+      add(`${i},482010,${i} MAIN ST,,`, 'invalid', null) // 6 digits (a 4-digit fips is padded, not invalid)
     else if (kind === 4)
       add(`${i},48201,,,30000000006`, 'not_found', null) // an id of another county
     else add(`${i},48201,"${rec['StandardizeStreetAddress']}, ${rec['City']}, TX ${rec['Zip']}",,`, 'ok', id)
