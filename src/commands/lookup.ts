@@ -40,6 +40,11 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
       description: 'A list of addresses, enriched to CSV',
       command: '<%= config.bin %> lookup --input prospects.csv --fips 06067 --out enriched.csv',
     },
+    {
+      description: 'An Excel sheet with its own column names, back to Excel with a BOM',
+      command:
+        '<%= config.bin %> lookup --input sheet.csv --map address=Street,City,State,Zip --map fips=County --out enriched.csv --bom',
+    },
   ]
 
   static override flags = {
@@ -98,12 +103,21 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
     'unit-fallback': Flags.boolean({
       description: 'Batch mode: when an address with a unit is not found, try it without the unit',
     }),
+    map: Flags.string({
+      description:
+        'Batch mode: read a lookup field from columns of your own, FIELD=COLUMN (address, apn, property_id or fips); address=street,city,state,zip joins several into "street, city, state zip"; repeatable, names match ignoring case',
+      multiple: true,
+    }),
+    bom: Flags.boolean({
+      description:
+        'Batch mode: start the CSV output with a UTF-8 byte-order mark (for Excel); kept without it when the input has one',
+    }),
   }
 
   async run(): Promise<BatchSummary | undefined> {
     const f = this.flags
     if (f.input !== undefined) return this.batch(f.input)
-    for (const flag of ['out', 'resume', 'restart', 'unit-fallback', 'max-requests'] as const)
+    for (const flag of ['out', 'resume', 'restart', 'unit-fallback', 'max-requests', 'map', 'bom'] as const)
       if (f[flag]) throw new UsageError(`--${flag} applies to batch lookups; add --input FILE`)
     const format = this.outputFormat(f.output)
     const {lookupRequest} = await import('../api/lookup-request.js')
@@ -158,14 +172,19 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
         `--${f.resume ? 'resume' : 'restart'} needs --out (the checkpoint lives beside the output file)`,
       )
     if (f.resume && f.restart) throw new UsageError('--resume and --restart contradict each other; pick one')
+    if (f.bom && format !== 'csv')
+      throw new UsageError(`--bom is for CSV output (Excel); ${format} output never starts with a BOM`)
+    // --fips is typed by a person, not read by a spreadsheet: it stays exactly 5 digits (no padding)
     if (f.fips !== undefined) {
       const p = fipsProblem(f.fips)
       if (p) throw new UsageError(`--fips "${f.fips}" ${p}`)
     }
+    const {parseMap, mapParams} = await import('../jobs/batch-map.js')
+    const map = parseMap(f.map ?? [])
     const {assertWritableTarget} = await import('../io/atomic-file.js')
     if (f.out) await assertWritableTarget(f.out)
     const {openBatchInput} = await import('../jobs/batch-input.js')
-    const {input, inputId, cleanup} = await openBatchInput(source, f.fips)
+    const {input, inputId, cleanup} = await openBatchInput(source, f.fips, process.stdin, map)
     try {
       const ctx = await this.context({
         concurrency: f.concurrency,
@@ -182,6 +201,8 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
         unitFallback: f['unit-fallback'],
         asTyped: f['address-as-typed'],
         escapeFormulas: !f['no-escape-formulas'],
+        map: mapParams(map, input.sources),
+        bom: f.bom || input.bom,
       })
     } finally {
       await cleanup()

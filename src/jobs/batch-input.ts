@@ -7,6 +7,14 @@ import {SflError, UsageError} from '../api/errors.js'
 import {validateLookup, type LookupQuery} from '../api/validate.js'
 import {CsvSyntaxError, readCsv} from '../io/csv-reader.js'
 import {readLines} from '../io/lines.js'
+import {
+  canonicalColumn,
+  joinAddress,
+  padFips,
+  resolveSources,
+  type ColumnMap,
+  type Sources,
+} from './batch-map.js'
 
 /** The batch input file cannot be used at all (exit 2, with the line number). */
 export class InputError extends UsageError {}
@@ -19,6 +27,8 @@ export interface InputRow {
   query?: LookupQuery
   /** Why the row is invalid (validated with the same rules as a single lookup); no request is sent. */
   invalid?: string
+  /** What sfl read differently from the cell as typed (a fips padded to 5 digits), for the output's note. */
+  note?: string
   /** Compact identity for de-duplication: rows with the same key are looked up once. */
   key?: string
 }
@@ -33,18 +43,27 @@ export class BatchInput {
     readonly path: string,
     readonly name: string,
     readonly kind: 'csv' | 'ndjson',
+    /** The input's columns exactly as in its header (or NDJSON keys), in order. */
     readonly columns: string[],
     private readonly defaultFips: string | undefined,
+    /** The columns each lookup field is read from (`--map`, or the column named after it). */
+    readonly sources: Sources,
+    /** The file starts with a UTF-8 BOM: a CSV output keeps one, so Excel reopens it as UTF-8. */
+    readonly bom: boolean,
   ) {}
 
-  /** Open and check a file: encoding, header, every row's structure. Throws InputError with a line number. */
+  /**
+   * Open and check a file: encoding, header, every row's structure, and that `map` names columns it has.
+   * Throws InputError with a line number (or a UsageError naming the --map column).
+   */
   static async open(
     path: string,
     name: string,
     defaultFips: string | undefined,
     hash?: Hash,
+    map: ColumnMap = {},
   ): Promise<BatchInput> {
-    const head = await readHead(path, name)
+    const {text: head, bom} = await readHead(path, name)
     const kind = head.startsWith('{') ? 'ndjson' : 'csv'
     const columns: string[] = []
     const seen = new Set<string>()
@@ -68,20 +87,21 @@ export class BatchInput {
             seen.add(k)
             columns.push(k)
           }
-    const cols = new Set(columns)
-    if (!LOOKUP_COLUMNS.some((c) => cols.has(c)))
+    const sources = resolveSources(map, columns, name)
+    if (!sources.address && !sources.apn && !sources.property_id)
       throw new InputError(
-        `${name} line 1: no lookup column; expected one of address, apn, property_id (found: ${columns.join(', ') || 'none'})`,
+        `${name} line 1: no lookup column; expected one of address, apn, property_id (found: ${columns.join(', ') || 'none'}), or name yours with --map address=street,city,state,zip`,
       )
-    if (!cols.has('fips') && defaultFips === undefined)
-      throw new InputError(`${name} line 1: no fips column; add one or give a default county with --fips`)
-    return new BatchInput(path, name, kind, columns, defaultFips)
+    if (!sources.fips && defaultFips === undefined)
+      throw new InputError(
+        `${name} line 1: no fips column; add one, name yours with --map fips=COLUMN, or give a default county with --fips`,
+      )
+    return new BatchInput(path, name, kind, columns, defaultFips, sources, bom)
   }
 
   /** Every data row, in order, validated as a lookup. */
-  /** Every data row, in order, validated as a lookup. */
   async *rows(): AsyncGenerator<InputRow> {
-    for await (const r of this.records()) yield toRow(r.line, r.values, this.defaultFips)
+    for await (const r of this.records()) yield this.validate(r.line, r.values)
   }
 
   /** Every data row's values, unvalidated (the output pass, which already knows each row's key). */
@@ -98,7 +118,13 @@ export class BatchInput {
 
   /** Validate one row again (the output pass, for the few rows that are invalid). */
   validate(line: number, values: Record<string, string>): InputRow {
-    return toRow(line, values, this.defaultFips)
+    return toRow(line, values, this.defaultFips, this.sources)
+  }
+
+  /** The row's note (the output pass, without validating the row again): its fips as padded, if it was. */
+  noteOf(values: Record<string, string>): string | undefined {
+    const v = this.sources.fips === undefined ? undefined : values[this.sources.fips]
+    return v === undefined ? undefined : padFips(v.trim()).note
   }
 }
 
@@ -128,11 +154,8 @@ export class RowKeys {
   }
 }
 
-const LOOKUP_COLUMNS = ['address', 'apn', 'property_id'] as const
-const COLUMN_NAMES = {fips: 'fips', address: 'address', apn: 'apn', propertyId: 'property_id'}
-
-/** The first bytes: not binary, UTF-8, not empty. */
-async function readHead(path: string, name: string): Promise<string> {
+/** The first bytes: not binary, UTF-8, not empty; whether a BOM starts them. */
+async function readHead(path: string, name: string): Promise<{text: string; bom: boolean}> {
   const fh = await open(path, 'r')
   try {
     const buf = Buffer.alloc(64 * 1024)
@@ -153,7 +176,8 @@ async function readHead(path: string, name: string): Promise<string> {
     const body = text.replace(/^\ufeff/, '').trimStart()
     if (body === '' && bytesRead < buf.length)
       throw new InputError(`${name}: the input is empty; expected a header line such as "fips,address"`)
-    return body
+    // TextDecoder drops a BOM, so look at the bytes
+    return {text: body, bom: bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf}
   } finally {
     await fh.close()
   }
@@ -205,29 +229,60 @@ async function* rawRows(path: string, name: string, kind: 'csv' | 'ndjson'): Asy
   }
 }
 
+/**
+ * The header's names exactly as typed (issue 14: `FIPS,Address,City` stays so in the output); two names
+ * that differ only in case, spacing or dashes are refused, since Excel, DuckDB and the lookup columns
+ * (recognised that way) could not tell them apart.
+ */
 function headerColumns(record: string[], name: string): string[] {
-  const header = record.map((h) => h.trim())
-  const canon = header.map((h) => h.toLowerCase().replace(/[\s-]+/g, '_'))
-  const dup = canon.find((h, i) => h !== '' && canon.indexOf(h) !== i)
-  if (dup) throw new InputError(`${name} line 1: the column "${dup}" appears twice in the header`)
-  return canon.map((c, i) => (['fips', ...LOOKUP_COLUMNS].includes(c as never) ? c : header[i]!))
+  const canon = record.map(canonicalColumn)
+  const at = canon.findIndex((h, i) => h !== '' && canon.indexOf(h) !== i)
+  if (at !== -1) {
+    const first = record[canon.indexOf(canon[at]!)]!
+    const again = record[at]!
+    throw new InputError(
+      first === again
+        ? `${name} line 1: the column "${again}" appears twice in the header`
+        : `${name} line 1: the columns "${first}" and "${again}" differ only in case or spacing; rename one`,
+    )
+  }
+  return record
 }
 
-function toRow(line: number, values: Record<string, string>, defaultFips: string | undefined): InputRow {
+function toRow(
+  line: number,
+  values: Record<string, string>,
+  defaultFips: string | undefined,
+  sources: Sources,
+): InputRow {
   const row: InputRow = {line, values}
-  const pick = (k: string) => {
-    const v = values[k]
+  const pick = (k: string | undefined) => {
+    const v = k === undefined ? undefined : values[k]
     return v === undefined || v.trim() === '' ? undefined : v.trim()
   }
+  const address = sources.address && joinAddress(sources.address.map((c) => values[c] ?? ''))
+  const typedFips = pick(sources.fips)
+  const padded = typedFips === undefined ? undefined : padFips(typedFips)
+  if (padded?.note) row.note = padded.note
   try {
     const q = validateLookup(
       {
-        fips: pick('fips') ?? defaultFips,
-        address: pick('address'),
-        apn: pick('apn'),
-        propertyId: pick('property_id'),
+        fips: padded?.fips ?? defaultFips,
+        address: address === '' ? undefined : address,
+        apn: pick(sources.apn),
+        propertyId: pick(sources.property_id),
       },
-      COLUMN_NAMES,
+      {
+        fips: sources.fips ?? 'fips',
+        address:
+          sources.address?.length === 1
+            ? sources.address[0]!
+            : sources.address
+              ? `address (${sources.address.join(' + ')})`
+              : 'address',
+        apn: sources.apn ?? 'apn',
+        propertyId: sources.property_id ?? 'property_id',
+      },
     )
     row.query = q
     row.key = compactKey(dedupeKey(q))
@@ -258,6 +313,7 @@ export async function openBatchInput(
   source: string,
   defaultFips: string | undefined,
   stdin: NodeJS.ReadableStream = process.stdin,
+  map: ColumnMap = {},
 ): Promise<{input: BatchInput; inputId: string; cleanup: () => Promise<void>}> {
   const name = source === '-' ? 'stdin' : source
   let path = source
@@ -282,7 +338,7 @@ export async function openBatchInput(
     const hash = createHash('sha256')
     let input: BatchInput
     try {
-      input = await BatchInput.open(path, name, defaultFips, hash)
+      input = await BatchInput.open(path, name, defaultFips, hash, map)
       // NDJSON is checked line by line: hash its bytes in a read of their own
       if (input.kind === 'ndjson')
         for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)

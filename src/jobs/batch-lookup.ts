@@ -15,6 +15,7 @@ import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
 import {cell, columnsFor, flattenRow, ShapeTracker, type Column} from '../render/columns.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 import {KeySet, RowKeys, type BatchInput, type InputRow} from './batch-input.js'
+import {resultNames} from './batch-columns.js'
 import type {Outcome, OutcomeKind} from './outcome.js'
 import {RunState, type JobDeps} from './run.js'
 
@@ -39,6 +40,10 @@ export interface BatchRequest {
   /** Send addresses exactly as written in the input instead of their USPS Publication 28 form. */
   asTyped: boolean
   escapeFormulas: boolean
+  /** `--map` in canonical form (batch-map.ts mapParams); empty when not given. */
+  map?: readonly string[] | undefined
+  /** Start a CSV output with a UTF-8 BOM (`--bom`, or the input began with one). */
+  bom?: boolean | undefined
 }
 
 export interface BatchDeps extends JobDeps {
@@ -115,6 +120,8 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
         unitFallback: req.unitFallback,
         asTyped: req.asTyped,
         baseUrl: deps.baseUrl,
+        // only when given, so a checkpoint of a run without --map stays valid; another map asks again
+        ...(req.map?.length ? {map: req.map} : {}),
       },
     },
     replay: (e, offset, length) => {
@@ -228,25 +235,41 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
     if (!run.outputClosed && (anyAnswer || !run.stopped)) {
       const cols: Column[] = columnsFor(shape.shape)
       const inputCols = req.input.columns
-      const header = [...inputCols, 'status', 'error', ...cols.map((c) => c.header)].map((h) =>
-        cell(h, req.escapeFormulas),
-      )
+      // input columns as typed; ours renamed where they collide with one (batch-columns.ts)
+      const csvNames = resultNames(inputCols, ['status', 'error', 'note', ...cols.map((c) => c.header)])
+      const [kStatus, kError, kNote, kData] = resultNames(inputCols, ['status', 'error', 'note', 'data']) as [
+        string,
+        string,
+        string,
+        string,
+      ]
+      const header = [...inputCols, ...csvNames].map((h) => cell(h, req.escapeFormulas))
       const target = await run.outputTarget(req.out)
-      const writer = new RecordWriter(target, req.format, {header})
+      const writer = new RecordWriter(target, req.format, {header, bom: req.bom})
       try {
         let i = 0
         for await (const row of req.input.records()) {
           const a = resultOf(keys.get(i++), () => req.input.validate(row.line, row.values))
           counts[a.status]++
+          const note = req.input.noteOf(row.values)
           const ok =
             req.format === 'csv'
               ? writer.csv([
                   ...inputCols.map((c) => cell(row.values[c] ?? '', req.escapeFormulas)),
                   a.status,
                   a.error ?? '',
+                  note ?? '',
                   ...(a.record ? flattenRow(a.record, cols, req.escapeFormulas) : cols.map(() => '')),
                 ])
-              : writer.json(JSON.stringify({...row.values, status: a.status, error: a.error, data: a.record}))
+              : writer.json(
+                  JSON.stringify({
+                    ...row.values,
+                    [kStatus]: a.status,
+                    [kError]: a.error,
+                    [kNote]: note ?? null,
+                    [kData]: a.record,
+                  }),
+                )
           if (!ok) await target.drain()
         }
         writer.end()

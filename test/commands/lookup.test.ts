@@ -51,6 +51,8 @@ describe('lookup command (in-process through oclif)', () => {
     [['--fips', '060', '--property-id', '1'], 'sandbox-full', 2, /--fips "060" must be exactly 5 digits/],
     [['--fips', '06067'], 'sandbox-full', 2, /none was given/],
     [[...ID, '--out', 'x.csv'], 'sandbox-full', 2, /--out applies to batch lookups; add --input FILE/],
+    [[...ID, '--map', 'apn=Parcel'], 'sandbox-full', 2, /--map applies to batch lookups; add --input FILE/],
+    [[...ID, '--bom'], 'sandbox-full', 2, /--bom applies to batch lookups; add --input FILE/],
   ])('%j with key %s exits %i', async (args, key, code, msg) => {
     const r = await runCommand(Lookup, args, env(key))
     expect(r.exitCode).toBe(code)

@@ -34,7 +34,8 @@ function makeInput(n: number): {csv: string; expected: string[]; ids: Array<numb
     if (kind === 0) add(`${i},48201,,,${id}`, 'ok', id)
     else if (kind === 1) add(`${i},48201,,${rec['APN']},`, 'ok', id)
     else if (kind === 2) add(`${i},48201,"1 NOWHERE RD, HOUSTON, TX",,`, 'not_found', null)
-    else if (kind === 3) add(`${i},4820,${i} MAIN ST,,`, 'invalid', null)
+    else if (kind === 3)
+      add(`${i},482010,${i} MAIN ST,,`, 'invalid', null) // 6 digits (a 4-digit fips is padded, not invalid)
     else if (kind === 4)
       add(`${i},48201,,,30000000006`, 'not_found', null) // an id of another county
     else add(`${i},48201,"${rec['StandardizeStreetAddress']}, ${rec['City']}, TX ${rec['Zip']}",,`, 'ok', id)
@@ -208,3 +209,213 @@ describe('sfl lookup --input end to end', () => {
     })
   })
 })
+
+/** Rows of a CSV output, BOM-less, with the header as its own row (names exactly as written). */
+function csvTable(text: string): string[][] {
+  return parse(text.replace(/^\ufeff/, ''), {relaxColumnCount: false}) as string[][]
+}
+
+describe('sfl lookup --input with a sheet saved by Excel', () => {
+  it('a fips that lost its leading zero is padded, looked up once with its twin, and noted on its row', async () => {
+    const d = tmp()
+    const log = join(d, 'log.ndjson')
+    writeFileSync(log, '')
+    writeFileSync(join(d, 'in.csv'), 'fips,property_id\r\n6067,30000000006\r\n06067,30000000006\r\n')
+    await withSandbox({log}, async (sb) => {
+      const env = {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-basic'}
+      const r = await sfl(['lookup', '--input', join(d, 'in.csv')], {env})
+      expect(r.code).toBe(0)
+      expect(r.stderr).toMatch(/2 rows \(2 ok\), 1 lookups saved by duplicate rows/)
+      const rows = readRowsText(r.stdout)
+      expect(rows.map((x) => [x['fips'], x['status'], x['note'], x['ServicePropertyID']])).toEqual([
+        ['6067', 'ok', 'fips 6067 read as 06067 (leading zero restored)', '30000000006'],
+        ['06067', 'ok', '', '30000000006'],
+      ])
+      expect(readLog(log).map((e) => e.query)).toEqual([{fips: '06067', property_id: '30000000006'}])
+    })
+  })
+
+  it('--map joins street, city, state and zip into one address line that a strict server matches', async () => {
+    const d = tmp()
+    const log = join(d, 'log.ndjson')
+    writeFileSync(log, '')
+    writeFileSync(
+      join(d, 'in.csv'),
+      'Street,City,State,Zip,County\r\n3526 High St,Sacramento,CA,95838,6067\r\n5201 Laguna Oaks Drive #140,Elk Grove,CA,95758,06067\r\n',
+    )
+    await withSandbox({match: 'strict', log}, async (sb) => {
+      const env = {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-basic'}
+      const statuses = async (map: string[]) => {
+        const r = await sfl(['lookup', '--input', join(d, 'in.csv'), '-o', 'ndjson', ...map], {env})
+        expect(r.code).toBe(0)
+        return r.stdout
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as {status: string; data: {ServicePropertyID: number} | null})
+          .map((x) => [x.status, x.data?.ServicePropertyID])
+      }
+      const found = await statuses(['--map', 'address=street,city,state,zip', '--map', 'FIPS=county'])
+      expect(found).toEqual([
+        ['ok', 30000000006],
+        ['ok', expect.any(Number)],
+      ])
+      expect(readLog(log).map((e) => e.query['address'])).toEqual([
+        '3526 HIGH ST, SACRAMENTO, CA 95838',
+        '5201 LAGUNA OAKS DR UNIT 140, ELK GROVE, CA 95758',
+      ])
+      // one comma list is the same map
+      expect(await statuses(['--map', 'address=Street,City,State,Zip,fips=County'])).toEqual(found)
+    })
+  })
+
+  it('keeps the input header as typed and prefixes the result columns that collide with it', async () => {
+    const d = tmp()
+    writeFileSync(join(d, 'in.csv'), 'FIPS,Address,City,Status\r\n06067,3526 HIGH ST,Sacramento,vip\r\n')
+    await withSandbox({}, async (sb) => {
+      const env = {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-basic'}
+      const r = await sfl(['lookup', '--input', join(d, 'in.csv')], {env})
+      expect(r.code).toBe(0)
+      const [header, row] = csvTable(r.stdout) as [string[], string[]]
+      expect(header.slice(0, 16)).toEqual([
+        'FIPS',
+        'Address',
+        'City',
+        'Status',
+        'sfl_status',
+        'error',
+        'note',
+        'sfl_Fips',
+        'ServicePropertyID',
+        'APN',
+        'CompleteStreetAddress',
+        'StandardizeStreetAddress',
+        'sfl_City',
+        'State',
+        'Zip',
+        'FinalValue',
+      ])
+      const lower = header.map((h) => h.toLowerCase())
+      expect(new Set(lower).size).toBe(lower.length)
+      expect(row.slice(0, 9)).toEqual([
+        '06067',
+        '3526 HIGH ST',
+        'Sacramento',
+        'vip',
+        'ok',
+        '',
+        '',
+        '06067',
+        '30000000006',
+      ])
+      const nd = await sfl(['lookup', '--input', join(d, 'in.csv'), '-o', 'ndjson'], {env})
+      expect(Object.keys(JSON.parse(nd.stdout) as object)).toEqual([
+        'FIPS',
+        'Address',
+        'City',
+        'Status',
+        'sfl_status',
+        'error',
+        'note',
+        'data',
+      ])
+    })
+  })
+
+  it('--bom starts a CSV output with a BOM, an input BOM is kept without it, and NDJSON never has one', async () => {
+    const d = tmp()
+    const plain = join(d, 'plain.csv')
+    const bommed = join(d, 'bom.csv')
+    writeFileSync(plain, 'fips,property_id\r\n06067,30000000006\r\n')
+    writeFileSync(bommed, '\ufefffips,property_id\r\n06067,30000000006\r\n')
+    await withSandbox({}, async (sb) => {
+      const env = {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-basic'}
+      const head = async (args: string[]) => {
+        const out = join(d, `out-${args.join('')}`.replace(/[^\w.-]/g, '_'))
+        const r = await sfl(['lookup', ...args, '--out', out], {env})
+        expect(r.code).toBe(0)
+        return readFileSync(out).subarray(0, 7).toString('latin1')
+      }
+      expect(await head(['--input', plain])).toBe('fips,pr')
+      expect(await head(['--input', plain, '--bom'])).toBe('\xef\xbb\xbffips')
+      expect(await head(['--input', bommed])).toBe('\xef\xbb\xbffips')
+      expect(await head(['--input', bommed, '-o', 'ndjson'])).toBe('{"fips"')
+      expect(await head(['--input', bommed, '-o', 'json'])).toBe('[\n{"fip')
+      // on stdout too
+      const r = await sfl(['lookup', '--input', plain, '--bom'], {env})
+      expect(r.stdout.startsWith('\ufefffips,property_id,status,error,note,')).toBe(true)
+    })
+  })
+
+  it.each([
+    [
+      ['--map', 'street=Street'],
+      /^Error: --map "street=Street": "street" is not a lookup field; map one of address, apn, property_id, fips/,
+    ],
+    [
+      ['--map', 'address=Stret,City'],
+      /^Error: --map address: no column "Stret" in .*in\.csv; did you mean "Street"\?\n$/,
+    ],
+    [
+      ['--map', 'apn=Street,City'],
+      /^Error: --map apn takes one column \(got Street, City\); only address joins several columns\n$/,
+    ],
+    [
+      ['--bom', '-o', 'ndjson'],
+      /^Error: --bom is for CSV output \(Excel\); ndjson output never starts with a BOM\n$/,
+    ],
+  ])('a mistake %j exits 2 with one line and sends nothing', async (extra, message) => {
+    const d = tmp()
+    const log = join(d, 'log.ndjson')
+    writeFileSync(log, '')
+    writeFileSync(join(d, 'in.csv'), 'Street,City,fips\r\n3526 HIGH ST,Sacramento,06067\r\n')
+    await withSandbox({log}, async (sb) => {
+      const env = {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-basic'}
+      const r = await sfl(['lookup', '--input', join(d, 'in.csv'), ...extra], {env})
+      expect(r.code).toBe(2)
+      expect(r.stderr).toMatch(message)
+      expect(r.stderr.trimEnd().split('\n')).toHaveLength(1)
+      expect(r.stdout).toBe('')
+      expect(readLog(log)).toEqual([])
+    })
+  })
+
+  it('a checkpoint left by one --map is refused by a run with another, and finished by the same map', async () => {
+    const d = tmp()
+    const log = join(d, 'log.ndjson')
+    writeFileSync(log, '')
+    writeFileSync(
+      join(d, 'in.csv'),
+      'Street,City,State,Zip,County\r\n3526 High St,Sacramento,CA,95838,6067\r\n5201 Laguna Oaks Drive #140,Elk Grove,CA,95758,06067\r\n',
+    )
+    await withSandbox({log}, async (sb) => {
+      const env = {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-basic'}
+      const out = join(d, 'out.csv')
+      const run = (map: string[], extra: string[] = []) =>
+        sfl(
+          ['lookup', '--input', join(d, 'in.csv'), '--out', out, '--map', 'fips=County', ...map, ...extra],
+          {
+            env,
+          },
+        )
+      const first = await run(['--map', 'address=street,city,state,zip'], ['--max-requests', '1'])
+      expect(first.code).toBe(7)
+      expect(existsSync(`${out}.sfl-checkpoint`)).toBe(true)
+      const other = await run(['--map', 'address=street,city'])
+      expect(other.code).toBe(2)
+      expect(other.stderr).toMatch(
+        /belongs to a different run \(.*map address=Street,City,State,Zip,fips=County\)/,
+      )
+      expect(readLog(log)).toHaveLength(1)
+      const same = await run(['--map', 'ADDRESS=STREET,CITY,STATE,ZIP'])
+      expect(same.code).toBe(0)
+      expect(same.stderr).toMatch(/2 rows \(2 ok\).*1 answers from the checkpoint/)
+      expect(readLog(log)).toHaveLength(2)
+      expect(readRows(out).map((x) => x['status'])).toEqual(['ok', 'ok'])
+      expect(existsSync(`${out}.sfl-checkpoint`)).toBe(false)
+    })
+  })
+})
+
+function readRowsText(text: string): Array<Record<string, string>> {
+  return parse(text, {columns: true}) as Array<Record<string, string>>
+}

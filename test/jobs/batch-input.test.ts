@@ -13,14 +13,15 @@ import {
   RowKeys,
   type InputRow,
 } from '../../src/jobs/batch-input.js'
+import type {ColumnMap} from '../../src/jobs/batch-map.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sfl-input-test-'))
 let n = 0
 /** Write the text to a file, open it as a batch input and read every row. */
-const parse = async (text: string | Buffer, fips?: string) => {
+const parse = async (text: string | Buffer, fips?: string, map: ColumnMap = {}) => {
   const path = join(dir, `in-${n++}.csv`)
   writeFileSync(path, text)
-  const input = await BatchInput.open(path, 'in.csv', fips)
+  const input = await BatchInput.open(path, 'in.csv', fips, undefined, map)
   const rows: InputRow[] = []
   for await (const r of input.rows()) rows.push(r)
   return {columns: input.columns, rows}
@@ -61,12 +62,111 @@ describe('batch input parsing', () => {
   })
 
   it('marks rows that break a lookup rule invalid, with the line and the rule', async () => {
-    const p = await parse('fips,address,apn\n6067,x,\n06067,,\n06067,a,b\n')
+    const p = await parse('fips,address,apn\n606777,x,\n06067,,\n06067,a,b\n67,x,\n')
     expect(p.rows.map((r) => r.invalid)).toEqual([
-      'line 2: fips "6067" must be exactly 5 digits (2-digit state code + 3-digit county code)',
+      'line 2: fips "606777" must be exactly 5 digits (2-digit state code + 3-digit county code)',
       'line 3: give exactly one of address, apn or property_id; none was given',
       'line 4: give exactly one of address, apn or property_id; got address and apn',
+      'line 5: fips "67" must be exactly 5 digits (2-digit state code + 3-digit county code)',
     ])
+  })
+
+  it('pads a fips that lost its leading zero (Excel) to 5 digits and notes it on the row', async () => {
+    const p = await parse('FIPS,Address\n6067,3526 HIGH ST\n06067,3526 HIGH ST\n" 6067 ",1 A ST\n')
+    expect(p.rows.map((r) => r.query?.fips)).toEqual(['06067', '06067', '06067'])
+    expect(p.rows.map((r) => r.note)).toEqual([
+      'fips 6067 read as 06067 (leading zero restored)',
+      undefined,
+      'fips 6067 read as 06067 (leading zero restored)',
+    ])
+    // the same property typed both ways is one lookup
+    expect(p.rows[0]!.key).toBe(p.rows[1]!.key)
+  })
+
+  it('pads a 3-digit fips too, and the state rule then judges it', async () => {
+    const p = await parse('fips,apn\n123,1\n')
+    expect(p.rows[0]!.note).toBe('fips 123 read as 00123 (leading zero restored)')
+    expect(p.rows[0]!.invalid).toBe(
+      'line 2: fips "00123" starts with 00, which is not a US state or territory code',
+    )
+  })
+
+  it('keeps header names exactly as typed and still finds the lookup columns ignoring case', async () => {
+    const p = await parse('FIPS,Address,City, Property ID \n06067,3526 HIGH ST,Sacramento,\n')
+    expect(p.columns).toEqual(['FIPS', 'Address', 'City', ' Property ID '])
+    expect(p.rows[0]!.values).toEqual({
+      FIPS: '06067',
+      Address: '3526 HIGH ST',
+      City: 'Sacramento',
+      ' Property ID ': '',
+    })
+    expect(p.rows[0]!.query).toEqual({fips: '06067', by: {kind: 'address', value: '3526 HIGH ST'}})
+  })
+
+  it('names the typed column in a row error', async () => {
+    const p = await parse('Fips,Parcel Number,APN\n06067,,' + 'x'.repeat(46) + '\n')
+    expect(p.rows[0]!.invalid).toBe('line 2: APN is 46 characters; the service allows at most 45')
+  })
+
+  it('builds the address from mapped columns as "street, city, state zip"', async () => {
+    const p = await parse(
+      'Street,Unit,City,State,Zip,County\n3526 High St,,Sacramento,CA,95838,6067\n1150 River Oaks Dr,#114,Sacramento,CA,95831,06067\n',
+      undefined,
+      {address: ['street', 'unit', 'CITY', 'state', 'zip'], fips: ['county']},
+    )
+    expect(p.rows.map((r) => r.query)).toEqual([
+      {fips: '06067', by: {kind: 'address', value: '3526 High St, Sacramento, CA 95838'}},
+      {fips: '06067', by: {kind: 'address', value: '1150 River Oaks Dr, #114, Sacramento, CA 95831'}},
+    ])
+    expect(p.rows.map((r) => r.note)).toEqual(['fips 6067 read as 06067 (leading zero restored)', undefined])
+  })
+
+  it('a mapped address with every part blank is "none was given", naming the columns', async () => {
+    const p = await parse('street,city,fips\n,,06067\n', undefined, {address: ['street', 'city']})
+    expect(p.rows[0]!.invalid).toBe(
+      'line 2: give exactly one of address (street + city), apn or property_id; none was given',
+    )
+  })
+
+  it('a map overrides a column of the same name; other lookup columns are still read by name', async () => {
+    const p = await parse('address,Parcel,fips\nold text,078-0123-045,06067\n', undefined, {
+      apn: ['parcel'],
+    })
+    expect(p.rows[0]!.invalid).toBe(
+      'line 2: give exactly one of address, Parcel or property_id; got address and Parcel',
+    )
+    const q = await parse('address,Parcel,fips\nold text,078-0123-045,06067\n', undefined, {
+      address: ['Parcel'],
+    })
+    expect(q.rows[0]!.query).toEqual({fips: '06067', by: {kind: 'address', value: '078-0123-045'}})
+  })
+
+  it('refuses a map naming a column the input lacks, with the nearest header name', async () => {
+    await expect(
+      parse('Street,City,fips\n1 A ST,X,06067\n', undefined, {address: ['stret', 'city']}),
+    ).rejects.toThrow('--map address: no column "stret" in in.csv; did you mean "Street"?')
+    await expect(
+      parse('Street,City,fips\n1 A ST,X,06067\n', undefined, {apn: ['parcel_no']}),
+    ).rejects.toThrow('--map apn: no column "parcel_no" in in.csv; the columns are: Street, City, fips')
+  })
+
+  it('maps NDJSON keys too, and refuses two spellings of one lookup key', async () => {
+    const p = await parse('{"County":6067,"Street":"3526 HIGH ST","Zip":"95838"}\n', undefined, {
+      fips: ['county'],
+      address: ['street', 'zip'],
+    })
+    expect(p.rows[0]!.query).toEqual({fips: '06067', by: {kind: 'address', value: '3526 HIGH ST 95838'}})
+    await expect(parse('{"fips":"06067","apn":"1"}\n{"FIPS":"06067","apn":"2"}\n')).rejects.toThrow(
+      'in.csv: the keys "fips" and "FIPS" both name fips; use one spelling, or pick one with --map fips=fips',
+    )
+  })
+
+  it('remembers whether the input starts with a BOM', async () => {
+    const path = join(dir, `bom-${n++}.csv`)
+    writeFileSync(path, '\ufefffips,apn\n06067,1\n')
+    expect((await BatchInput.open(path, 'in.csv', undefined)).bom).toBe(true)
+    writeFileSync(path, 'fips,apn\n06067,1\n')
+    expect((await BatchInput.open(path, 'in.csv', undefined)).bom).toBe(false)
   })
 
   it.each([
@@ -80,10 +180,14 @@ describe('batch input parsing', () => {
     ],
     [
       'fips,name\n06067,x\n',
-      /line 1: no lookup column; expected one of address, apn, property_id \(found: fips, name\)/,
+      /line 1: no lookup column; expected one of address, apn, property_id \(found: fips, name\), or name yours with --map address=street,city,state,zip/,
     ],
-    ['address\n1 MAIN ST\n', /line 1: no fips column; add one or give a default county with --fips/],
-    ['fips,Address,address\n', /the column "address" appears twice/],
+    [
+      'address\n1 MAIN ST\n',
+      /line 1: no fips column; add one, name yours with --map fips=COLUMN, or give a default county with --fips/,
+    ],
+    ['fips,address,address\n', /line 1: the column "address" appears twice in the header/],
+    ['fips,Address,address\n', /line 1: the columns "Address" and "address" differ only in case or spacing/],
     ['{"fips":"06067","address":"x"}\n{oops\n', /in\.csv line 2: not valid JSON/],
     ['{"fips":"06067","address":"x"}\n[1]\n', /line 2: expected a JSON object per line/],
   ])('a malformed input %j stops with the line number', async (text, msg) => {
