@@ -28,9 +28,16 @@ export async function runExportJob(io: CommandIo, ctx: Context, req: ExportReque
     const ended = s.counties.filter((c) => c.outcome && c.outcome.kind !== 'failed')
     const empty = s.counties.filter((c) => c.outcome?.kind === 'empty').map((c) => c.fips)
     const parts = [
-      `${n(s.written)} records written${s.wrote ? '' : ' (output left untouched: no county finished)'}`,
+      req.outDir
+        ? `${n(s.written)} records written to ${n(s.filesWritten)} county ${s.filesWritten === 1 ? 'file' : 'files'} in ${req.outDir}`
+        : `${n(s.written)} records written${s.wrote ? '' : ' (output left untouched: no county finished)'}`,
       `${ended.length}/${s.counties.length} counties ended`,
     ]
+    // --max-age: skipped without a request; listed when short, counted otherwise
+    if (s.fresh.length)
+      parts.push(
+        `${n(s.fresh.length)} fresh, not fetched${s.fresh.length <= 10 ? ` (${s.fresh.join(', ')})` : ''}`,
+      )
     if (empty.length) parts.push(`${empty.length} empty (${empty.join(', ')})`)
     if (s.resumedUnits) parts.push(`${s.resumedUnits} taken from the checkpoint`)
     const problems = s.counties.flatMap((c) =>

@@ -1,6 +1,6 @@
 import {randomBytes} from 'node:crypto'
 import {closeSync, constants, createWriteStream, fsyncSync, openSync, rmSync, type WriteStream} from 'node:fs'
-import {open, rename, rm, stat, type FileHandle} from 'node:fs/promises'
+import {mkdir, open, rename, rm, stat, type FileHandle} from 'node:fs/promises'
 import {basename, dirname, join} from 'node:path'
 
 import {UsageError} from '../api/errors.js'
@@ -147,4 +147,23 @@ export async function assertWritableTarget(out: string): Promise<void> {
     throw new UsageError(`--out ${out}: the folder ${dir} does not exist; create it first`)
   const f = await stat(out).catch(() => undefined)
   if (f?.isDirectory()) throw new UsageError(`--out ${out} is a folder; give a file name`)
+}
+
+/**
+ * `--out-dir DIR`: a folder of per-county files. DIR is created when missing (its parent must exist, as
+ * for --out); a file in its place is a usage error. `create: false` (--dry-run) only checks.
+ */
+export async function prepareOutDir(dir: string, create: boolean): Promise<void> {
+  const d = await stat(dir).catch(() => undefined)
+  if (d && !d.isDirectory())
+    throw new UsageError(`--out-dir ${dir} is a file; give a folder (it is created if missing)`)
+  if (d || !create) return
+  const parent = dirname(dir)
+  if (!(await stat(parent).catch(() => undefined))?.isDirectory())
+    throw new UsageError(`--out-dir ${dir}: the folder ${parent} does not exist; create it first`)
+  try {
+    await mkdir(dir, {mode: 0o755})
+  } catch (error) {
+    if ((error as {code?: string}).code !== 'EEXIST') throw localIoError(error, 'creating', dir)
+  }
 }
