@@ -241,6 +241,13 @@ describe('a stopped --out-dir run', () => {
       expect(manifestOf(dir).counties.map((c) => c.fips)).toEqual(['06067'])
       const before = server.requests.length
       expect(before).toBe(3)
+      // the plan knows from the checkpoint that 06067 ended; 12086 needs at least one more request
+      const plan = await runCommand(CountyExport, [...args, '--dry-run', '--no-probe'], e)
+      expect(plan.stdout.split('\n').slice(0, 2)).toEqual([
+        '2 counties (1 to fetch), 1+ requests: within the current window (the default 1,000/hour, window assumed full)',
+        'Counties   2 asked; 1 already ended in the checkpoint; 1 to fetch',
+      ])
+      expect(server.requests.length).toBe(before)
 
       const again = await runCommand(CountyExport, args, e)
       expect(again.exitCode).toBe(0)
@@ -257,6 +264,64 @@ describe('a stopped --out-dir run', () => {
         ['12086', 6, 3],
       ])
       expect(readdirSync(dir).sort()).toEqual(['manifest.json', 'state=CA', 'state=FL'])
+    } finally {
+      await server.close()
+    }
+  })
+})
+
+describe('the --dry-run probe is one request whatever it meets', () => {
+  it.each([
+    [
+      'a spent window (429): the plan waits for the reset',
+      {
+        status: 429,
+        headers: {
+          'x-ratelimit-limit': '1000',
+          'x-ratelimit-remaining': '0',
+          'x-ratelimit-reset': 'RESET',
+          'retry-after': '1200',
+        },
+      },
+      /^1 county, 1\+ requests: 1 window \(now 0 of 1,000 left, resets \d\d:\d\d UTC\) plus 1 more at 1,000\/hour: about 20 min/,
+      /Budget {5}0 of 1,000 left this window/,
+      0,
+    ],
+    [
+      'a server error: no retry, the default figures, and why',
+      {status: 500},
+      /^1 county, 1\+ requests: within the current window \(the default 1,000\/hour, window assumed full\)/,
+      /Budget {5}the default 1,000 requests\/hour \(spec 8.2\), window assumed full: the probe to 06067 failed \(/,
+      0,
+    ],
+    [
+      'an invalid key (401): exit 4, the run would stop at once',
+      {status: 401},
+      /^1 county, 1\+ requests/,
+      /the probe to 06067 was refused: the API key is invalid or missing \(HTTP 401\)/,
+      4,
+    ],
+  ])('%s', async (_name, reply, headline, budget, exitCode) => {
+    const reset = String(Math.floor(Date.now() / 1000) + 1200)
+    const server = await startScenario(() =>
+      'headers' in reply
+        ? {
+            ...reply,
+            headers: Object.fromEntries(
+              Object.entries(reply.headers).map(([k, v]) => [k, v === 'RESET' ? reset : v]),
+            ),
+          }
+        : reply,
+    )
+    try {
+      const r = await runCommand(CountyExport, ['--fips', '06067', '--dry-run'], {
+        SFL_BASE_URL: server.baseUrl,
+        SFL_API_KEY: 'test-key-123',
+      })
+      expect(r.exitCode).toBe(exitCode)
+      expect(r.stdout).toMatch(headline)
+      expect(r.stdout).toMatch(budget)
+      expect(server.requests).toHaveLength(1)
     } finally {
       await server.close()
     }
