@@ -38,7 +38,9 @@ export async function runExportJob(io: CommandIo, ctx: Context, req: ExportReque
       parts.push(
         `${n(s.fresh.length)} fresh, not fetched${s.fresh.length <= 10 ? ` (${s.fresh.join(', ')})` : ''}`,
       )
-    if (empty.length) parts.push(`${empty.length} empty (${empty.join(', ')})`)
+    // a state or the whole country has hundreds of empty counties: listed only when short
+    if (empty.length)
+      parts.push(`${n(empty.length)} empty${empty.length <= 10 ? ` (${empty.join(', ')})` : ''}`)
     if (s.resumedUnits) parts.push(`${s.resumedUnits} taken from the checkpoint`)
     const problems = s.counties.flatMap((c) =>
       c.outcome && c.outcome.kind !== 'done' && c.outcome.kind !== 'empty'

@@ -84,6 +84,25 @@ describe('county-export --out-dir: one file per county and a manifest', () => {
     ])
   })
 
+  it('--state CA: a file for each of its 58 counties, the many empty ones counted rather than listed', async () => {
+    const dir = tmp()
+    const sent = mark()
+    const r = await run(['--state', 'CA', '--out-dir', dir])
+    expect(r.exitCode).toBe(0)
+    // 06067 (2,000 records) and 06037 (3,000) in pages of 400; 56 counties without data (404)
+    expect(r.stderr).toMatch(
+      /5,000 records written to 58 county files in .*, 58\/58 counties ended, 56 empty, 69 requests/,
+    )
+    expect(sent()).toHaveLength(69)
+    expect(readdirSync(join(dir, 'state=CA'))).toHaveLength(58)
+    const m = manifestOf(dir)
+    expect(m.counties).toHaveLength(58)
+    expect(m.counties.filter((c) => c.records > 0).map((c) => [c.fips, c.records, c.pages])).toEqual([
+      ['06037', 3000, 8],
+      ['06067', 2000, 5],
+    ])
+  })
+
   it('ndjson: data.ndjson, a record a line', async () => {
     const dir = tmp()
     const r = await run(['--fips', '12086', '--output', 'ndjson', '--out-dir', dir])
