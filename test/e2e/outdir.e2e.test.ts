@@ -1,10 +1,10 @@
-import {mkdtempSync, readdirSync, readFileSync} from 'node:fs'
+import {existsSync, mkdtempSync, readdirSync, readFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {describe, expect, it} from 'vitest'
 
-import {sfl} from '../helpers/cli.js'
+import {killWhen, sfl} from '../helpers/cli.js'
 import {readLog, withSandbox} from '../helpers/sandbox.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'sfl-e2e-outdir-'))
@@ -81,6 +81,49 @@ describe('sfl county-export: state and nationwide selection, plans and --out-dir
           {fips: '12086', records: 2000, pages: 1},
         ],
       })
+    })
+  })
+
+  it('killed (-9) after its first county finished: the rerun keeps that county and does not fetch it again', async () => {
+    const log = join(tmp(), 'requests.ndjson')
+    // slow pages, so the kill lands while the second county is still being fetched
+    await withSandbox({log, pageSize: 400, latencyMs: 100}, async (sb) => {
+      const dir = join(tmp(), 'out')
+      const env = {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'}
+      const args = [
+        'county-export',
+        '--fips',
+        '12086',
+        '--fips',
+        '06037',
+        '--out-dir',
+        dir,
+        '--concurrency',
+        '1',
+      ]
+      await killWhen(args, env, () => existsSync(join(dir, 'state=FL/fips=12086/data.csv')))
+      expect(existsSync(join(dir, '.sfl-checkpoint'))).toBe(true)
+      expect(existsSync(join(dir, 'state=CA'))).toBe(false)
+      const before = readLog(log).length
+      const r = await sfl(args, {env})
+      expect(r.code).toBe(0)
+      expect(r.stderr).toMatch(/continuing the run recorded in .*\.sfl-checkpoint/)
+      const after = readLog(log)
+        .slice(before)
+        .map((l) => l.query['fips'])
+      expect(after.length).toBeGreaterThan(0)
+      expect(after.filter((f) => f !== '06037')).toEqual([])
+      const m = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as {
+        counties: Array<{fips: string; records: number}>
+      }
+      expect(m.counties.map((c) => [c.fips, c.records])).toEqual([
+        ['06037', 3000],
+        ['12086', 2000],
+      ])
+      expect(
+        readFileSync(join(dir, 'state=CA/fips=06037/data.csv'), 'utf8').trimEnd().split('\r\n'),
+      ).toHaveLength(3001)
+      expect(readdirSync(dir).sort()).toEqual(['manifest.json', 'state=CA', 'state=FL'])
     })
   })
 })
