@@ -103,6 +103,19 @@ describe('county-export --out-dir: one file per county and a manifest', () => {
     ])
   })
 
+  it('a stopped run of a whole state names the first 20 unfinished counties and counts the rest', async () => {
+    const dir = tmp()
+    const r = await run(['--state', 'TX', '--out-dir', dir, '--max-requests', '2'])
+    expect(r.exitCode).toBe(7)
+    // 48001 and 48003 have no data (404: empty) and are written; 252 counties are not finished
+    expect(r.stderr).toMatch(
+      /0 records written to 2 county files in .*, 2\/254 counties ended, 2 empty \(48001, 48003\)/,
+    )
+    expect(r.stderr.match(/^ {2}not finished \d{5}: /gm)).toHaveLength(20)
+    expect(r.stderr).toContain('  … and 232 more: 232 not finished\n')
+    expect(manifestOf(dir).counties.map((c) => c.fips)).toEqual(['48001', '48003'])
+  })
+
   it('ndjson: data.ndjson, a record a line', async () => {
     const dir = tmp()
     const r = await run(['--fips', '12086', '--output', 'ndjson', '--out-dir', dir])
