@@ -232,6 +232,12 @@ describe('county-export --out-dir: one file per county and a manifest', () => {
     ],
     [['--state', 'XX', '--dry-run', '--no-probe'], /--state "XX": .*did you mean TX\?/],
     [['--fips', '06067', '--no-probe'], /--no-probe only applies to --dry-run/],
+    [['--fips', '06067', '--out-dir', 'package.json'], /--out-dir package.json is a file; give a folder/],
+    [
+      ['--fips', '06067', '--out-dir', '/nonexistent-sfl/a'],
+      /--out-dir \/nonexistent-sfl\/a: the folder \/nonexistent-sfl does not exist; create it first/,
+    ],
+    [['--restart'], /give at least one county: .*--state CA or --all-counties/],
   ])('bad input %j: one line, exit 2, nothing sent', async (args, message) => {
     const sent = mark()
     const r = await run(args)
