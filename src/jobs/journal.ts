@@ -181,6 +181,13 @@ function describeParams(p: unknown): string {
   if (p === null || typeof p !== 'object') return 'unknown arguments'
   return Object.entries(p as Record<string, unknown>)
     .filter(([, v]) => v !== null && v !== undefined && v !== false)
-    .map(([k, v]) => `${k} ${Array.isArray(v) ? v.join(',') : String(v)}`)
+    .map(([k, v]) => `${k} ${Array.isArray(v) ? listOf(v) : String(v)}`)
     .join('; ')
+}
+
+/** A state or the whole country is hundreds of codes: the first few and the count. */
+function listOf(v: unknown[]): string {
+  return v.length <= 10
+    ? v.join(',')
+    : `${v.slice(0, 5).join(',')},… (${v.length.toLocaleString('en-US')} in all)`
 }
