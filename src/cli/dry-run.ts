@@ -109,6 +109,7 @@ async function probeBudget(
   try {
     const r = await checkKey(ctx, {
       profile: ctx.profile,
+      // where the key came from is a label of keys check's report; the plan does not print it
       keySource: ctx.sandbox ? 'sandbox' : 'env',
       fips: [fips],
       why: 'asked',
