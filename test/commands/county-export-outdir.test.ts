@@ -9,7 +9,7 @@ import type {Manifest} from '../../src/jobs/manifest.js'
 import {startSandbox, type Sandbox} from '../../src/sandbox/server.js'
 import {runCommand} from '../helpers/run-command.js'
 import {readLog} from '../helpers/sandbox.js'
-import {paged, startScenario} from '../helpers/scenario-server.js'
+import {paged, record, startScenario} from '../helpers/scenario-server.js'
 
 // the sandbox logs every request it answers: the count proves which counties were (not) fetched
 let sb: Sandbox
@@ -360,6 +360,35 @@ describe('the --dry-run probe is one request whatever it meets', () => {
       expect(r.stdout).toMatch(headline)
       expect(r.stdout).toMatch(budget)
       expect(server.requests).toHaveLength(1)
+    } finally {
+      await server.close()
+    }
+  })
+})
+
+describe('CSV columns of a county file', () => {
+  it("a column that appears on a later page is in the county's header; earlier rows leave it empty", async () => {
+    const server = await startScenario((r) =>
+      r.page === 1
+        ? {page: {records: [record(r.fips, 1)], next: 2}}
+        : {page: {records: [{...record(r.fips, 2), Zeta: 'late'}]}},
+    )
+    try {
+      const dir = tmp()
+      const r = await runCommand(CountyExport, ['--fips', '06067', '--out-dir', dir], {
+        SFL_BASE_URL: server.baseUrl,
+        SFL_API_KEY: 'test-key-123',
+      })
+      expect(r.exitCode).toBe(0)
+      const [head, first, second] = readFileSync(join(dir, 'state=CA/fips=06067/data.csv'), 'utf8').split(
+        '\r\n',
+      )
+      const cols = head!.split(',')
+      const at = cols.indexOf('Zeta')
+      expect(at).toBeGreaterThan(0)
+      expect(first!.split(',')[at]).toBe('')
+      expect(second!.split(',')[at]).toBe('late')
+      expect(first!.split(',')[cols.indexOf('APN')]).toBe('06067-1')
     } finally {
       await server.close()
     }
