@@ -1,6 +1,6 @@
 import {randomBytes} from 'node:crypto'
 import {closeSync, constants, createWriteStream, fsyncSync, openSync, rmSync, type WriteStream} from 'node:fs'
-import {mkdir, open, rename, rm, stat, type FileHandle} from 'node:fs/promises'
+import {mkdir, open, readdir, rename, rm, stat, type FileHandle} from 'node:fs/promises'
 import {basename, dirname, join} from 'node:path'
 
 import {UsageError} from '../api/errors.js'
@@ -93,6 +93,20 @@ export class AtomicFile {
     if (this.fd !== undefined) closeSync(this.fd)
     this.fd = undefined
   }
+}
+
+/**
+ * Remove temp files of `target` left by a process killed mid-write (kill -9 gives no chance to clean up).
+ * Only for a caller that holds the run's lock on the folder (--out-dir): no other writer of `target` can be
+ * at work, so every `.<name>.sfl-tmp-<16 hex>` beside it is stale. Anything else in the folder is left alone.
+ */
+export async function removeStaleTemps(target: string): Promise<void> {
+  const dir = dirname(target)
+  const prefix = `.${basename(target)}.sfl-tmp-`
+  const names = await readdir(dir).catch(() => [] as string[])
+  for (const name of names)
+    if (name.startsWith(prefix) && /^[0-9a-f]{16}$/.test(name.slice(prefix.length)))
+      await rm(join(dir, name), {force: true})
 }
 
 /** Write a small file atomically (checkpoint header, config): exclusive temp, fsync, rename. */

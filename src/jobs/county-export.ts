@@ -8,7 +8,7 @@ import {nextLink} from '../api/link.js'
 import {countyUrl} from '../api/query.js'
 import {redact} from '../api/secrets.js'
 import {countyByFips} from '../address/counties.js'
-import {writeFileAtomic} from '../io/atomic-file.js'
+import {removeStaleTemps, writeFileAtomic} from '../io/atomic-file.js'
 import {DataScanner, MAX_RECORD_BYTES, MAX_RECORD_DEPTH, type Rejected} from '../io/data-scanner.js'
 import {CsvRows, columnOf} from '../io/csv-rows.js'
 import {readCsv} from '../io/csv-reader.js'
@@ -19,7 +19,7 @@ import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
 import {cell, columnsFor, selectColumns, ShapeTracker, type Column} from '../render/columns.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 import {RunState, type JobDeps} from './run.js'
-import {countyFilePath, freshCounties, ManifestFile} from './manifest.js'
+import {countyFilePath, freshCounties, MANIFEST_FILE, ManifestFile} from './manifest.js'
 import {isFinished, outcomeOf, type Outcome} from './outcome.js'
 import {PartFile, verifyPages, type PagePart, type Segment} from './spool.js'
 
@@ -154,6 +154,8 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
     const journal = run.journal
     const now = req.now ?? Date.now
     const manifest = outDir ? await ManifestFile.open(outDir, req.format) : undefined
+    // the lock is ours: a manifest temp file left by a killed run is stale
+    if (outDir) await removeStaleTemps(join(outDir, MANIFEST_FILE))
     // --max-age: a county whose file of an earlier run is young enough is not asked for again
     const fresh =
       manifest && req.maxAgeMs !== undefined
@@ -268,6 +270,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
       } catch (error) {
         throw localIoError(error, 'creating', dirname(path))
       }
+      await removeStaleTemps(path) // a run killed while writing this county's file left its temp
       const target = await run.outputTarget(path)
       const count = await writeCountyFile(journal.partsDir, u.pages, target, req.format, {
         columns: req.format === 'csv' ? unitColumns(u) : undefined,
