@@ -10,6 +10,8 @@ export interface CommandIo {
 }
 
 const n = (x: number) => x.toLocaleString('en-US')
+/** Counties named one a line in a run's summary before the rest are only counted. */
+const MAX_LISTED = 20
 
 /** `county-export` at the terminal: progress, Ctrl-C, the job, the summary and the exit code. */
 export async function runExportJob(io: CommandIo, ctx: Context, req: ExportRequest): Promise<ExportSummary> {
@@ -28,18 +30,41 @@ export async function runExportJob(io: CommandIo, ctx: Context, req: ExportReque
     const ended = s.counties.filter((c) => c.outcome && c.outcome.kind !== 'failed')
     const empty = s.counties.filter((c) => c.outcome?.kind === 'empty').map((c) => c.fips)
     const parts = [
-      `${n(s.written)} records written${s.wrote ? '' : ' (output left untouched: no county finished)'}`,
+      req.outDir
+        ? `${n(s.written)} records written to ${n(s.filesWritten)} county ${s.filesWritten === 1 ? 'file' : 'files'} in ${req.outDir}`
+        : `${n(s.written)} records written${s.wrote ? '' : ' (output left untouched: no county finished)'}`,
       `${ended.length}/${s.counties.length} counties ended`,
     ]
-    if (empty.length) parts.push(`${empty.length} empty (${empty.join(', ')})`)
+    // --max-age: skipped without a request; listed when short, counted otherwise
+    if (s.fresh.length)
+      parts.push(
+        `${n(s.fresh.length)} fresh, not fetched${s.fresh.length <= 10 ? ` (${s.fresh.join(', ')})` : ''}`,
+      )
+    // a state or the whole country has hundreds of empty counties: listed only when short
+    if (empty.length)
+      parts.push(`${n(empty.length)} empty${empty.length <= 10 ? ` (${empty.join(', ')})` : ''}`)
     if (s.resumedUnits) parts.push(`${s.resumedUnits} taken from the checkpoint`)
-    const problems = s.counties.flatMap((c) =>
+    const listed = s.counties.flatMap((c) =>
       c.outcome && c.outcome.kind !== 'done' && c.outcome.kind !== 'empty'
-        ? [`  ${c.outcome.kind} ${c.fips}: ${c.outcome.error ?? ''}`]
+        ? [{kind: c.outcome.kind, line: `  ${c.outcome.kind} ${c.fips}: ${c.outcome.error ?? ''}`}]
         : !c.outcome && s.stopped && s.stopped.exitCode !== 141
-          ? [`  not finished ${c.fips}: ${n(c.records)} records in ${c.pages} pages so far`]
+          ? [
+              {
+                kind: 'not finished',
+                line: `  not finished ${c.fips}: ${n(c.records)} records in ${c.pages} pages so far`,
+              },
+            ]
           : [],
     )
+    // a stopped nationwide run has thousands of unfinished counties: the first ones, then a count by kind
+    const problems = listed.slice(0, MAX_LISTED).map((p) => p.line)
+    if (listed.length > MAX_LISTED) {
+      const rest = new Map<string, number>()
+      for (const p of listed.slice(MAX_LISTED)) rest.set(p.kind, (rest.get(p.kind) ?? 0) + 1)
+      problems.push(
+        `  … and ${n(listed.length - MAX_LISTED)} more: ${[...rest].map(([k, c]) => `${n(c)} ${k}`).join(', ')}`,
+      )
+    }
     for (const r of s.rejected.slice(0, 5))
       problems.push(`  skipped ${r.fips} page ${r.page} record ${r.record}: ${r.reason}`)
     if (s.rejected.length > 5) problems.push(`  … and ${s.rejected.length - 5} more poison records`)

@@ -14,7 +14,11 @@ export default class CountyExport extends BaseCommand<typeof CountyExport> {
   static override description = `Each county is fetched with the county-wide form of the endpoint (fips only), as one array or
 page by page (RFC 8288 Link rel="next"), streamed to disk in constant memory. --out receives exactly the
 counties that finished, whole and in order, atomically. A run that did not end every county keeps a
-checkpoint beside --out; running the same command again continues it (--restart starts over).`
+checkpoint beside --out; running the same command again continues it (--restart starts over).
+
+For a state or the whole country, --out-dir DIR writes one file per county as it finishes
+(DIR/state=CA/fips=06067/data.csv) and DIR/manifest.json; with --max-age 30d, counties exported less than
+30 days ago are skipped. --dry-run prints the plan: counties, requests, and the time at the key's limit.`
 
   static override examples = [
     {
@@ -37,6 +41,14 @@ checkpoint beside --out; running the same command again continues it (--restart 
       description: 'How many requests would this take?',
       command: '<%= config.bin %> county-export --fips-file counties.txt --dry-run',
     },
+    {
+      description: 'California, one file per county; a rerun within a month fetches only what is missing',
+      command: '<%= config.bin %> county-export --state CA --out-dir exports --max-age 30d',
+    },
+    {
+      description: 'The whole country: the plan first (one probe request), then the run',
+      command: '<%= config.bin %> county-export --all-counties --out-dir exports --dry-run',
+    },
   ]
 
   static override flags = {
@@ -46,8 +58,24 @@ checkpoint beside --out; running the same command again continues it (--restart 
       multiple: true,
     }),
     'fips-file': Flags.string({description: 'File of county codes, one per line (# comments allowed)'}),
+    state: Flags.string({
+      description:
+        'Every county of this state, by two-letter code (repeatable; from the shipped county list)',
+      multiple: true,
+    }),
+    'all-counties': Flags.boolean({
+      description: 'Every county of the shipped county list (about 3,200): use with --out-dir',
+    }),
     out: Flags.string({
       description: 'Output file (written to a temp file and renamed when complete); stdout when omitted',
+    }),
+    'out-dir': Flags.string({
+      description:
+        'Folder for one file per county (state=CA/fips=06067/data.csv), each written when its county finishes, and manifest.json',
+    }),
+    'max-age': Flags.string({
+      description:
+        'With --out-dir: skip counties the manifest says were exported less than this long ago (e.g. 30d, 12h; units s m h d)',
     }),
     output: Flags.option({
       char: 'o',
@@ -62,9 +90,11 @@ checkpoint beside --out; running the same command again continues it (--restart 
       delimiter: ',',
       multiple: true,
     }),
-    restart: Flags.boolean({description: 'Discard the checkpoint beside --out and start over'}),
+    restart: Flags.boolean({
+      description: 'Discard the checkpoint (beside --out, in --out-dir) and start over',
+    }),
     resume: Flags.boolean({
-      description: 'Continue from the checkpoint beside --out (the default whenever one exists)',
+      description: 'Continue from the checkpoint (the default whenever one exists)',
       hidden: true,
     }),
     concurrency: Flags.integer({description: 'Requests in flight at once', default: 4, min: 1, max: 64}),
@@ -78,7 +108,13 @@ checkpoint beside --out; running the same command again continues it (--restart 
       min: 0,
     }),
     'max-requests': Flags.integer({description: 'Most requests this run may send', min: 1}),
-    'dry-run': Flags.boolean({description: 'Print how many requests the run needs and send none'}),
+    'dry-run': Flags.boolean({
+      description:
+        "Print the plan (counties, requests, time at the key's limit; JSON with --output json) after one probe request; nothing is exported",
+    }),
+    'no-probe': Flags.boolean({
+      description: 'With --dry-run: send nothing, and plan with the default 1,000 requests/hour (spec 8.2)',
+    }),
     'max-record-bytes': Flags.integer({
       description: 'Skip (and list) any record larger than this many bytes instead of holding it in memory',
       default: 16 * 1024 * 1024,
@@ -93,19 +129,31 @@ checkpoint beside --out; running the same command again continues it (--restart 
   async run(): Promise<ExportSummary | undefined> {
     const f = this.flags
     const fips = await this.countyList()
-    if ((f.resume || f.restart) && !f.out)
-      throw new UsageError(
-        `--${f.resume ? 'resume' : 'restart'} needs --out (the checkpoint lives beside the output file)`,
-      )
-    if (f.resume && f.restart) throw new UsageError('--resume and --restart contradict each other; pick one')
-    if (f.out) await (await import('../io/atomic-file.js')).assertWritableTarget(f.out)
+    const {outDir, maxAgeMs} = await this.checkTargets()
     const fields = checkFields(f.fields?.map((s) => s.trim()).filter((s) => s !== ''))
     if (f['dry-run']) {
-      process.stdout.write(
-        `${fips.length} ${fips.length === 1 ? 'county' : 'counties'}: at least ${fips.length} requests (one per county when the service sends whole counties; one per page when it paginates). Nothing was sent.\n`,
-      )
+      const {dryRun} = await import('../cli/dry-run.js')
+      const {exitCode} = await dryRun({
+        fips,
+        out: f.out,
+        outDir,
+        format: f.output,
+        maxAgeMs,
+        maxAge: f['max-age'],
+        restart: f.restart,
+        reserve: f.reserve,
+        // the one probe: no retries and no waiting for a reset, so it stays one request
+        probe: f['no-probe'] ? undefined : () => this.context({retries: 0, maxWaitMs: 0, concurrency: 1}),
+        json: f.output === 'json',
+      })
+      process.exitCode = exitCode
       return undefined
     }
+    // one file of thousands of counties is written only when the run ends (README "Nationwide runs")
+    if (fips.length >= 100 && !outDir)
+      this.notice(
+        `sfl: ${fips.length.toLocaleString('en-US')} counties into one output: nothing is written until the run ends; --out-dir DIR writes each county as it finishes`,
+      )
     const ctx = await this.context({
       concurrency: f.concurrency,
       reserve: f.reserve,
@@ -115,6 +163,8 @@ checkpoint beside --out; running the same command again continues it (--restart 
     return runExportJob(this.io(), ctx, {
       fips,
       out: f.out,
+      outDir,
+      maxAgeMs,
       format: f.output,
       fields,
       restart: f.restart,
@@ -124,7 +174,34 @@ checkpoint beside --out; running the same command again continues it (--restart 
     })
   }
 
-  /** --fips and --fips-file, validated before anything is sent; duplicates removed, order kept. */
+  /** --out / --out-dir and the flags that need one, checked before anything is sent. */
+  private async checkTargets(): Promise<{outDir: string | undefined; maxAgeMs: number | undefined}> {
+    const f = this.flags
+    const outDir = f['out-dir']
+    if (f.out && outDir)
+      throw new UsageError(
+        '--out and --out-dir contradict each other: --out writes one file, --out-dir one file per county; pick one',
+      )
+    if ((f.resume || f.restart) && !f.out && !outDir)
+      throw new UsageError(
+        `--${f.resume ? 'resume' : 'restart'} needs --out or --out-dir (where the checkpoint lives)`,
+      )
+    if (f.resume && f.restart) throw new UsageError('--resume and --restart contradict each other; pick one')
+    if (f['max-age'] !== undefined && !outDir)
+      throw new UsageError('--max-age needs --out-dir (freshness is read from DIR/manifest.json)')
+    if (f['no-probe'] && !f['dry-run']) throw new UsageError('--no-probe only applies to --dry-run')
+    const {parseDuration} = await import('../jobs/plan.js')
+    const maxAgeMs = f['max-age'] === undefined ? undefined : parseDuration(f['max-age'])
+    const io = await import('../io/atomic-file.js')
+    if (f.out) await io.assertWritableTarget(f.out)
+    if (outDir) await io.prepareOutDir(outDir, !f['dry-run'])
+    return {outDir, maxAgeMs}
+  }
+
+  /**
+   * --fips, --county, --fips-file, --state and --all-counties, validated before anything is sent;
+   * duplicates removed, order kept.
+   */
   private async countyList(): Promise<string[]> {
     const f = this.flags
     const list: Array<{value: string; where: string}> = (f.fips ?? []).map((v) => ({
@@ -147,9 +224,9 @@ checkpoint beside --out; running the same command again continues it (--restart 
         if (v !== '') list.push({value: v, where: `${f['fips-file']} line ${i + 1}`})
       })
     }
-    if (list.length === 0)
+    if (list.length === 0 && !f.state?.length && !f['all-counties'])
       throw new UsageError(
-        'give at least one county: --fips 06067 or --county "Sacramento, CA" (repeatable), or --fips-file FILE',
+        'give at least one county: --fips 06067 or --county "Sacramento, CA" (repeatable), --fips-file FILE, --state CA or --all-counties',
       )
     for (const {value, where} of list) {
       const problem = fipsProblem(value)
@@ -161,7 +238,12 @@ checkpoint beside --out; running the same command again continues it (--restart 
         throw new UsageError(`${where}: ${(error as Error).message.replace(/^--fips /, '')}`)
       }
     }
-    return [...new Set(list.map((l) => l.value))]
+    const {selectCounties} = await import('../address/county-select.js')
+    return selectCounties({
+      named: list.map((l) => l.value),
+      states: f.state ?? [],
+      all: f['all-counties'],
+    })
   }
 }
 

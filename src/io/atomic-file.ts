@@ -11,7 +11,7 @@ import {
   rmSync,
   type WriteStream,
 } from 'node:fs'
-import {open, rename, rm, stat, type FileHandle} from 'node:fs/promises'
+import {mkdir, open, readdir, rename, rm, stat, type FileHandle} from 'node:fs/promises'
 import {basename, dirname, join} from 'node:path'
 
 import {UsageError} from '../api/errors.js'
@@ -138,6 +138,20 @@ export class AtomicFile {
   }
 }
 
+/**
+ * Remove temp files of `target` left by a process killed mid-write (kill -9 gives no chance to clean up).
+ * Only for a caller that holds the run's lock on the folder (--out-dir): no other writer of `target` can be
+ * at work, so every `.<name>.sfl-tmp-<16 hex>` beside it is stale. Anything else in the folder is left alone.
+ */
+export async function removeStaleTemps(target: string): Promise<void> {
+  const dir = dirname(target)
+  const prefix = `.${basename(target)}.sfl-tmp-`
+  const names = await readdir(dir).catch(() => [] as string[])
+  for (const name of names)
+    if (name.startsWith(prefix) && /^[0-9a-f]{16}$/.test(name.slice(prefix.length)))
+      await rm(join(dir, name), {force: true})
+}
+
 /** Write a small file atomically (checkpoint header, config): exclusive temp, fsync, rename. */
 export async function writeFileAtomic(target: string, data: string, mode = 0o600): Promise<void> {
   const tmp = tempPathFor(target)
@@ -190,4 +204,23 @@ export async function assertWritableTarget(out: string): Promise<void> {
     throw new UsageError(`--out ${out}: the folder ${dir} does not exist; create it first`)
   const f = await stat(out).catch(() => undefined)
   if (f?.isDirectory()) throw new UsageError(`--out ${out} is a folder; give a file name`)
+}
+
+/**
+ * `--out-dir DIR`: a folder of per-county files. DIR is created when missing (its parent must exist, as
+ * for --out); a file in its place is a usage error. `create: false` (--dry-run) only checks.
+ */
+export async function prepareOutDir(dir: string, create: boolean): Promise<void> {
+  const d = await stat(dir).catch(() => undefined)
+  if (d && !d.isDirectory())
+    throw new UsageError(`--out-dir ${dir} is a file; give a folder (it is created if missing)`)
+  if (d || !create) return
+  const parent = dirname(dir)
+  if (!(await stat(parent).catch(() => undefined))?.isDirectory())
+    throw new UsageError(`--out-dir ${dir}: the folder ${parent} does not exist; create it first`)
+  try {
+    await mkdir(dir, {mode: 0o755})
+  } catch (error) {
+    if ((error as {code?: string}).code !== 'EEXIST') throw localIoError(error, 'creating', dir)
+  }
 }

@@ -1,20 +1,25 @@
 import {createReadStream} from 'node:fs'
-import {join} from 'node:path'
+import {mkdir, rm} from 'node:fs/promises'
+import {dirname, join} from 'node:path'
 
 import type {HttpClient, HttpResponse} from '../api/client.js'
 import {BadResponseError, ServerError, type SflError} from '../api/errors.js'
 import {nextLink} from '../api/link.js'
 import {countyUrl} from '../api/query.js'
 import {redact} from '../api/secrets.js'
-import {writeFileAtomic} from '../io/atomic-file.js'
+import {countyByFips} from '../address/counties.js'
+import {removeStaleTemps, writeFileAtomic} from '../io/atomic-file.js'
 import {DataScanner, MAX_RECORD_BYTES, MAX_RECORD_DEPTH, type Rejected} from '../io/data-scanner.js'
 import {CsvRows, columnOf} from '../io/csv-rows.js'
 import {readCsv} from '../io/csv-reader.js'
 import {readLines} from '../io/lines.js'
+import {localIoError} from '../io/fs-errors.js'
+import type {OutputTarget} from '../io/output.js'
 import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
 import {cell, columnsFor, selectColumns, ShapeTracker, type Column} from '../render/columns.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 import {RunState, type JobDeps} from './run.js'
+import {countyFilePath, freshCounties, MANIFEST_FILE, ManifestFile} from './manifest.js'
 import {isFinished, outcomeOf, type Outcome} from './outcome.js'
 import {PartFile, verifyPages, type PagePart, type Segment} from './spool.js'
 
@@ -35,6 +40,15 @@ export interface ExportRequest {
   escapeFormulas: boolean
   /** Poison-record cap: a record larger than this is skipped into the rejects list. */
   maxRecordBytes?: number | undefined
+  /**
+   * `--out-dir`: each county to its own file (`state=CA/fips=06067/data.csv`), written atomically when it
+   * finishes, and recorded in DIR/manifest.json; the checkpoint and lock live in DIR.
+   */
+  outDir?: string | undefined
+  /** `--max-age` (with outDir): counties whose manifest entry is younger are skipped as fresh. */
+  maxAgeMs?: number | undefined
+  /** The clock of manifest times (tests). */
+  now?: (() => number) | undefined
 }
 
 export interface ExportDeps extends JobDeps {
@@ -68,8 +82,12 @@ export interface ExportSummary {
   wrote: boolean
   /** Records skipped as poison (too large, too deep), with where they were. */
   rejected: Array<{fips: string; page: number; record: number; reason: string}>
-  /** The file listing them, beside --out. */
+  /** The file listing them, beside --out (in --out-dir). */
   rejectsFile?: string | undefined
+  /** --out-dir: the asked counties skipped as fresh (--max-age), in the order asked. */
+  fresh: string[]
+  /** --out-dir: county files written by this run. */
+  filesWritten: number
   exitCode: number
 }
 
@@ -86,22 +104,33 @@ interface Unit {
   flushed: number
   /** Records the service said the county holds (X-Total-Count), for the ETA. */
   expected?: number | undefined
+  /** --out-dir: the county's file and manifest entry are written (its part files are gone). */
+  written?: boolean
 }
 
 export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Promise<ExportSummary> {
-  const units: Unit[] = req.fips.map((fips, index) => ({fips, index, pages: [], flushed: 0}))
-  const byFips = new Map(units.map((u) => [u.fips, u]))
+  const asked: Unit[] = req.fips.map((fips, index) => ({fips, index, pages: [], flushed: 0}))
+  const byFips = new Map(asked.map((u) => [u.fips, u]))
+  const outDir = req.outDir
   /** CSV: the column layouts rows were spooled in (journaled once each, pages refer to them by index). */
   const layouts: Column[][] = []
   const layoutIds = new Map<string, number>()
   const run = await RunState.start(deps, {
     out: req.out,
+    dir: outDir,
     restart: req.restart,
     header: {
       // 3: CSV pages spool formatted rows by column layout
       v: 3,
       kind: 'county-export',
-      params: {fips: req.fips, format: req.format, fields: req.fields ?? null, baseUrl: deps.baseUrl},
+      // --out-dir: the counties asked, fresh or not, so a rerun with --max-age continues the same run
+      params: {
+        fips: req.fips,
+        format: req.format,
+        fields: req.fields ?? null,
+        baseUrl: deps.baseUrl,
+        ...(outDir ? {layout: 'out-dir'} : {}),
+      },
     },
     replay: (e) => {
       if (e['t'] === 'layout') return void (layouts[Number(e['id'])] = (e['cols'] as string[]).map(columnOf))
@@ -117,14 +146,26 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
         })
         u.next = typeof e['next'] === 'string' ? e['next'] : undefined
       } else if (e['t'] === 'end') u.outcome = e['outcome'] as Outcome
+      else if (e['t'] === 'written') u.written = true
       else if (e['t'] === 'reset') Object.assign(u, {pages: [], next: undefined, outcome: undefined})
     },
   })
   try {
     const journal = run.journal
+    const now = req.now ?? Date.now
+    const manifest = outDir ? await ManifestFile.open(outDir, req.format) : undefined
+    // the lock is ours: a manifest temp file left by a killed run is stale
+    if (outDir) await removeStaleTemps(join(outDir, MANIFEST_FILE))
+    // --max-age: a county whose file of an earlier run is young enough is not asked for again
+    const fresh =
+      manifest && req.maxAgeMs !== undefined
+        ? freshCounties(manifest.current, req.fips, req.maxAgeMs, now(), manifest.exists)
+        : new Set<string>()
+    const units = asked.filter((u) => !fresh.has(u.fips))
+    units.forEach((u, i) => (u.index = i))
     // a part file that does not hold what the journal says (edited, cut short) is fetched again
     for (const u of units) {
-      if (u.pages.length === 0 || (u.outcome && !isFinished(u.outcome.kind))) continue
+      if (u.written || u.pages.length === 0 || (u.outcome && !isFinished(u.outcome.kind))) continue
       const bad = await verifyPages(journal.partsDir, u.pages)
       if (bad) {
         deps.notice(`sfl: ${bad}; county ${u.fips} will be fetched again`)
@@ -165,7 +206,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
     const header = (cols: Column[]) => cols.map((c) => cell(c.header, req.escapeFormulas))
 
     // stdout streams when the frame is known up front; otherwise everything is assembled at the end
-    const streaming = !req.out && (req.format !== 'csv' || fixedCols !== undefined)
+    const streaming = !req.out && !outDir && (req.format !== 'csv' || fixedCols !== undefined)
     const stdout = streaming ? run.stdoutTarget() : undefined
     const live = stdout
       ? new RecordWriter(stdout, req.format, {header: fixedCols && header(fixedCols), bom: req.bom})
@@ -205,6 +246,64 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
     }
     // one copy at a time: two units ending together must not copy the same page twice
     const advance = () => (advancing = advancing.then(step))
+
+    /** --out-dir, CSV: a county's columns are those its rows were spooled in (or the run's, if it has none). */
+    const unitColumns = (u: Unit): Column[] => {
+      if (fixedCols) return fixedCols
+      const ids = [...new Set(u.pages.flatMap((p) => (p.segments ?? []).map((sg) => sg.layout)))]
+      if (ids.length === 1) return layouts[ids[0]!]!
+      if (ids.length === 0) return columnsFor(shape.shape)
+      const own = new ShapeTracker()
+      for (const id of ids)
+        for (const c of layouts[id]!) own.observe({[c.key]: c.sub === undefined ? 0 : {[c.sub]: 0}})
+      return columnsFor(own.shape)
+    }
+    let filesWritten = 0
+    let recordsToFiles = 0
+    /**
+     * --out-dir: a finished county goes to its own file at once (atomically), then into the manifest; only
+     * then is it journaled as written and its part files removed, so a stop at any point loses nothing.
+     */
+    const writeUnit = async (u: Unit): Promise<void> => {
+      const county = countyByFips(u.fips)
+      const state = county?.state ?? 'unknown'
+      const rel = countyFilePath(state, u.fips, req.format)
+      const path = join(outDir!, rel)
+      try {
+        await mkdir(dirname(path), {recursive: true})
+      } catch (error) {
+        throw localIoError(error, 'creating', dirname(path))
+      }
+      await removeStaleTemps(path) // a run killed while writing this county's file left its temp
+      const target = await run.outputTarget(path)
+      const count = await writeCountyFile(journal.partsDir, u.pages, target, req.format, {
+        columns: req.format === 'csv' ? unitColumns(u) : undefined,
+        layouts,
+        escapeFormulas: req.escapeFormulas,
+        bom: req.bom,
+        commit: () => run.commit(target),
+      })
+      filesWritten++
+      recordsToFiles += count
+      await manifest!.record({
+        fips: u.fips,
+        state,
+        name: county?.name ?? '',
+        path: rel,
+        records: count,
+        pages: u.pages.length,
+        finishedAt: new Date(now()).toISOString(),
+      })
+      u.written = true
+      journal.append({t: 'written', u: u.fips})
+      for (const p of u.pages)
+        for (const f of [p.file, ...(p.segments ?? []).map((sg) => sg.file)])
+          await rm(join(journal.partsDir, f), {force: true})
+    }
+    // a county that finished before a stop but was not yet written (a crash in between) is written now
+    if (outDir)
+      for (const u of units)
+        if (u.outcome && isFinished(u.outcome.kind) && !u.written) await writeUnit(u).catch(run.absorbOrThrow)
 
     const exportUnit = async (u: Unit): Promise<void> => {
       if (u.outcome && u.outcome.kind !== 'failed') return
@@ -336,6 +435,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
         u.outcome = {...outcomeOf(error, run.message(error), true), records: 0}
       }
       journal.append({t: 'end', u: u.fips, outcome: u.outcome})
+      if (outDir && isFinished(u.outcome.kind)) await writeUnit(u)
       progress()
       if (u.index === head) await advance()
     }
@@ -356,6 +456,9 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
       stdout!.release()
       wrote = live.hasStarted
       written = live.count
+    } else if (outDir) {
+      wrote = filesWritten > 0
+      written = recordsToFiles
     } else if (finished.length > 0) {
       // every finished county, whole, in the order asked; the target is replaced only when complete
       const cols = fixedCols ?? selectColumns(columnsFor(shape.shape), req.fields)
@@ -390,14 +493,15 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
       ),
     )
     let rejectsFile: string | undefined
-    if (rejected.length && req.out && wrote) {
-      rejectsFile = `${req.out}.rejects.ndjson`
+    if (rejected.length && (req.out || outDir) && wrote) {
+      rejectsFile = outDir ? join(outDir, 'rejects.ndjson') : `${req.out}.rejects.ndjson`
       await writeFileAtomic(rejectsFile, rejected.map((r) => `${JSON.stringify(r)}\n`).join(''), 0o644).catch(
         run.absorbOrThrow,
       )
     }
     // a run whose output could not be written (disk full) keeps its checkpoint: the rerun only assembles
-    const checkpoint = await run.finish(openUnits || (finished.length > 0 && !wrote))
+    const unwritten = outDir ? finished.some((u) => !u.written) : finished.length > 0 && !wrote
+    const checkpoint = await run.finish(openUnits || unwritten)
     return {
       counties: units.map((u) => ({
         fips: u.fips,
@@ -412,6 +516,8 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
       wrote,
       rejected,
       rejectsFile,
+      fresh: req.fips.filter((f) => fresh.has(f)),
+      filesWritten,
       exitCode: run.exitCode(
         units.flatMap((u) => (u.outcome ? [u.outcome] : [])),
         finished.length > 0,
@@ -420,6 +526,39 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
   } finally {
     await run.close()
   }
+}
+
+/**
+ * One county's spooled pages as one file (`--out-dir`): framed in `format` on `target`, committed by
+ * `commit` (the run's, so a failure stops the run), aborted on any error so the target is never half
+ * written. Returns the records written. An empty county gives an empty frame (a CSV header, `[]`, or an
+ * empty NDJSON file), so every manifest entry names a file that exists.
+ */
+export async function writeCountyFile(
+  partsDir: string,
+  pages: readonly PagePart[],
+  target: OutputTarget,
+  format: RecordFormat,
+  opts: {
+    /** CSV: the file's columns. */
+    columns?: Column[] | undefined
+    layouts: Column[][]
+    escapeFormulas: boolean
+    bom: boolean
+    commit: () => Promise<void>
+  },
+): Promise<number> {
+  const header = opts.columns?.map((c) => cell(c.header, opts.escapeFormulas))
+  const writer = new RecordWriter(target, format, {header, bom: opts.bom})
+  try {
+    for (const p of pages) await copyPage(partsDir, p, writer, opts.columns, opts.layouts)
+    writer.end()
+    await opts.commit()
+  } catch (error) {
+    await target.abort()
+    throw error
+  }
+  return writer.count
 }
 
 /**

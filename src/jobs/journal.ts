@@ -1,5 +1,6 @@
 import {closeSync, constants, ftruncateSync, openSync, readSync, writeSync} from 'node:fs'
 import {mkdir, rm, stat} from 'node:fs/promises'
+import {join} from 'node:path'
 
 import {CheckpointError} from '../api/errors.js'
 import {localIoError} from '../io/fs-errors.js'
@@ -28,6 +29,11 @@ export interface JournalPaths {
 
 export function journalPaths(out: string): JournalPaths {
   return {journal: `${out}.sfl-checkpoint`, parts: `${out}.sfl-parts`, lock: `${out}.sfl-lock`}
+}
+
+/** `--out-dir DIR`: the run's checkpoint, parts and lock live inside DIR, beside its manifest. */
+export function outDirJournalPaths(dir: string): JournalPaths {
+  return {journal: join(dir, '.sfl-checkpoint'), parts: join(dir, '.sfl-parts'), lock: join(dir, '.sfl-lock')}
 }
 
 const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW
@@ -175,6 +181,13 @@ function describeParams(p: unknown): string {
   if (p === null || typeof p !== 'object') return 'unknown arguments'
   return Object.entries(p as Record<string, unknown>)
     .filter(([, v]) => v !== null && v !== undefined && v !== false)
-    .map(([k, v]) => `${k} ${Array.isArray(v) ? v.join(',') : String(v)}`)
+    .map(([k, v]) => `${k} ${Array.isArray(v) ? listOf(v) : String(v)}`)
     .join('; ')
+}
+
+/** A state or the whole country is hundreds of codes: the first few and the count. */
+function listOf(v: unknown[]): string {
+  return v.length <= 10
+    ? v.join(',')
+    : `${v.slice(0, 5).join(',')},… (${v.length.toLocaleString('en-US')} in all)`
 }

@@ -9,7 +9,7 @@ import type {Scheduler} from '../schedule/scheduler.js'
 import {redact} from '../api/secrets.js'
 import {onImmediateExit} from '../io/atomic-file.js'
 import {FileTarget, StdoutTarget, type OutputTarget} from '../io/output.js'
-import {Journal, journalPaths, type JournalHeader} from './journal.js'
+import {Journal, journalPaths, outDirJournalPaths, type JournalHeader} from './journal.js'
 import {acquireLock, type Lock} from './lock.js'
 import {runExitCode, stopsTheRun, type Outcome} from './outcome.js'
 
@@ -51,18 +51,20 @@ export class RunState {
     deps: JobDeps,
     o: {
       out?: string | undefined
+      /** `--out-dir`: the checkpoint and lock live in this folder instead of beside `out`. */
+      dir?: string | undefined
       restart: boolean
       header: JournalHeader
       replay: (event: Record<string, unknown>, offset: number, length: number) => void
     },
   ): Promise<RunState> {
-    if (!o.out) {
+    if (!o.out && !o.dir) {
       const scratch = await mkdtemp(join(tmpdir(), 'sfl-run-'))
       const run = new RunState(deps, await Journal.scratch(scratch, o.header), undefined, scratch)
       run.unregister.push(onImmediateExit(() => rmSync(scratch, {recursive: true, force: true})))
       return run
     }
-    const paths = journalPaths(o.out)
+    const paths = o.dir ? outDirJournalPaths(o.dir) : journalPaths(o.out!)
     const lock = await acquireLock(paths.lock, deps.notice)
     const unlockOnExit = onImmediateExit(() => lock.release())
     try {

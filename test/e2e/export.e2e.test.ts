@@ -147,10 +147,23 @@ describe('sfl county-export end to end', () => {
         expect(r.stderr).toMatch(msg)
       }
       expect(readLog(log)).toHaveLength(0)
+      // --dry-run plans with the key's budget from one probe request; --no-probe sends nothing
       const dry = await sfl(['county-export', '--fips', '06067', '--fips', '48201', '--dry-run'], {env})
       expect(dry.code).toBe(0)
-      expect(dry.stdout).toMatch(/^2 counties: at least 2 requests/)
-      expect(readLog(log)).toHaveLength(0)
+      expect(dry.stdout).toMatch(
+        /^2 counties, 2\+ requests: within the current window \(now 999 of 1,000 left/,
+      )
+      expect(readLog(log)).toHaveLength(1)
+      const offline = await sfl(
+        ['county-export', '--fips', '06067', '--fips', '48201', '--dry-run', '--no-probe'],
+        {
+          env,
+        },
+      )
+      expect(offline.stdout).toMatch(
+        /^2 counties, 2\+ requests: within the current window \(the default 1,000\/hour/,
+      )
+      expect(readLog(log)).toHaveLength(1)
     })
   })
 

@@ -15,6 +15,7 @@ import {describe, expect, it} from 'vitest'
 import {
   AtomicFile,
   openExclusive,
+  removeStaleTemps,
   removeTempFilesSync,
   tempPathFor,
   writeFileAtomic,
@@ -68,6 +69,7 @@ describe('atomic files', () => {
     expect(readdirSync(d)).toEqual([])
     expect(existsSync(f.tmp)).toBe(false)
   })
+
   it('an adopted part file becomes the whole target with the output mode, or goes back to its length', async () => {
     const d = dir()
     const part = join(d, 'part.ndjson')
@@ -95,5 +97,24 @@ describe('atomic files', () => {
     symlinkSync(join(d, 'victim'), join(d, 'link'))
     expect(() => AtomicFile.adopt(join(d, 'link'), join(d, 'out'))).toThrow()
     expect(readFileSync(join(d, 'victim'), 'utf8')).toBe('precious')
+  })
+
+  it('stale temps of a killed writer are removed for their target only; nothing else in the folder', async () => {
+    const d = dir()
+    const names = [
+      '.manifest.json.sfl-tmp-0123456789abcdef',
+      '.manifest.json.sfl-tmp-fedcba9876543210',
+      '.manifest.json.sfl-tmp-notatempname',
+      '.data.csv.sfl-tmp-0123456789abcdef',
+      'manifest.json',
+    ]
+    for (const n of names) writeFileSync(join(d, n), 'x')
+    await removeStaleTemps(join(d, 'manifest.json'))
+    expect(readdirSync(d).sort()).toEqual([
+      '.data.csv.sfl-tmp-0123456789abcdef',
+      '.manifest.json.sfl-tmp-notatempname',
+      'manifest.json',
+    ])
+    await removeStaleTemps(join(d, 'missing-folder', 'x.csv')) // no folder: nothing to do
   })
 })

@@ -80,6 +80,15 @@ describe('the checkpoint journal', () => {
     r.journal.close()
   })
 
+  it('names a long county list of the other run by its first codes and count', async () => {
+    const paths = fresh()
+    const many = Array.from({length: 254}, (_, i) => String(48001 + 2 * i))
+    ;(await open(paths, {...header, params: {fips: many, format: 'csv'}})).journal.close()
+    await expect(open(paths)).rejects.toThrow(
+      'belongs to a different run (fips 48001,48003,48005,48007,48009,… (254 in all); format csv)',
+    )
+  })
+
   it('refuses a checkpoint that is not one (an old version, an edited file) with --restart as the way out', async () => {
     const paths = fresh()
     writeFileSync(paths.journal, '{"version":1,"units":{}}\n')

@@ -1,0 +1,178 @@
+import {existsSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {ExitCode, SflError} from '../api/errors.js'
+import {redact} from '../api/secrets.js'
+import {countyByFips, describeCounty} from '../address/counties.js'
+import {readLines} from '../io/lines.js'
+import {journalPaths, outDirJournalPaths} from '../jobs/journal.js'
+import {checkFormat, freshCounties, readManifest} from '../jobs/manifest.js'
+import {
+  countyNeeds,
+  DEFAULT_BUDGET,
+  makePlan,
+  planJson,
+  renderPlan,
+  type Budget,
+  type CheckpointUnit,
+  type Plan,
+} from '../jobs/plan.js'
+import type {Context} from './base-command.js'
+
+/**
+ * `county-export --dry-run`: read what earlier runs left (DIR/manifest.json, the checkpoint), learn the
+ * key's budget from ONE probe request (the way `keys check` does, src/keys/check.ts) unless --no-probe,
+ * and print the plan (src/jobs/plan.ts). Nothing is exported.
+ */
+export interface DryRunRequest {
+  fips: string[]
+  out?: string | undefined
+  outDir?: string | undefined
+  format: string
+  maxAgeMs?: number | undefined
+  /** --max-age as typed, for the text. */
+  maxAge?: string | undefined
+  restart: boolean
+  reserve: number
+  /** The connection for the probe; undefined with --no-probe. */
+  probe: (() => Promise<Context>) | undefined
+  json: boolean
+  now?: () => number
+}
+
+export async function dryRun(req: DryRunRequest): Promise<{plan: Plan; exitCode: number}> {
+  const now = req.now ?? Date.now
+  const manifest = req.outDir ? await readManifest(req.outDir) : undefined
+  if (req.outDir) checkFormat(manifest, req.format, req.outDir) // as the run would: nothing sent
+  const fresh =
+    manifest && req.maxAgeMs !== undefined
+      ? freshCounties(manifest, req.fips, req.maxAgeMs, now(), (p) => existsIn(req.outDir!, p))
+      : undefined
+  const lastPages = new Map((manifest?.counties ?? []).map((c) => [c.fips, c.pages]))
+  const journal = req.outDir
+    ? outDirJournalPaths(req.outDir).journal
+    : req.out
+      ? journalPaths(req.out).journal
+      : undefined
+  const checkpoint = journal && !req.restart ? await readCheckpoint(journal, req.fips) : undefined
+  const needs = countyNeeds(req.fips, {
+    ...(fresh ? {fresh} : {}),
+    lastPages,
+    ...(checkpoint ? {checkpoint} : {}),
+  })
+  const first = needs.find((c) => c.requests > 0)
+  const probed: {budget: Budget; note: string; sent: number; exitCode?: number} = !first
+    ? {budget: DEFAULT_BUDGET, note: 'no probe: nothing to fetch', sent: 0}
+    : req.probe
+      ? await probeBudget(req.probe, first.fips)
+      : {budget: DEFAULT_BUDGET, note: 'no probe sent (--no-probe)', sent: 0}
+  const plan = makePlan({
+    counties: req.fips.length,
+    needs,
+    budget: probed.budget,
+    budgetNote: probed.note,
+    probeRequests: probed.sent,
+    maxAge: req.maxAge,
+    names: (f) => {
+      const c = countyByFips(f)
+      return c ? describeCounty(c) : f
+    },
+    nowMs: now(),
+    reserve: req.reserve,
+  })
+  process.stdout.write(req.json ? `${JSON.stringify(planJson(plan), null, 2)}\n` : renderPlan(plan, now()))
+  return {plan, exitCode: probed.exitCode ?? ExitCode.ok}
+}
+
+function existsIn(dir: string, rel: string): boolean {
+  // sync: one stat per county of the manifest, once, before anything is sent
+  return existsSync(join(dir, rel))
+}
+
+/**
+ * One request, as `keys check` sends it (the first record of the county, then the connection dropped), to
+ * read X-RateLimit-Limit / -Remaining / -Reset (spec 8.3). Any failure leaves the default figures (spec
+ * 8.2) and says why; an invalid key also sets exit 4, since the run itself would stop at once.
+ */
+async function probeBudget(
+  connect: () => Promise<Context>,
+  fips: string,
+): Promise<{budget: Budget; note: string; sent: number; exitCode?: number}> {
+  let ctx: Context
+  try {
+    ctx = await connect()
+  } catch (error) {
+    if (!(error instanceof SflError)) throw error
+    return {budget: DEFAULT_BUDGET, note: `no probe sent: ${redact(error.message)}`, sent: 0}
+  }
+  const {checkKey} = await import('../keys/check.js')
+  try {
+    const r = await checkKey(ctx, {
+      profile: ctx.profile,
+      // where the key came from is a label of keys check's report; the plan does not print it
+      keySource: ctx.sandbox ? 'sandbox' : 'env',
+      fips: [fips],
+      why: 'asked',
+    })
+    const sent = ctx.scheduler.stats.requests
+    if (!r.valid)
+      return {
+        budget: DEFAULT_BUDGET,
+        note: `the probe to ${fips} was refused: the API key is invalid or missing (HTTP 401), so the run would stop at once`,
+        sent,
+        exitCode: ExitCode.auth,
+      }
+    const {limit, remaining, reset} = r.rateLimit
+    if (limit === null || remaining === null)
+      return {
+        budget: DEFAULT_BUDGET,
+        note: `one probe request to ${fips}; its answer carried no X-RateLimit headers`,
+        sent,
+      }
+    const refused = r.counties[fips] === 'not permitted' ? `; the key is not permitted for ${fips}` : ''
+    return {
+      budget: {source: 'probe', limit, remaining, resetAtMs: reset === null ? undefined : reset * 1000},
+      note: `from one probe request to ${fips}${refused}`,
+      sent,
+    }
+  } catch (error) {
+    return {
+      budget: DEFAULT_BUDGET,
+      note: `the probe to ${fips} failed (${redact((error as Error).message.split('\n')[0]!)})`,
+      sent: ctx.scheduler.stats.requests,
+    }
+  }
+}
+
+/**
+ * An unfinished run's checkpoint for the same counties: which ended and how many pages each kept. A
+ * checkpoint of other counties (the run would refuse it) or one that cannot be read is left out.
+ */
+async function readCheckpoint(
+  path: string,
+  fips: string[],
+): Promise<Map<string, CheckpointUnit> | undefined> {
+  const units = new Map<string, CheckpointUnit>()
+  let first = true
+  try {
+    for await (const line of readLines(path)) {
+      if (!line.complete) break
+      const e = JSON.parse(line.bytes.toString('utf8')) as Record<string, unknown>
+      if (first) {
+        const params = e['params'] as {fips?: unknown} | undefined
+        if (JSON.stringify(params?.fips) !== JSON.stringify(fips)) return undefined
+        first = false
+        continue
+      }
+      const u = String(e['u'])
+      const unit = units.get(u) ?? {ended: false, pages: 0}
+      units.set(u, unit)
+      if (e['t'] === 'page') unit.pages++
+      else if (e['t'] === 'reset') Object.assign(unit, {ended: false, pages: 0})
+      else if (e['t'] === 'end') unit.ended = (e['outcome'] as {kind?: string})?.kind !== 'failed'
+    }
+  } catch {
+    return undefined
+  }
+  return units
+}

@@ -1,0 +1,139 @@
+import {existsSync} from 'node:fs'
+import {readFile} from 'node:fs/promises'
+import {join} from 'node:path'
+
+import {UsageError} from '../api/errors.js'
+import {writeFileAtomic} from '../io/atomic-file.js'
+
+/**
+ * `--out-dir DIR`: one file per county in Hive-style partitions (`state=CA/fips=06067/data.csv`) and
+ * `DIR/manifest.json` saying which counties are there, how many records and pages each held and when it
+ * finished. The manifest is rewritten atomically after every county (src/io/atomic-file.ts), so a run that
+ * stops leaves a manifest of exactly the county files that are whole. Entries of earlier runs stay.
+ */
+export interface ManifestEntry {
+  fips: string
+  state: string
+  /** The county's name in the FHFA table ("Sacramento County": "Baltimore" alone names two in MD). */
+  name: string
+  /** Relative to DIR, with forward slashes. */
+  path: string
+  records: number
+  /** Requests the county took (one per page): the next run's plan reads it (`--dry-run`). */
+  pages: number
+  /** ISO 8601, UTC. */
+  finishedAt: string
+}
+
+export interface Manifest {
+  version: 1
+  format: string
+  counties: ManifestEntry[]
+}
+
+export const MANIFEST_FILE = 'manifest.json'
+
+const EXTENSIONS: Record<string, string> = {csv: 'csv', ndjson: 'ndjson', json: 'json', parquet: 'parquet'}
+
+/** Where a county's file lives under DIR: `state=CA/fips=06067/data.csv`. */
+export function countyFilePath(state: string, fips: string, format: string): string {
+  return `state=${state}/fips=${fips}/data.${EXTENSIONS[format] ?? format}`
+}
+
+/** DIR's manifest, or undefined when there is none; a manifest sfl cannot read is a usage error. */
+export async function readManifest(dir: string): Promise<Manifest | undefined> {
+  const path = join(dir, MANIFEST_FILE)
+  let text: string
+  try {
+    text = await readFile(path, 'utf8')
+  } catch (error) {
+    if ((error as {code?: string}).code === 'ENOENT') return undefined
+    throw new UsageError(`cannot read ${path}: ${(error as Error).message}`)
+  }
+  try {
+    const m = JSON.parse(text) as Partial<Manifest>
+    if (m.version === 1 && typeof m.format === 'string' && Array.isArray(m.counties))
+      return {version: 1, format: m.format, counties: m.counties}
+  } catch {
+    // reported below
+  }
+  throw new UsageError(
+    `${path} is not a manifest this version of sfl can read; move it away (or use another --out-dir) and run again`,
+  )
+}
+
+/** The manifest with `entry` in place of the county's earlier one; counties kept in FIPS order. Pure. */
+export function withEntry(m: Manifest, entry: ManifestEntry): Manifest {
+  const counties = m.counties.filter((c) => c.fips !== entry.fips)
+  counties.push(entry)
+  counties.sort((a, b) => a.fips.localeCompare(b.fips))
+  return {...m, counties}
+}
+
+/**
+ * `--max-age`: the asked counties whose manifest entry finished less than `maxAgeMs` before `nowMs` and
+ * whose file is still there (`exists`, relative path). Pure apart from `exists`.
+ */
+export function freshCounties(
+  m: Manifest | undefined,
+  fips: readonly string[],
+  maxAgeMs: number,
+  nowMs: number,
+  exists: (path: string) => boolean,
+): Set<string> {
+  const fresh = new Set<string>()
+  if (!m) return fresh
+  const byFips = new Map(m.counties.map((c) => [c.fips, c]))
+  for (const f of fips) {
+    const e = byFips.get(f)
+    const at = e ? Date.parse(e.finishedAt) : NaN
+    if (e && nowMs - at < maxAgeMs && at <= nowMs && exists(e.path)) fresh.add(f)
+  }
+  return fresh
+}
+
+/** A manifest that must hold `format`: a folder of another format's files is refused, nothing sent. */
+export function checkFormat(m: Manifest | undefined, format: string, dir: string): void {
+  if (m && m.format !== format)
+    throw new UsageError(
+      `--out-dir ${dir} holds a ${m.format} export (${MANIFEST_FILE}); pass --output ${m.format}, or export ${format} into another folder`,
+    )
+}
+
+/** DIR's manifest as a run updates it: one atomic rewrite per finished county, one at a time. */
+export class ManifestFile {
+  private chain: Promise<void> = Promise.resolve()
+
+  constructor(
+    readonly dir: string,
+    private manifest: Manifest,
+  ) {}
+
+  static async open(dir: string, format: string): Promise<ManifestFile> {
+    const m = await readManifest(dir)
+    checkFormat(m, format, dir)
+    return new ManifestFile(dir, m ?? {version: 1, format, counties: []})
+  }
+
+  get current(): Manifest {
+    return this.manifest
+  }
+
+  /** Is the county's file of the manifest still in DIR? */
+  exists = (path: string): boolean => existsSync(join(this.dir, path))
+
+  /** Record a finished county and rewrite the manifest (after the writes before it). */
+  record(entry: ManifestEntry): Promise<void> {
+    const next = this.chain.then(async () => {
+      this.manifest = withEntry(this.manifest, entry)
+      await writeFileAtomic(
+        join(this.dir, MANIFEST_FILE),
+        `${JSON.stringify(this.manifest, null, 2)}\n`,
+        0o644,
+      )
+    })
+    // a failed write is the caller's to report; the next county still tries
+    this.chain = next.catch(() => undefined)
+    return next
+  }
+}

@@ -1,0 +1,90 @@
+import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {describe, expect, it} from 'vitest'
+
+import {
+  countyFilePath,
+  freshCounties,
+  ManifestFile,
+  readManifest,
+  withEntry,
+  type Manifest,
+  type ManifestEntry,
+} from '../../src/jobs/manifest.js'
+
+const entry = (fips: string, finishedAt: string, records = 10): ManifestEntry => ({
+  fips,
+  state: 'CA',
+  name: 'X County',
+  path: countyFilePath('CA', fips, 'csv'),
+  records,
+  pages: 1,
+  finishedAt,
+})
+
+describe('the --out-dir manifest', () => {
+  it('county files live in Hive-style partitions, the extension per format', () => {
+    expect(countyFilePath('CA', '06067', 'csv')).toBe('state=CA/fips=06067/data.csv')
+    expect(countyFilePath('TX', '48201', 'ndjson')).toBe('state=TX/fips=48201/data.ndjson')
+    expect(countyFilePath('FL', '12086', 'json')).toBe('state=FL/fips=12086/data.json')
+    expect(countyFilePath('FL', '12086', 'parquet')).toBe('state=FL/fips=12086/data.parquet')
+  })
+
+  it('a county finished again replaces its entry; the others stay, in FIPS order', () => {
+    let m: Manifest = {version: 1, format: 'csv', counties: []}
+    m = withEntry(m, entry('12086', '2026-11-01T00:00:00.000Z'))
+    m = withEntry(m, entry('06067', '2026-11-01T00:00:00.000Z'))
+    m = withEntry(m, entry('12086', '2026-11-22T00:00:00.000Z', 99))
+    expect(m.counties.map((c) => [c.fips, c.records])).toEqual([
+      ['06067', 10],
+      ['12086', 99],
+    ])
+  })
+
+  it('--max-age: fresh is younger than the age and its file still there', () => {
+    const now = Date.parse('2026-11-22T08:00:00Z')
+    const m: Manifest = {
+      version: 1,
+      format: 'csv',
+      counties: [
+        entry('06067', '2026-11-21T08:00:01Z'), // 23:59:59 old
+        entry('12086', '2026-11-21T08:00:00Z'), // exactly a day: not younger
+        entry('48201', '2026-11-22T07:00:00Z'), // young, but its file is gone
+        entry('06037', '2026-11-22T07:00:00Z'), // young, not asked
+      ],
+    }
+    const exists = (p: string) => !p.includes('48201')
+    expect([...freshCounties(m, ['06067', '12086', '48201', '01001'], 86_400_000, now, exists)]).toEqual([
+      '06067',
+    ])
+    expect(freshCounties(undefined, ['06067'], 86_400_000, now, exists).size).toBe(0)
+  })
+
+  it('is rewritten whole after each county; entries of an earlier run stay; another format is refused', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sfl-manifest-'))
+    const first = await ManifestFile.open(dir, 'csv')
+    await first.record(entry('12086', '2026-11-01T00:00:00.000Z'))
+    const again = await ManifestFile.open(dir, 'csv')
+    await Promise.all([
+      again.record(entry('06067', '2026-11-22T00:00:00.000Z')),
+      again.record(entry('06037', '2026-11-22T00:00:01.000Z')),
+    ])
+    const m = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as Manifest
+    expect(m.format).toBe('csv')
+    expect(m.counties.map((c) => c.fips)).toEqual(['06037', '06067', '12086'])
+    await expect(ManifestFile.open(dir, 'ndjson')).rejects.toThrow(
+      `--out-dir ${dir} holds a csv export (manifest.json); pass --output csv, or export ndjson into another folder`,
+    )
+  })
+
+  it('a manifest sfl cannot read is a usage error, not overwritten', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sfl-manifest-'))
+    writeFileSync(join(dir, 'manifest.json'), '{"version": 2}')
+    await expect(readManifest(dir)).rejects.toThrow(
+      /is not a manifest this version of sfl can read; move it away/,
+    )
+    expect(readFileSync(join(dir, 'manifest.json'), 'utf8')).toBe('{"version": 2}')
+  })
+})
