@@ -2,6 +2,7 @@ import type {ExportRequest, ExportSummary} from '../jobs/county-export.js'
 import type {BatchRequest, BatchSummary} from '../jobs/batch-lookup.js'
 import type {Context} from './base-command.js'
 import {printSummary, withRunSession} from './session.js'
+import type {StatsOptions} from './stats-output.js'
 
 /** What a long run needs from its command: whether to be quiet, and how to print a notice. */
 export interface CommandIo {
@@ -12,7 +13,12 @@ export interface CommandIo {
 const n = (x: number) => x.toLocaleString('en-US')
 
 /** `county-export` at the terminal: progress, Ctrl-C, the job, the summary and the exit code. */
-export async function runExportJob(io: CommandIo, ctx: Context, req: ExportRequest): Promise<ExportSummary> {
+export async function runExportJob(
+  io: CommandIo,
+  ctx: Context,
+  req: ExportRequest,
+  stats: StatsOptions = {byCounty: false},
+): Promise<ExportSummary> {
   const {runCountyExport} = await import('../jobs/county-export.js')
   return withRunSession(ctx.scheduler, io.quiet, async ({progress, signal}) => {
     const s = await runCountyExport(
@@ -51,12 +57,22 @@ export async function runExportJob(io: CommandIo, ctx: Context, req: ExportReque
       quiet: io.quiet,
     })
     process.exitCode = s.exitCode
+    // not when the reader of stdout left (exit 141): the pipeline ended, nobody asked for figures
+    if (s.stats && s.stopped?.exitCode !== 141)
+      await (
+        await import('./stats-output.js')
+      ).reportStats(s.stats, {...stats, quiet: io.quiet, title: 'sfl county-export'})
     return s
   })
 }
 
 /** `lookup --input` at the terminal. */
-export async function runBatchJob(io: CommandIo, ctx: Context, req: BatchRequest): Promise<BatchSummary> {
+export async function runBatchJob(
+  io: CommandIo,
+  ctx: Context,
+  req: BatchRequest,
+  stats: StatsOptions = {byCounty: false},
+): Promise<BatchSummary> {
   const {runBatchLookup} = await import('../jobs/batch-lookup.js')
   return withRunSession(ctx.scheduler, io.quiet, async ({progress, signal}) => {
     const s = await runBatchLookup(
@@ -83,6 +99,10 @@ export async function runBatchJob(io: CommandIo, ctx: Context, req: BatchRequest
       quiet: io.quiet,
     })
     process.exitCode = s.exitCode
+    if (s.stats && s.stopped?.exitCode !== 141)
+      await (
+        await import('./stats-output.js')
+      ).reportStats(s.stats, {...stats, quiet: io.quiet, title: 'sfl lookup --input'})
     return s
   })
 }

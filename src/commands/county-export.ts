@@ -84,6 +84,13 @@ checkpoint beside --out; running the same command again continues it (--restart 
       default: 16 * 1024 * 1024,
       min: 1024,
     }),
+    'no-stats': Flags.boolean({
+      description: 'Gather no statistics (no table after the summary; saves a tokenizer pass on NDJSON/JSON)',
+    }),
+    'stats-by-county': Flags.boolean({description: 'After the run statistics, a table per county'}),
+    'stats-json': Flags.string({
+      description: 'Also write the statistics as JSON to this file (the run and each county; version 1)',
+    }),
   }
 
   protected static override defaultMaxWait = 3600
@@ -99,6 +106,7 @@ checkpoint beside --out; running the same command again continues it (--restart 
       )
     if (f.resume && f.restart) throw new UsageError('--resume and --restart contradict each other; pick one')
     if (f.out) await (await import('../io/atomic-file.js')).assertWritableTarget(f.out)
+    const stats = await (await import('../cli/stats-output.js')).statsOptions(f)
     const fields = checkFields(f.fields?.map((s) => s.trim()).filter((s) => s !== ''))
     if (f['dry-run']) {
       process.stdout.write(
@@ -112,16 +120,23 @@ checkpoint beside --out; running the same command again continues it (--restart 
       maxRequests: f['max-requests'],
     })
     const {runExportJob} = await import('../cli/jobs.js')
-    return runExportJob(this.io(), ctx, {
-      fips,
-      out: f.out,
-      format: f.output,
-      fields,
-      restart: f.restart,
-      bom: f.bom,
-      escapeFormulas: !f['no-escape-formulas'],
-      maxRecordBytes: f['max-record-bytes'],
-    })
+    return runExportJob(
+      this.io(),
+      ctx,
+      {
+        fips,
+        out: f.out,
+        format: f.output,
+        fields,
+        restart: f.restart,
+        bom: f.bom,
+        escapeFormulas: !f['no-escape-formulas'],
+        maxRecordBytes: f['max-record-bytes'],
+        // gathered when something will show them: the table (not --quiet) or --stats-json
+        stats: stats !== undefined && (!f.quiet || stats.json !== undefined),
+      },
+      stats,
+    )
   }
 
   /** --fips and --fips-file, validated before anything is sent; duplicates removed, order kept. */

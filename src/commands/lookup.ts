@@ -98,12 +98,28 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
     'unit-fallback': Flags.boolean({
       description: 'Batch mode: when an address with a unit is not found, try it without the unit',
     }),
+    'no-stats': Flags.boolean({description: 'Batch mode: no statistics table after the summary'}),
+    'stats-by-county': Flags.boolean({
+      description: 'Batch mode: after the run statistics, a table per county',
+    }),
+    'stats-json': Flags.string({
+      description: 'Batch mode: also write the statistics as JSON to this file (the run and each county)',
+    }),
   }
 
   async run(): Promise<BatchSummary | undefined> {
     const f = this.flags
     if (f.input !== undefined) return this.batch(f.input)
-    for (const flag of ['out', 'resume', 'restart', 'unit-fallback', 'max-requests'] as const)
+    for (const flag of [
+      'out',
+      'resume',
+      'restart',
+      'unit-fallback',
+      'max-requests',
+      'no-stats',
+      'stats-by-county',
+      'stats-json',
+    ] as const)
       if (f[flag]) throw new UsageError(`--${flag} applies to batch lookups; add --input FILE`)
     const format = this.outputFormat(f.output)
     const {lookupRequest} = await import('../api/lookup-request.js')
@@ -164,6 +180,7 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
     }
     const {assertWritableTarget} = await import('../io/atomic-file.js')
     if (f.out) await assertWritableTarget(f.out)
+    const stats = await (await import('../cli/stats-output.js')).statsOptions(f)
     const {openBatchInput} = await import('../jobs/batch-input.js')
     const {input, inputId, cleanup} = await openBatchInput(source, f.fips)
     try {
@@ -173,16 +190,22 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
         maxRequests: f['max-requests'],
       })
       const {runBatchJob} = await import('../cli/jobs.js')
-      return await runBatchJob(this.io(), ctx, {
-        input,
-        inputId,
-        out: f.out,
-        format,
-        restart: f.restart,
-        unitFallback: f['unit-fallback'],
-        asTyped: f['address-as-typed'],
-        escapeFormulas: !f['no-escape-formulas'],
-      })
+      return await runBatchJob(
+        this.io(),
+        ctx,
+        {
+          input,
+          inputId,
+          out: f.out,
+          format,
+          restart: f.restart,
+          unitFallback: f['unit-fallback'],
+          asTyped: f['address-as-typed'],
+          escapeFormulas: !f['no-escape-formulas'],
+          stats: stats !== undefined && (!f.quiet || stats.json !== undefined),
+        },
+        stats,
+      )
     } finally {
       await cleanup()
     }

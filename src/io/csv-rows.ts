@@ -1,5 +1,5 @@
 import type {Column, ShapeTracker} from '../render/columns.js'
-import {flattenRecord, newFlatRow} from './row-format.js'
+import {flattenRecord, newFlatRow, type FlatRow} from './row-format.js'
 
 /**
  * CSV rows for exports, one tokenizer pass per record (src/io/row-format.ts): `take` reads a record's
@@ -27,6 +27,11 @@ export class CsvRows {
       grew = true
     }
     return grew
+  }
+
+  /** The last record taken, as names and CSV cells (read by the run statistics, src/jobs/export-stats.ts). */
+  get row(): FlatRow {
+    return this.flat
   }
 
   /** Columns already known (a resumed run's layouts): `take` does not report them as new. */

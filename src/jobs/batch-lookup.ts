@@ -12,7 +12,11 @@ import {
 import {fetchLookup} from '../api/lookup.js'
 import {redact} from '../api/secrets.js'
 import type {LookupQuery} from '../api/validate.js'
+import {flattenRecord} from '../io/export-reader.js'
 import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
+import {emptyFacts, type StatsReport} from '../stats/accumulator.js'
+import {factsOfFlat} from '../stats/facts.js'
+import {GroupedStats} from '../stats/grouped.js'
 import {cell, columnsFor, flattenRow, ShapeTracker, type Column} from '../render/columns.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 import {KeySet, RowKeys, type BatchInput, type InputRow} from './batch-input.js'
@@ -40,6 +44,8 @@ export interface BatchRequest {
   /** Send addresses exactly as written in the input instead of their USPS Publication 28 form. */
   asTyped: boolean
   escapeFormulas: boolean
+  /** Gather the run statistics over the rows answered found (issue 14; default true). */
+  stats?: boolean | undefined
 }
 
 export interface BatchDeps extends JobDeps {
@@ -57,6 +63,8 @@ export interface BatchSummary {
   fromCheckpoint: number
   stopped?: SflError | undefined
   checkpoint?: string | undefined
+  /** Statistics of the records of the rows answered found (per output row), and per county (Fips). */
+  stats?: {run: StatsReport; counties: Array<{fips: string; report: StatsReport}>} | undefined
   exitCode: number
 }
 
@@ -226,6 +234,10 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
     const anyAnswer = answered.size > 0 || transient.size > 0
     const outcomes: Outcome[] = []
     let finishedAny = false
+    // every output row answered found counts (a duplicate row too: the figures describe the output file)
+    const stats = req.stats === false ? undefined : new GroupedStats()
+    const facts = emptyFacts()
+    let wrote = false
     if (!run.outputClosed && (anyAnswer || !run.stopped)) {
       const cols: Column[] = columnsFor(shape.shape)
       const inputCols = req.input.columns
@@ -239,6 +251,10 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
         for await (const row of req.input.records()) {
           const a = resultOf(keys.get(i++), () => req.input.validate(row.line, row.values))
           counts[a.status]++
+          if (stats && a.record && (a.status === 'ok' || a.status === 'matched_without_unit')) {
+            const flat = flattenRecord(a.record)
+            stats.add(String(flat['Fips'] ?? '(none)'), factsOfFlat(flat, facts))
+          }
           const ok =
             req.format === 'csv'
               ? writer.csv([
@@ -252,6 +268,7 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
         }
         writer.end()
         await run.commit(target)
+        wrote = true
       } catch (error) {
         await target.abort()
         run.absorbOrThrow(error)
@@ -271,6 +288,14 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
       fromCheckpoint,
       stopped: run.stopped,
       checkpoint,
+      ...(stats && wrote
+        ? {
+            stats: {
+              run: stats.all.report(),
+              counties: stats.reports().map(({key, report}) => ({fips: key, report})),
+            },
+          }
+        : {}),
       exitCode: run.exitCode(outcomes, finishedAny),
     }
   } finally {

@@ -15,6 +15,7 @@ import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
 import {cell, columnsFor, selectColumns, ShapeTracker, type Column} from '../render/columns.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 import {RunState, type JobDeps} from './run.js'
+import {ExportStats, type ExportStatsResult, type PageStats} from './export-stats.js'
 import {isFinished, outcomeOf, type Outcome} from './outcome.js'
 import {PartFile, verifyPages, type PagePart, type Segment} from './spool.js'
 
@@ -35,6 +36,8 @@ export interface ExportRequest {
   escapeFormulas: boolean
   /** Poison-record cap: a record larger than this is skipped into the rejects list. */
   maxRecordBytes?: number | undefined
+  /** Gather the run statistics (issue 14; default true). */
+  stats?: boolean | undefined
 }
 
 export interface ExportDeps extends JobDeps {
@@ -70,6 +73,8 @@ export interface ExportSummary {
   rejected: Array<{fips: string; page: number; record: number; reason: string}>
   /** The file listing them, beside --out. */
   rejectsFile?: string | undefined
+  /** The statistics of the counties that ended (absent with stats off). */
+  stats?: ExportStatsResult | undefined
   exitCode: number
 }
 
@@ -132,6 +137,14 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
         journal.append({t: 'reset', u: u.fips})
       }
     }
+    // the pages an earlier process fetched are counted from their part files (src/jobs/export-stats.ts)
+    const stats = req.stats === false ? undefined : new ExportStats(units.length)
+    if (stats)
+      for (const u of units) {
+        if (u.pages.length === 0) continue
+        await stats.recount(u.fips, journal.partsDir, u.pages, layouts)
+        if (u.outcome && isFinished(u.outcome.kind)) stats.countyEnded(u.fips)
+      }
     // CSV with --fields knows its header before any record: it can stream to stdout
     const fixedCols = req.format === 'csv' && req.fields?.length ? selectColumns([], req.fields) : undefined
     const resumedUnits = units.filter((u) => u.outcome && u.outcome.kind !== 'failed').length
@@ -231,6 +244,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
           const direct = live !== undefined && u.index === head && u.flushed === u.pages.length
           const pageUrl: string = url
           let emitted = 0
+          let pageStats: PageStats | undefined
           const page = await deps.scheduler.run(
             () => deps.client.get(pageUrl, run.signal),
             async (res) => {
@@ -239,6 +253,8 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
               // a page streamed straight to stdout needs no part file: nothing reads it again; CSV pages
               // spool their rows already formatted (one file per column layout), the others the records
               const part = direct || csv ? undefined : await PartFile.create(join(journal.partsDir, file))
+              // a fresh count for each try: a page fetched again must not count its records twice
+              pageStats = stats?.page()
               const segments: Array<Segment & {part: PartFile}> = []
               let seg: (Segment & {part: PartFile}) | undefined
               try {
@@ -247,6 +263,10 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
                   // CSV: one tokenizer pass proves the record and notes its columns; NDJSON and JSON pass
                   // the bytes through as sent (the scanner has checked their structure)
                   const grew = csv?.take(bytes, csvNeedsShape ? shape : undefined) ?? false
+                  if (pageStats) {
+                    if (csv) pageStats.tokens(csv.row, req.escapeFormulas)
+                    else pageStats.json(bytes)
+                  }
                   if (direct) {
                     if (skip > 0) skip--
                     else {
@@ -304,6 +324,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
             ...(page.rejected.length ? {rejected: page.rejected} : {}),
           })
           u.next = page.next
+          if (pageStats) stats!.pageDone(u.fips, pageStats)
           if (direct) u.flushed = u.pages.length
           else if (live && u.index === head) await advance() // the head's spooled page goes out now
           journal.append({
@@ -327,7 +348,9 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
           exitCode: 0,
           ...(skipped ? {skipped, error: `${skipped} poison record${skipped === 1 ? '' : 's'} skipped`} : {}),
         }
+        stats?.countyEnded(u.fips)
       } catch (error) {
+        stats?.reset(u.fips) // not written: its figures are not the run's
         if (run.absorbStop(error)) return
         u.outcome = {...outcomeOf(error, run.message(error), true), records: 0}
       }
@@ -398,6 +421,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
       wrote,
       rejected,
       rejectsFile,
+      ...(stats && wrote ? {stats: stats.result(req.fips)} : {}),
       exitCode: run.exitCode(
         units.flatMap((u) => (u.outcome ? [u.outcome] : [])),
         finished.length > 0,

@@ -12,7 +12,10 @@ const SET_ASIDE_KEEP = 1_000
  */
 export class GroupedStats {
   readonly all = new StatsAccumulator()
-  private readonly groups = new Map<string, {acc: StatsAccumulator; report?: StatsReport | undefined}>()
+  private readonly groups = new Map<
+    string,
+    {acc: StatsAccumulator; report?: StatsReport | undefined; setAside?: boolean}
+  >()
   private current: string | undefined
 
   add(key: string, facts: RecordFacts): void {
@@ -28,9 +31,11 @@ export class GroupedStats {
 
   private switchTo(key: string): void {
     const prev = this.current === undefined ? undefined : this.groups.get(this.current)
-    if (prev && !prev.report) {
+    // once only: a county that keeps coming back (a batch input in no order) is not reported again each time
+    if (prev && !prev.setAside) {
       prev.report = prev.acc.report()
       prev.acc.compact(SET_ASIDE_KEEP)
+      prev.setAside = true
     }
     const g = this.groups.get(key)
     if (g) g.report = undefined
