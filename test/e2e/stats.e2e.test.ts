@@ -4,7 +4,10 @@ import {join} from 'node:path'
 
 import {afterEach, describe, expect, it} from 'vitest'
 
+import {parse} from 'csv-parse/sync'
+
 import {sfl} from '../helpers/cli.js'
+import {readLog, withSandbox} from '../helpers/sandbox.js'
 import {startScenario, type Reply, type Scenario, type ScenarioRequest} from '../helpers/scenario-server.js'
 
 /**
@@ -298,6 +301,74 @@ describe('run statistics after an export, and sfl stats', () => {
       expect((doc['counties'] as unknown[])[0]).toEqual({fips: '06067', ...SACRAMENTO})
     },
   )
+
+  it('a page cut short and fetched again counts once: the figures match the file written', async () => {
+    // a fixed sequence instead of Math.random: every third request is cut short mid-body
+    let n = 0
+    const random = () => (n++ % 3 === 1 ? 0.05 : 0.9)
+    const d = tmp()
+    const log = join(d, 'log.ndjson')
+    writeFileSync(log, '')
+    await withSandbox({records: 3000, pageSize: 500, truncateRate: 0.1, random, log}, async (sb) => {
+      const out = join(d, 'h.csv')
+      const r = await sfl(
+        ['county-export', '--fips', '48201', '--out', out, '--stats-json', join(d, 's.json'), '--quiet'],
+        {
+          env: {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'},
+        },
+      )
+      expect(r.code).toBe(0)
+      expect(readLog(log).filter((e) => e.fault === 'truncate').length).toBeGreaterThan(0)
+      // the figures again, from the file, computed here
+      const rows = parse(readFileSync(out, 'utf8'), {columns: true}) as Array<Record<string, string>>
+      expect(rows).toHaveLength(3000)
+      const values = rows.map((row) => Number(row['FinalValue'])).sort((a, b) => a - b)
+      const median = (values[1499]! + values[1500]!) / 2
+      const fha = rows.filter((row) => row['FHAEligible'] === 'true').length
+      const run = json(join(d, 's.json'))['run'] as {
+        records: number
+        FinalValue: {median: number; count: number}
+        flags: {FHAEligible: {true: number}}
+      }
+      expect(run.records).toBe(3000)
+      expect(run.FinalValue.count).toBe(3000)
+      expect(run.FinalValue.median).toBe(median)
+      expect(run.flags.FHAEligible.true).toBe(fha)
+    })
+  })
+
+  it('lookup --input: the statistics cover the rows answered found, not the 404s', async () => {
+    const s = (server = await startScenario((r) => {
+      const id = Number(r.query.get('property_id'))
+      return id >= 6067000 && id < 6067010
+        ? {page: {records: [sacramento(id - 6067000)]}}
+        : {status: 404, body: {status: 'error', message: 'No records'}}
+    }))
+    const d = tmp()
+    const ids = [...Array.from({length: 10}, (_, i) => 6067000 + i), 999]
+    writeFileSync(join(d, 'in.csv'), `fips,property_id\n${ids.map((id) => `06067,${id}`).join('\n')}\n`)
+    const r = await sfl(
+      [
+        'lookup',
+        '--input',
+        join(d, 'in.csv'),
+        '--out',
+        join(d, 'out.csv'),
+        '--stats-json',
+        join(d, 's.json'),
+      ],
+      {env: env(s)},
+    )
+    expect(r.stderr).toContain('sfl lookup --input: statistics: 10 records\n')
+    expect(r.code).toBe(0)
+    expect(json(join(d, 's.json'))).toEqual({
+      version: 1,
+      relativeError: 0.01,
+      exactBound: 100_000,
+      run: SACRAMENTO,
+      counties: [{fips: '06067', ...SACRAMENTO}],
+    })
+  })
 
   it('--no-stats prints no table; with --stats-json it is refused before any request', async () => {
     const s = (server = await startScenario(answer()))
