@@ -23,6 +23,11 @@ export interface FlatRow {
   names: string[]
   cells: string[]
   length: number
+  /**
+   * With `newFlatRow(tagOf)`: each entry's tag, `tagOf(name)` worked out once per name (not per record), so a
+   * reader that wants a few columns (the run statistics) finds them without comparing names.
+   */
+  tags?: number[] | undefined
 }
 
 /**
@@ -41,6 +46,8 @@ class KeyNode {
   readonly codes: number[]
   /** For an ASCII name: its bytes as little-endian 32-bit words, compared four at a time on an ASCII record. */
   words: number[] | undefined = []
+  /** The row's `tagOf(name)`, or -1. */
+  tag = -1
   constructor(
     /** The name's text as sent, escapes and all (a flat string: it is compared char by char). */
     readonly raw: string,
@@ -63,6 +70,7 @@ const MAX_NAMES = 10_000
 interface RowCache extends FlatRow {
   root?: KeyNode
   names$?: number
+  tagOf?: ((name: string) => number) | undefined
 }
 
 /**
@@ -72,8 +80,9 @@ interface RowCache extends FlatRow {
  * const row = newFlatRow()
  * for (const bytes of scanner.push(chunk)) { flattenRecord(bytes, row, {escapeFormulas: true}); use(row) }
  */
-export function newFlatRow(): FlatRow {
+export function newFlatRow(tagOf?: (name: string) => number): FlatRow {
   const row: RowCache = {names: [], cells: [], length: 0, root: new KeyNode('', ''), names$: 0}
+  if (tagOf) Object.assign(row, {tags: [], tagOf})
   return row
 }
 
@@ -518,6 +527,7 @@ function member(
   let node = start.children.get(raw)
   if (!node) {
     node = new KeyNode(raw, prefix + (nameEscaped ? decode(a, q) : raw))
+    if (row.tagOf) node.tag = row.tagOf(node.name)
     if (row.names$! < MAX_NAMES) {
       start.children.set(node.raw, node)
       row.names$!++
@@ -532,6 +542,7 @@ function flatten(row: RowCache): number {
   const str = s
   const names = row.names
   const cells = row.cells
+  const tags = row.tags
   const root = (row.root ??= new KeyNode('', ''))
   row.names$ ??= 0
   let n = 0
@@ -568,6 +579,7 @@ function flatten(row: RowCache): number {
             p++
             if (str.charCodeAt(p) <= 0x20) p = skip(str, p)
             names[n] = sk.name
+            if (tags) tags[n] = sk.tag
             cells[n++] = cellAt(str, p, 2)
             p = pos
             let c = str.charCodeAt(p)
@@ -583,6 +595,7 @@ function flatten(row: RowCache): number {
         }
       } else {
         names[n] = k.name
+        if (tags) tags[n] = k.tag
         cells[n++] = cellAt(str, p, 1)
         p = pos
       }

@@ -16,6 +16,7 @@ import {cell, columnsFor, selectColumns, ShapeTracker, type Column} from '../ren
 import type {Scheduler} from '../schedule/scheduler.js'
 import {RunState, type JobDeps} from './run.js'
 import {ExportStats, type ExportStatsResult, type PageStats} from './export-stats.js'
+import {statsTag} from '../stats/facts.js'
 import {isFinished, outcomeOf, type Outcome} from './outcome.js'
 import {PartFile, verifyPages, type PagePart, type Segment} from './spool.js'
 
@@ -150,7 +151,8 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
     const resumedUnits = units.filter((u) => u.outcome && u.outcome.kind !== 'failed').length
     const shape = new ShapeTracker()
     const csvNeedsShape = req.format === 'csv' && !req.fields?.length
-    const csv = req.format === 'csv' ? new CsvRows(req.escapeFormulas) : undefined
+    // with stats, the tokenizer tags the ~12 columns they read (src/stats/facts.ts statsTag)
+    const csv = req.format === 'csv' ? new CsvRows(req.escapeFormulas, stats && statsTag) : undefined
     layouts.forEach((cols, id) => layoutIds.set(layoutKey(cols), id))
     // a resumed run knows its columns from the layouts its rows were spooled in
     if (csvNeedsShape)

@@ -6,7 +6,7 @@ import {readLines} from '../io/lines.js'
 import {flattenRecord, newFlatRow, PoisonRecordError, type FlatRow} from '../io/row-format.js'
 import type {Column} from '../render/columns.js'
 import {emptyFacts, StatsAccumulator, type StatsReport} from '../stats/accumulator.js'
-import {factsOfFlat, TokenRowFacts, type FlatValue} from '../stats/facts.js'
+import {factsOfFlat, statsTag, TokenRowFacts, type FlatValue} from '../stats/facts.js'
 import {EXACT_BOUND} from '../stats/quantiles.js'
 import type {PagePart} from './spool.js'
 
@@ -43,7 +43,7 @@ export class ExportStats {
   private readonly bound: number
   /** Shared by every page: each record is tokenised and read at once, with no await between. */
   private readonly readers: Readers = {
-    row: newFlatRow(),
+    row: newFlatRow(statsTag),
     guarded: new TokenRowFacts(true),
     plain: new TokenRowFacts(false),
   }

@@ -14,6 +14,8 @@ export interface TokenRow {
   names: string[]
   cells: string[]
   length: number
+  /** Each entry's `statsTag(name)`, when the row was made with it (the fast path). */
+  tags?: number[] | undefined
 }
 
 export type FlatValue = string | number | boolean | null
@@ -26,6 +28,8 @@ const LOAN_TYPE = CRA + 3
 const RATE = CRA + 4
 const EQUITY = CRA + 5
 const SLOTS = EQUITY + 1
+/** Any other AssumableMortgage member: only whether it is set matters (is there a loan). */
+const LOAN_OTHER = SLOTS
 const LOAN_PREFIX = 'AssumableMortgage.'
 
 const SLOT_OF = new Map<string, number>([
@@ -39,30 +43,53 @@ const SLOT_OF = new Map<string, number>([
 ])
 
 /**
+ * The tag of a column name for src/io/row-format.ts `newFlatRow(statsTag)`: worked out once per name, so
+ * each record's wanted cells are found by a small-integer test per entry.
+ */
+export function statsTag(name: string): number {
+  return SLOT_OF.get(name) ?? (name.startsWith(LOAN_PREFIX) ? LOAN_OTHER : -1)
+}
+
+/**
  * Facts from tokenised rows. The rows of one export share a few layouts and their names are the same
  * string objects record after record, so the positions of the ~11 wanted columns are looked up once per
  * layout (a pointer comparison of each name confirms the layout) and only those cells are read.
  */
 export class TokenRowFacts {
-  private layout: string[] = []
-  private readonly at = new Int32Array(SLOTS).fill(-1)
-  private loanCells: number[] = []
+  /** Layouts seen lately, the last used first: records of one export alternate between a few shapes. */
+  private layouts: Layout[] = []
   private readonly facts = emptyFacts()
 
   /** `guarded`: the cells were written with the formula guard (CSV with escapeFormulas). */
   constructor(private readonly guarded: boolean) {}
 
+  private readonly tagged = new Int32Array(SLOTS)
+
   read(row: TokenRow): RecordFacts {
-    if (!this.sameLayout(row)) this.learn(row)
-    const {cells} = row
-    const at = this.at
+    const {cells, tags} = row
+    let at: Int32Array
+    let loan = false
+    if (tags) {
+      at = this.tagged.fill(-1)
+      for (let i = 0; i < row.length; i++) {
+        const t = tags[i]!
+        if (t < 0) continue
+        if (t >= LOAN_TYPE) {
+          if (cells[i] !== '') loan = true
+          if (t === LOAN_OTHER) continue
+        }
+        at[t] = i
+      }
+    } else {
+      const l = this.layoutOf(row)
+      at = l.at
+      for (const i of l.loanCells) if (cells[i] !== '') loan = true
+    }
     const f = this.facts
     for (let i = 0; i < FLAG_FIELDS.length; i++) f.flags[i] = at[i]! < 0 ? null : bool(cells[at[i]!]!)
     f.cra = at[CRA]! < 0 ? null : this.text(cells[at[CRA]!]!)
     f.finalValue = at[FINAL_VALUE]! < 0 ? undefined : this.num(cells[at[FINAL_VALUE]!]!)
     f.confidence = at[CONFIDENCE]! < 0 ? undefined : this.num(cells[at[CONFIDENCE]!]!)
-    let loan = false
-    for (const i of this.loanCells) if (cells[i] !== '') loan = true
     f.loan = loan
     f.loanType = loan && at[LOAN_TYPE]! >= 0 ? this.text(cells[at[LOAN_TYPE]!]!) : null
     f.rate = loan && at[RATE]! >= 0 ? this.num(cells[at[RATE]!]!) : undefined
@@ -70,23 +97,21 @@ export class TokenRowFacts {
     return f
   }
 
-  private sameLayout(row: TokenRow): boolean {
-    const names = row.names
-    const known = this.layout
-    if (row.length !== known.length) return false
-    for (let i = 0; i < known.length; i++) if (names[i] !== known[i]) return false
-    return true
-  }
-
-  private learn(row: TokenRow): void {
-    this.layout = row.names.slice(0, row.length)
-    this.at.fill(-1)
-    this.loanCells = []
-    this.layout.forEach((name, i) => {
-      const slot = SLOT_OF.get(name)
-      if (slot !== undefined) this.at[slot] = i
-      if (name.startsWith(LOAN_PREFIX)) this.loanCells.push(i)
-    })
+  private layoutOf(row: TokenRow): Layout {
+    const layouts = this.layouts
+    for (let k = 0; k < layouts.length; k++) {
+      const l = layouts[k]!
+      if (!sameNames(row, l.names)) continue
+      if (k > 0) {
+        layouts[k] = layouts[0]!
+        layouts[0] = l
+      }
+      return l
+    }
+    const l = learn(row)
+    layouts.unshift(l)
+    if (layouts.length > MAX_LAYOUTS) layouts.pop()
+    return l
   }
 
   /** A cell's text: CSV quotes removed (RFC 4180: `""` is one quote), the formula guard undone. */
@@ -103,6 +128,36 @@ export class TokenRowFacts {
     // the usual case: a JSON number's own text
     return number(c === 0x22 || c === 0x27 ? (this.text(cell) ?? '') : cell)
   }
+}
+
+interface Layout {
+  names: string[]
+  /** Slot -> the index of its cell, or -1. */
+  at: Int32Array
+  /** The cells of AssumableMortgage.* members. */
+  loanCells: number[]
+}
+
+const MAX_LAYOUTS = 16
+
+/** Pointer comparisons in the usual case: a layout's names are the very strings of the row's names. */
+function sameNames(row: TokenRow, known: string[]): boolean {
+  const names = row.names
+  if (row.length !== known.length) return false
+  for (let i = known.length - 1; i >= 0; i--) if (names[i] !== known[i]) return false
+  return true
+}
+
+function learn(row: TokenRow): Layout {
+  const names = row.names.slice(0, row.length)
+  const at = new Int32Array(SLOTS).fill(-1)
+  const loanCells: number[] = []
+  names.forEach((name, i) => {
+    const slot = SLOT_OF.get(name)
+    if (slot !== undefined) at[slot] = i
+    if (name.startsWith(LOAN_PREFIX)) loanCells.push(i)
+  })
+  return {names, at, loanCells}
 }
 
 /** Facts from a flat record keyed by CSV header names (src/io/export-reader.ts FlatRecord). */

@@ -13,9 +13,9 @@ const MIN_MAGNITUDE = 1e-9
 export class LogSketch {
   private readonly gamma: number
   private readonly lnGamma: number
-  /** Bucket index -> count, for positive values and for the magnitudes of negative ones. */
-  private readonly pos = new Map<number, number>()
-  private readonly neg = new Map<number, number>()
+  /** Bucket counts for positive values and for the magnitudes of negative ones. */
+  private readonly pos = new Buckets()
+  private readonly neg = new Buckets()
   private zeros = 0
   count = 0
 
@@ -32,8 +32,7 @@ export class LogSketch {
       return
     }
     const i = Math.ceil(Math.log(m) / this.lnGamma)
-    const store = x > 0 ? this.pos : this.neg
-    store.set(i, (store.get(i) ?? 0) + 1)
+    ;(x > 0 ? this.pos : this.neg).add(i, 1)
   }
 
   /** Add every count of `other` (same relative error) to this sketch. */
@@ -41,13 +40,13 @@ export class LogSketch {
     if (other.relativeError !== this.relativeError) throw new Error('sketches of different accuracy')
     this.count += other.count
     this.zeros += other.zeros
-    for (const [i, c] of other.pos) this.pos.set(i, (this.pos.get(i) ?? 0) + c)
-    for (const [i, c] of other.neg) this.neg.set(i, (this.neg.get(i) ?? 0) + c)
+    other.pos.forEach((i, c) => this.pos.add(i, c))
+    other.neg.forEach((i, c) => this.neg.add(i, c))
   }
 
   /** Buckets in this sketch (its size). */
   get buckets(): number {
-    return this.pos.size + this.neg.size + (this.zeros ? 1 : 0)
+    return this.pos.used + this.neg.used + (this.zeros ? 1 : 0)
   }
 
   /**
@@ -63,20 +62,55 @@ export class LogSketch {
       while (k < order.length && order[k]![0] < upTo) out[order[k++]![1]] = value
     }
     // negatives first, the largest magnitude (most negative) first
-    for (const i of [...this.neg.keys()].sort((a, b) => b - a)) {
-      seen += this.neg.get(i)!
-      visit(seen, -this.valueOf(i))
+    const neg: Array<[number, number]> = []
+    this.neg.forEach((i, c) => neg.push([i, c]))
+    for (let k = neg.length - 1; k >= 0; k--) {
+      seen += neg[k]![1]
+      visit(seen, -this.valueOf(neg[k]![0]))
     }
     seen += this.zeros
     visit(seen, 0)
-    for (const i of [...this.pos.keys()].sort((a, b) => a - b)) {
-      seen += this.pos.get(i)!
+    this.pos.forEach((i, c) => {
+      seen += c
       visit(seen, this.valueOf(i))
-    }
+    })
     return out
   }
 
   private valueOf(i: number): number {
     return (2 * Math.pow(this.gamma, i)) / (this.gamma + 1)
+  }
+}
+
+/**
+ * Counts by bucket index in a dense array from the lowest index seen (a value's bucket is an array slot,
+ * not a hash lookup: this is the per-record cost past the exact bound). The indices a county's money and
+ * rate figures fall in span a few hundred slots.
+ */
+class Buckets {
+  private counts: number[] = []
+  private offset = 0
+  used = 0
+
+  add(i: number, c: number): void {
+    const counts = this.counts
+    if (counts.length === 0) {
+      this.offset = i
+      counts.push(0)
+    } else if (i < this.offset) {
+      this.counts = [...new Array<number>(this.offset - i).fill(0), ...counts]
+      this.offset = i
+    } else if (i - this.offset >= counts.length) {
+      for (let k = counts.length; k <= i - this.offset; k++) counts.push(0)
+    }
+    const at = i - this.offset
+    if (this.counts[at] === 0) this.used++
+    this.counts[at]! += c
+  }
+
+  /** Each non-empty bucket, lowest index first. */
+  forEach(fn: (index: number, count: number) => void): void {
+    const counts = this.counts
+    for (let k = 0; k < counts.length; k++) if (counts[k]! > 0) fn(k + this.offset, counts[k]!)
   }
 }

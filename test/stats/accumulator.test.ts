@@ -3,7 +3,7 @@ import {describe, expect, it} from 'vitest'
 import {flattenRecord as flatOf} from '../../src/io/export-reader.js'
 import {flattenRecord, newFlatRow} from '../../src/io/row-format.js'
 import {MAX_CATEGORIES, OTHER, StatsAccumulator} from '../../src/stats/accumulator.js'
-import {factsOfFlat, TokenRowFacts} from '../../src/stats/facts.js'
+import {factsOfFlat, statsTag, TokenRowFacts} from '../../src/stats/facts.js'
 import {GroupedStats} from '../../src/stats/grouped.js'
 
 /** Six hand-made records; the expected figures below are worked out by hand from them. */
@@ -119,9 +119,13 @@ const EXPECTED = {
 }
 
 /** The records through the export's tokenizer, as CSV cells (quoted, formula-guarded) or as NDJSON. */
-function viaTokens(records: Array<Record<string, unknown>>, escapeFormulas: boolean): StatsAccumulator {
+function viaTokens(
+  records: Array<Record<string, unknown>>,
+  escapeFormulas: boolean,
+  tagged = true,
+): StatsAccumulator {
   const acc = new StatsAccumulator()
-  const row = newFlatRow()
+  const row = newFlatRow(tagged ? statsTag : undefined)
   const facts = new TokenRowFacts(escapeFormulas)
   for (const r of records) {
     flattenRecord(Buffer.from(JSON.stringify(r)), row, {escapeFormulas})
@@ -148,6 +152,7 @@ describe('run statistics', () => {
   it.each([
     ['CSV cells with the formula guard', () => viaTokens(RECORDS, true)],
     ['NDJSON tokens', () => viaTokens(RECORDS, false)],
+    ['CSV cells found by name (a row made without tags)', () => viaTokens(RECORDS, true, false)],
     [
       'flat records (sfl stats on NDJSON)',
       () => {
@@ -187,6 +192,7 @@ describe('run statistics', () => {
       },
     ]
     expect(viaTokens(recs, true).report().assumableLoans).toEqual(want)
+    expect(viaTokens(recs, true, false).report().assumableLoans).toEqual(want)
     expect(viaCsvText(recs).report().assumableLoans).toEqual(want)
   })
 
