@@ -50,18 +50,17 @@ export async function runExportJob(
       problems.push(`  skipped ${r.fips} page ${r.page} record ${r.record}: ${r.reason}`)
     if (s.rejected.length > 5) problems.push(`  … and ${s.rejected.length - 5} more poison records`)
     if (s.rejectsFile) problems.push(`  the skipped records are listed in ${s.rejectsFile}`)
+    const out = s.stats ? await import('./stats-output.js') : undefined
+    const shown = out && s.stats && out.statsShown(s.stopped) ? s.stats : undefined
     printSummary('sfl county-export', parts, ctx.scheduler, progress, {
       stopped: s.stopped,
       checkpoint: s.checkpoint,
       problems,
+      details: shown && out!.statsLines(shown, {...stats, title: 'sfl county-export'}),
       quiet: io.quiet,
     })
     process.exitCode = s.exitCode
-    // not when the reader of stdout left (exit 141): the pipeline ended, nobody asked for figures
-    if (s.stats && s.stopped?.exitCode !== 141)
-      await (
-        await import('./stats-output.js')
-      ).reportStats(s.stats, {...stats, quiet: io.quiet, title: 'sfl county-export'})
+    if (shown && stats.json !== undefined) await out!.writeStatsJson(stats.json, shown)
     return s
   })
 }
@@ -93,16 +92,16 @@ export async function runBatchJob(
       `${n(s.saved)} lookups saved by duplicate rows`,
     ]
     if (s.fromCheckpoint) parts.push(`${n(s.fromCheckpoint)} answers from the checkpoint`)
+    const out = s.stats ? await import('./stats-output.js') : undefined
+    const shown = out && s.stats && out.statsShown(s.stopped) ? s.stats : undefined
     printSummary('sfl lookup --input', parts, ctx.scheduler, progress, {
       stopped: s.stopped,
       checkpoint: s.checkpoint,
+      details: shown && out!.statsLines(shown, {...stats, title: 'sfl lookup --input'}),
       quiet: io.quiet,
     })
     process.exitCode = s.exitCode
-    if (s.stats && s.stopped?.exitCode !== 141)
-      await (
-        await import('./stats-output.js')
-      ).reportStats(s.stats, {...stats, quiet: io.quiet, title: 'sfl lookup --input'})
+    if (shown && stats.json !== undefined) await out!.writeStatsJson(stats.json, shown)
     return s
   })
 }

@@ -1,8 +1,7 @@
-import {UsageError} from '../api/errors.js'
+import {ExitCode, UsageError} from '../api/errors.js'
 import {assertWritableTarget, writeFileAtomic} from '../io/atomic-file.js'
 import type {StatsReport} from '../stats/accumulator.js'
 import {renderStats, statsDocument} from '../stats/render.js'
-import {forTerminal} from '../render/terminal.js'
 
 /** What a run asks of its statistics (the flags `--no-stats`, `--stats-by-county`, `--stats-json`). */
 export interface StatsOptions {
@@ -15,27 +14,24 @@ export interface RunStats {
   counties: Array<{fips: string; report: StatsReport}>
 }
 
+/** The stats tables for the end of a run: the run's, then one per county with --stats-by-county. */
+export function statsLines(stats: RunStats, opts: StatsOptions & {title: string}): string[] {
+  const lines = renderStats(`${opts.title}: statistics`, stats.run)
+  if (opts.byCounty) for (const c of stats.counties) lines.push(...renderStats(`county ${c.fips}`, c.report))
+  return lines
+}
+
+/** --stats-json: the JSON document (src/stats/render.ts), written atomically. */
+export async function writeStatsJson(path: string, stats: RunStats): Promise<void> {
+  await writeFileAtomic(path, `${JSON.stringify(statsDocument(stats.run, stats.counties), null, 2)}\n`, 0o644)
+}
+
 /**
- * The statistics at the end of a run: the table on stderr (not with --quiet), one more per county with
- * --stats-by-county, and with --stats-json the JSON document (src/stats/render.ts), written atomically.
- * Values from the service are made safe for the terminal (CRA levels, loan types are its text).
+ * Whether a run's statistics are shown: not when its output went wrong (the reader of stdout left, exit
+ * 141; the disk refused a write, exit 8): the figures would describe records nobody received.
  */
-export async function reportStats(
-  stats: RunStats,
-  opts: StatsOptions & {quiet: boolean; title: string},
-): Promise<void> {
-  if (!opts.quiet) {
-    const lines = renderStats(`${opts.title}: statistics`, stats.run)
-    if (opts.byCounty)
-      for (const c of stats.counties) lines.push(...renderStats(`county ${c.fips}`, c.report))
-    process.stderr.write(`${lines.map((l) => forTerminal(l)).join('\n')}\n`)
-  }
-  if (opts.json !== undefined)
-    await writeFileAtomic(
-      opts.json,
-      `${JSON.stringify(statsDocument(stats.run, stats.counties), null, 2)}\n`,
-      0o644,
-    )
+export function statsShown(stopped: {exitCode: number} | undefined): boolean {
+  return stopped?.exitCode !== ExitCode.outputClosed && stopped?.exitCode !== ExitCode.localIo
 }
 
 /** The statistics flags, checked before anything is sent; undefined with --no-stats. */
