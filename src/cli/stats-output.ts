@@ -1,4 +1,5 @@
 import {ExitCode, UsageError} from '../api/errors.js'
+import {redact} from '../api/secrets.js'
 import {assertWritableTarget, writeFileAtomic} from '../io/atomic-file.js'
 import type {StatsReport} from '../stats/accumulator.js'
 import {renderStats, statsDocument} from '../stats/render.js'
@@ -21,9 +22,13 @@ export function statsLines(stats: RunStats, opts: StatsOptions & {title: string}
   return lines
 }
 
-/** --stats-json: the JSON document (src/stats/render.ts), written atomically. */
+/**
+ * --stats-json: the JSON document (src/stats/render.ts), written atomically. CRA levels and loan types are
+ * the service's text: a server echoing the key into them must not get it written (as on the terminal).
+ */
 export async function writeStatsJson(path: string, stats: RunStats): Promise<void> {
-  await writeFileAtomic(path, `${JSON.stringify(statsDocument(stats.run, stats.counties), null, 2)}\n`, 0o644)
+  const text = JSON.stringify(statsDocument(stats.run, stats.counties), null, 2)
+  await writeFileAtomic(path, `${redact(text)}\n`, 0o644)
 }
 
 /**

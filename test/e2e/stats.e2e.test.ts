@@ -397,7 +397,30 @@ describe('run statistics after an export, and sfl stats', () => {
     expect(bad.code).toBe(2)
     expect(bad.stderr.trim().split('\n')).toHaveLength(1)
     expect(bad.stderr).toContain('--no-stats contradicts --stats-json')
+    const same = await sfl(
+      ['county-export', '--fips', '06067', '--out', join(d, 'y.csv'), '--stats-json', join(d, 'y.csv')],
+      {env: env(s)},
+    )
+    expect(same.code).toBe(2)
+    expect(same.stderr).toBe('Error: --stats-json must name another file than --out\n')
     expect(s.requests.length).toBe(before)
+  })
+
+  it('a server echoing the API key into a CRA level gets it neither printed nor written', async () => {
+    const key = 'test-key-123'
+    const s = (server = await startScenario(() => ({
+      page: {records: [{...sacramento(0), CRAEligible: `x ${key} y`}]},
+    })))
+    const d = tmp()
+    const r = await sfl(
+      ['county-export', '--fips', '06067', '--out', join(d, 'x.csv'), '--stats-json', join(d, 's.json')],
+      {env: env(s)},
+    )
+    expect(r.code).toBe(0)
+    expect(r.stderr).toContain('sfl county-export: statistics: 1 record\n')
+    expect(r.stderr).not.toContain(key)
+    expect(readFileSync(join(d, 's.json'), 'utf8')).not.toContain(key)
+    expect(json(join(d, 's.json'))['run']).toMatchObject({records: 1})
   })
 
   it('sfl stats on a missing file or a folder: one line, exit 2', async () => {
