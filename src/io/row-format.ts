@@ -71,6 +71,8 @@ interface RowCache extends FlatRow {
   root?: KeyNode
   names$?: number
   tagOf?: ((name: string) => number) | undefined
+  /** Keep only tagged entries: the others are stepped over (checked as ever, but no cell is cut). */
+  onlyTagged?: boolean
 }
 
 /**
@@ -80,9 +82,9 @@ interface RowCache extends FlatRow {
  * const row = newFlatRow()
  * for (const bytes of scanner.push(chunk)) { flattenRecord(bytes, row, {escapeFormulas: true}); use(row) }
  */
-export function newFlatRow(tagOf?: (name: string) => number): FlatRow {
+export function newFlatRow(tagOf?: (name: string) => number, opts: {onlyTagged?: boolean} = {}): FlatRow {
   const row: RowCache = {names: [], cells: [], length: 0, root: new KeyNode('', ''), names$: 0}
-  if (tagOf) Object.assign(row, {tags: [], tagOf})
+  if (tagOf) Object.assign(row, {tags: [], tagOf, onlyTagged: opts.onlyTagged === true})
   return row
 }
 
@@ -424,6 +426,29 @@ function escapedCell(p: number): string {
   return csvCell(decode(p + 1, pos - 1), guard)
 }
 
+/**
+ * Step over the value at p (leaves `pos` after it) with the same checks as `cellAt`, cutting no cell: the
+ * usual string (no escapes) and number are scanned in place; anything else goes the `cellAt` way.
+ */
+function skipValue(str: string, p: number, depth: number): void {
+  const c = str.charCodeAt(p)
+  if (c === QUOTE) {
+    for (let q = p + 1; ; q++) {
+      const k = str.charCodeAt(q)
+      if (k === QUOTE) return void (pos = q + 1)
+      if (k === BACKSLASH) return void escapedCell(p)
+      if (!(k >= 0x20)) fail(q >= len ? 'unterminated string' : 'control character in a string', q)
+    }
+  }
+  if (c === MINUS || (c >= ZERO && c <= NINE)) {
+    const q = numberEnd(str, p)
+    if (q < 0) fail('bad number', p)
+    pos = q
+    return
+  }
+  otherCell(str, p, c, depth)
+}
+
 /** true, false, null, or a container (as compact JSON text). */
 function otherCell(str: string, p: number, c: number, depth: number): string {
   if (
@@ -543,6 +568,7 @@ function flatten(row: RowCache): number {
   const names = row.names
   const cells = row.cells
   const tags = row.tags
+  const only = row.onlyTagged === true
   const root = (row.root ??= new KeyNode('', ''))
   row.names$ ??= 0
   let n = 0
@@ -578,9 +604,12 @@ function flatten(row: RowCache): number {
             if (str.charCodeAt(p) !== COLON) fail("expected ':'", p)
             p++
             if (str.charCodeAt(p) <= 0x20) p = skip(str, p)
-            names[n] = sk.name
-            if (tags) tags[n] = sk.tag
-            cells[n++] = cellAt(str, p, 2)
+            if (only && sk.tag < 0) skipValue(str, p, 2)
+            else {
+              names[n] = sk.name
+              if (tags) tags[n] = sk.tag
+              cells[n++] = cellAt(str, p, 2)
+            }
             p = pos
             let c = str.charCodeAt(p)
             if (c <= 0x20) c = str.charCodeAt((p = skip(str, p)))
@@ -594,9 +623,12 @@ function flatten(row: RowCache): number {
           }
         }
       } else {
-        names[n] = k.name
-        if (tags) tags[n] = k.tag
-        cells[n++] = cellAt(str, p, 1)
+        if (only && k.tag < 0) skipValue(str, p, 1)
+        else {
+          names[n] = k.name
+          if (tags) tags[n] = k.tag
+          cells[n++] = cellAt(str, p, 1)
+        }
         p = pos
       }
       let c = str.charCodeAt(p)

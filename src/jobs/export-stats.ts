@@ -43,7 +43,8 @@ export class ExportStats {
   private readonly bound: number
   /** Shared by every page: each record is tokenised and read at once, with no await between. */
   private readonly readers: Readers = {
-    row: newFlatRow(statsTag),
+    // NDJSON/JSON records are tokenised for the stats alone: only their columns are cut
+    row: newFlatRow(statsTag, {onlyTagged: true}),
     guarded: new TokenRowFacts(true),
     plain: new TokenRowFacts(false),
   }

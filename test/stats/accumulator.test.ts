@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 
 import {flattenRecord as flatOf} from '../../src/io/export-reader.js'
@@ -239,5 +240,53 @@ describe('run statistics', () => {
     const [a] = g.reports()
     expect(a!.report.records).toBe(4)
     expect(a!.report.ConfidenceScore).toEqual({count: 4, median: 75, approximate: false})
+  })
+})
+
+describe('the stats-only tokenizer mode (NDJSON/JSON records read for their figures alone)', () => {
+  const names = [
+    'Fips',
+    'FinalValue',
+    'CRAEligible',
+    'FHAEligible',
+    'City',
+    'AssumableMortgage',
+    'FHACondoEligibility',
+  ]
+  const value = fc.oneof(
+    fc.constant(null),
+    fc.boolean(),
+    fc.double({noNaN: true, noDefaultInfinity: true}),
+    fc.string(),
+    fc.dictionary(
+      fc.constantFrom('LoanType', 'EstimatedEquity', 'CondoName', 'Lender'),
+      fc.jsonValue({maxDepth: 2}),
+    ),
+  )
+  it('keeps exactly the tagged entries of the full tokenizer, and fails where it fails', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.constantFrom(...names), value), fc.boolean(), (rec, pretty) => {
+        const bytes = Buffer.from(JSON.stringify(rec, null, pretty ? 1 : undefined))
+        const full = newFlatRow(statsTag)
+        const only = newFlatRow(statsTag, {onlyTagged: true})
+        flattenRecord(bytes, full, {escapeFormulas: false})
+        flattenRecord(bytes, only, {escapeFormulas: false})
+        const tagged = (r: typeof full) =>
+          r.names.slice(0, r.length).flatMap((n, i) => (r.tags![i]! >= 0 ? [[n, r.cells[i]]] : []))
+        expect(tagged(only)).toEqual(tagged(full))
+        expect(only.length).toBe(tagged(full).length)
+        const cut = bytes.subarray(0, Math.floor(bytes.length / 2))
+        const err = (r: typeof full) => {
+          try {
+            flattenRecord(cut, r, {escapeFormulas: false})
+            return 'ok'
+          } catch (error) {
+            return (error as Error).constructor.name
+          }
+        }
+        expect(err(only)).toBe(err(full))
+      }),
+      {numRuns: 300},
+    )
   })
 })
