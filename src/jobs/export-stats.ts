@@ -36,7 +36,7 @@ export interface ExportStatsResult {
 const COUNTY_BUDGET = 4_000_000
 
 export class ExportStats {
-  private readonly run = new StatsAccumulator()
+  private run = new StatsAccumulator()
   private readonly open = new Map<string, StatsAccumulator>()
   private readonly ended = new Map<string, StatsReport>()
   /** Per county: exact up to 100,000 values for a run of up to 40 counties, fewer (then a sketch) beyond. */
@@ -59,14 +59,19 @@ export class ExportStats {
   }
 
   pageDone(fips: string, page: PageStats): void {
-    this.county(fips).merge(page.acc)
+    // a county's first page (a county sent as one array: its only one) becomes its figures: no copy
+    const acc = this.open.get(fips)
+    if (acc) acc.merge(page.acc)
+    else this.open.set(fips, page.acc)
   }
 
   /** The county ended (done or empty): its figures are final, and join the run's. */
   countyEnded(fips: string): void {
     const acc = this.county(fips)
     this.ended.set(fips, acc.report())
-    this.run.merge(acc)
+    // the first county to end becomes the run's figures when it keeps as many exact values (no copy)
+    if (this.run.records === 0 && this.bound === EXACT_BOUND) this.run = acc
+    else this.run.merge(acc)
     this.open.delete(fips)
   }
 
