@@ -42,9 +42,24 @@ const rowsOf = (file, header) =>
 /** The tools, each a function of (county URL, base URL, output file) that resolves to GNU time's figures. */
 function tools(columns) {
   const sfl = (format) => (_, base, out) =>
-    measure(node, [BIN, 'county-export', '--fips', FIPS, '--format', format, '--out', out, '--quiet'], {
-      env: {...env, SFL_BASE_URL: base},
-    })
+    // --stats-json: the run statistics are gathered (as they are by default without --quiet) and written
+    measure(
+      node,
+      [
+        BIN,
+        'county-export',
+        '--fips',
+        FIPS,
+        '--format',
+        format,
+        '--out',
+        out,
+        '--quiet',
+        '--stats-json',
+        `${out}.stats.json`,
+      ],
+      {env: {...env, SFL_BASE_URL: base}},
+    )
   const list = [
     {id: 'csv', name: 'sfl county-export --format csv', header: true, run: sfl('csv')},
     {id: 'ndjson', name: 'sfl county-export --format ndjson', header: false, run: sfl('ndjson')},

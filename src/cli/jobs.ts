@@ -2,6 +2,7 @@ import type {ExportRequest, ExportSummary} from '../jobs/county-export.js'
 import type {BatchRequest, BatchSummary} from '../jobs/batch-lookup.js'
 import type {Context} from './base-command.js'
 import {printSummary, withRunSession} from './session.js'
+import type {StatsOptions} from './stats-output.js'
 
 /** What a long run needs from its command: whether to be quiet, and how to print a notice. */
 export interface CommandIo {
@@ -14,7 +15,12 @@ const n = (x: number) => x.toLocaleString('en-US')
 const MAX_LISTED = 20
 
 /** `county-export` at the terminal: progress, Ctrl-C, the job, the summary and the exit code. */
-export async function runExportJob(io: CommandIo, ctx: Context, req: ExportRequest): Promise<ExportSummary> {
+export async function runExportJob(
+  io: CommandIo,
+  ctx: Context,
+  req: ExportRequest,
+  stats: StatsOptions = {byCounty: false},
+): Promise<ExportSummary> {
   const {runCountyExport} = await import('../jobs/county-export.js')
   return withRunSession(ctx.scheduler, io.quiet, async ({progress, signal}) => {
     const s = await runCountyExport(
@@ -69,19 +75,28 @@ export async function runExportJob(io: CommandIo, ctx: Context, req: ExportReque
       problems.push(`  skipped ${r.fips} page ${r.page} record ${r.record}: ${r.reason}`)
     if (s.rejected.length > 5) problems.push(`  … and ${s.rejected.length - 5} more poison records`)
     if (s.rejectsFile) problems.push(`  the skipped records are listed in ${s.rejectsFile}`)
+    const out = s.stats ? await import('./stats-output.js') : undefined
+    const shown = out && s.stats && out.statsShown(s.stopped) ? s.stats : undefined
     printSummary('sfl county-export', parts, ctx.scheduler, progress, {
       stopped: s.stopped,
       checkpoint: s.checkpoint,
       problems,
+      details: shown && out!.statsLines(shown, {...stats, title: 'sfl county-export'}),
       quiet: io.quiet,
     })
     process.exitCode = s.exitCode
+    if (shown && stats.json !== undefined) await out!.writeStatsJson(stats.json, shown)
     return s
   })
 }
 
 /** `lookup --input` at the terminal. */
-export async function runBatchJob(io: CommandIo, ctx: Context, req: BatchRequest): Promise<BatchSummary> {
+export async function runBatchJob(
+  io: CommandIo,
+  ctx: Context,
+  req: BatchRequest,
+  stats: StatsOptions = {byCounty: false},
+): Promise<BatchSummary> {
   const {runBatchLookup} = await import('../jobs/batch-lookup.js')
   return withRunSession(ctx.scheduler, io.quiet, async ({progress, signal}) => {
     const s = await runBatchLookup(
@@ -102,12 +117,16 @@ export async function runBatchJob(io: CommandIo, ctx: Context, req: BatchRequest
       `${n(s.saved)} lookups saved by duplicate rows`,
     ]
     if (s.fromCheckpoint) parts.push(`${n(s.fromCheckpoint)} answers from the checkpoint`)
+    const out = s.stats ? await import('./stats-output.js') : undefined
+    const shown = out && s.stats && out.statsShown(s.stopped) ? s.stats : undefined
     printSummary('sfl lookup --input', parts, ctx.scheduler, progress, {
       stopped: s.stopped,
       checkpoint: s.checkpoint,
+      details: shown && out!.statsLines(shown, {...stats, title: 'sfl lookup --input'}),
       quiet: io.quiet,
     })
     process.exitCode = s.exitCode
+    if (shown && stats.json !== undefined) await out!.writeStatsJson(stats.json, shown)
     return s
   })
 }

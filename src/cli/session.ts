@@ -50,6 +50,8 @@ export function printSummary(
     stopped?: SflError | undefined
     checkpoint?: string | undefined
     problems?: string[]
+    /** Lines right after the summary line (the run statistics), not with --quiet. */
+    details?: string[] | undefined
     quiet: boolean
   },
 ): void {
@@ -65,7 +67,7 @@ export function printSummary(
       `${st.retries} retries`,
       `${fmtSecs(progress.elapsedMs() / 1000)} elapsed`,
     ]
-    lines.push(`${command}: ${all.join(', ')}`)
+    lines.push(`${command}: ${all.join(', ')}`, ...(end.details ?? []))
   }
   lines.push(...(end.problems ?? []))
   if (end.stopped) lines.push(`Error: ${end.stopped.message}`)

@@ -120,6 +120,13 @@ For a state or the whole country, --out-dir DIR writes one file per county as it
       default: 16 * 1024 * 1024,
       min: 1024,
     }),
+    'no-stats': Flags.boolean({
+      description: 'Gather no statistics (no table after the summary; saves a tokenizer pass on NDJSON/JSON)',
+    }),
+    'stats-by-county': Flags.boolean({description: 'After the run statistics, a table per county'}),
+    'stats-json': Flags.string({
+      description: 'Also write the statistics as JSON to this file (the run and each county; version 1)',
+    }),
   }
 
   protected static override defaultMaxWait = 3600
@@ -130,6 +137,7 @@ For a state or the whole country, --out-dir DIR writes one file per county as it
     const f = this.flags
     const fips = await this.countyList()
     const {outDir, maxAgeMs} = await this.checkTargets()
+    const stats = await (await import('../cli/stats-output.js')).statsOptions(f)
     const fields = checkFields(f.fields?.map((s) => s.trim()).filter((s) => s !== ''))
     if (f['dry-run']) {
       const {dryRun} = await import('../cli/dry-run.js')
@@ -160,18 +168,25 @@ For a state or the whole country, --out-dir DIR writes one file per county as it
       maxRequests: f['max-requests'],
     })
     const {runExportJob} = await import('../cli/jobs.js')
-    return runExportJob(this.io(), ctx, {
-      fips,
-      out: f.out,
-      outDir,
-      maxAgeMs,
-      format: f.output,
-      fields,
-      restart: f.restart,
-      bom: f.bom,
-      escapeFormulas: !f['no-escape-formulas'],
-      maxRecordBytes: f['max-record-bytes'],
-    })
+    return runExportJob(
+      this.io(),
+      ctx,
+      {
+        fips,
+        out: f.out,
+        outDir,
+        maxAgeMs,
+        format: f.output,
+        fields,
+        restart: f.restart,
+        bom: f.bom,
+        escapeFormulas: !f['no-escape-formulas'],
+        maxRecordBytes: f['max-record-bytes'],
+        // gathered when something will show them: the table (not --quiet) or --stats-json
+        stats: stats !== undefined && (!f.quiet || stats.json !== undefined),
+      },
+      stats,
+    )
   }
 
   /** --out / --out-dir and the flags that need one, checked before anything is sent. */

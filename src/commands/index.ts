@@ -13,6 +13,7 @@ import KeysRemove from './keys/remove.js'
 import KeysSet from './keys/set.js'
 import Lookup from './lookup.js'
 import Sandbox from './sandbox.js'
+import Stats from './stats.js'
 
 /**
  * Every command, for oclif's explicit command discovery (package.json `oclif.commands`): oclif neither
@@ -36,4 +37,5 @@ export const COMMANDS = {
   'keys:set': KeysSet,
   lookup: Lookup,
   sandbox: Sandbox,
+  stats: Stats,
 }

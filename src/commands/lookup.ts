@@ -112,12 +112,30 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
       description:
         'Batch mode: start the CSV output with a UTF-8 byte-order mark (for Excel); kept without it when the input has one',
     }),
+    'no-stats': Flags.boolean({description: 'Batch mode: no statistics table after the summary'}),
+    'stats-by-county': Flags.boolean({
+      description: 'Batch mode: after the run statistics, a table per county',
+    }),
+    'stats-json': Flags.string({
+      description: 'Batch mode: also write the statistics as JSON to this file (the run and each county)',
+    }),
   }
 
   async run(): Promise<BatchSummary | undefined> {
     const f = this.flags
     if (f.input !== undefined) return this.batch(f.input)
-    for (const flag of ['out', 'resume', 'restart', 'unit-fallback', 'max-requests', 'map', 'bom'] as const)
+    for (const flag of [
+      'out',
+      'resume',
+      'restart',
+      'unit-fallback',
+      'max-requests',
+      'map',
+      'bom',
+      'no-stats',
+      'stats-by-county',
+      'stats-json',
+    ] as const)
       if (f[flag]) throw new UsageError(`--${flag} applies to batch lookups; add --input FILE`)
     const format = this.outputFormat(f.output)
     const {lookupRequest} = await import('../api/lookup-request.js')
@@ -183,6 +201,7 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
     const map = parseMap(f.map ?? [])
     const {assertWritableTarget} = await import('../io/atomic-file.js')
     if (f.out) await assertWritableTarget(f.out)
+    const stats = await (await import('../cli/stats-output.js')).statsOptions(f)
     const {openBatchInput} = await import('../jobs/batch-input.js')
     const {input, inputId, cleanup} = await openBatchInput(source, f.fips, process.stdin, map)
     try {
@@ -192,18 +211,24 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
         maxRequests: f['max-requests'],
       })
       const {runBatchJob} = await import('../cli/jobs.js')
-      return await runBatchJob(this.io(), ctx, {
-        input,
-        inputId,
-        out: f.out,
-        format,
-        restart: f.restart,
-        unitFallback: f['unit-fallback'],
-        asTyped: f['address-as-typed'],
-        escapeFormulas: !f['no-escape-formulas'],
-        map: mapParams(map, input.sources),
-        bom: f.bom || input.bom,
-      })
+      return await runBatchJob(
+        this.io(),
+        ctx,
+        {
+          input,
+          inputId,
+          out: f.out,
+          format,
+          restart: f.restart,
+          unitFallback: f['unit-fallback'],
+          asTyped: f['address-as-typed'],
+          escapeFormulas: !f['no-escape-formulas'],
+          map: mapParams(map, input.sources),
+          bom: f.bom || input.bom,
+          stats: stats !== undefined && (!f.quiet || stats.json !== undefined),
+        },
+        stats,
+      )
     } finally {
       await cleanup()
     }

@@ -1,5 +1,5 @@
 import type {Column, ShapeTracker} from '../render/columns.js'
-import {flattenRecord, newFlatRow} from './row-format.js'
+import {flattenRecord, newFlatRow, type FlatRow} from './row-format.js'
 
 /**
  * CSV rows for exports, one tokenizer pass per record (src/io/row-format.ts): `take` reads a record's
@@ -7,11 +7,17 @@ import {flattenRecord, newFlatRow} from './row-format.js'
  * record's cells out in the output's column order. Cells arrive already CSV-quoted and formula-guarded.
  */
 export class CsvRows {
-  private readonly flat = newFlatRow()
+  private readonly flat: FlatRow
   private readonly seen = new Set<string>()
   private order: {cols: readonly Column[]; index: Map<string, number>} | undefined
 
-  constructor(private readonly escapeFormulas: boolean) {}
+  /** `tagOf`: tags the row's entries for a reader of a few columns (src/io/row-format.ts newFlatRow). */
+  constructor(
+    private readonly escapeFormulas: boolean,
+    tagOf?: (name: string) => number,
+  ) {
+    this.flat = newFlatRow(tagOf)
+  }
 
   /** Flatten one record; with `shape`, record the columns it brings. True when it brought a new one. */
   take(bytes: Buffer, shape?: ShapeTracker): boolean {
@@ -27,6 +33,11 @@ export class CsvRows {
       grew = true
     }
     return grew
+  }
+
+  /** The last record taken, as names and CSV cells (read by the run statistics, src/jobs/export-stats.ts). */
+  get row(): FlatRow {
+    return this.flat
   }
 
   /** Columns already known (a resumed run's layouts): `take` does not report them as new. */

@@ -23,6 +23,11 @@ export interface FlatRow {
   names: string[]
   cells: string[]
   length: number
+  /**
+   * With `newFlatRow(tagOf)`: each entry's tag, `tagOf(name)` worked out once per name (not per record), so a
+   * reader that wants a few columns (the run statistics) finds them without comparing names.
+   */
+  tags?: number[] | undefined
 }
 
 /**
@@ -41,6 +46,8 @@ class KeyNode {
   readonly codes: number[]
   /** For an ASCII name: its bytes as little-endian 32-bit words, compared four at a time on an ASCII record. */
   words: number[] | undefined = []
+  /** The row's `tagOf(name)`, or -1. */
+  tag = -1
   constructor(
     /** The name's text as sent, escapes and all (a flat string: it is compared char by char). */
     readonly raw: string,
@@ -63,6 +70,9 @@ const MAX_NAMES = 10_000
 interface RowCache extends FlatRow {
   root?: KeyNode
   names$?: number
+  tagOf?: ((name: string) => number) | undefined
+  /** Keep only tagged entries: the others are stepped over (checked as ever, but no cell is cut). */
+  onlyTagged?: boolean
 }
 
 /**
@@ -72,8 +82,9 @@ interface RowCache extends FlatRow {
  * const row = newFlatRow()
  * for (const bytes of scanner.push(chunk)) { flattenRecord(bytes, row, {escapeFormulas: true}); use(row) }
  */
-export function newFlatRow(): FlatRow {
+export function newFlatRow(tagOf?: (name: string) => number, opts: {onlyTagged?: boolean} = {}): FlatRow {
   const row: RowCache = {names: [], cells: [], length: 0, root: new KeyNode('', ''), names$: 0}
+  if (tagOf) Object.assign(row, {tags: [], tagOf, onlyTagged: opts.onlyTagged === true})
   return row
 }
 
@@ -415,6 +426,29 @@ function escapedCell(p: number): string {
   return csvCell(decode(p + 1, pos - 1), guard)
 }
 
+/**
+ * Step over the value at p (leaves `pos` after it) with the same checks as `cellAt`, cutting no cell: the
+ * usual string (no escapes) and number are scanned in place; anything else goes the `cellAt` way.
+ */
+function skipValue(str: string, p: number, depth: number): void {
+  const c = str.charCodeAt(p)
+  if (c === QUOTE) {
+    for (let q = p + 1; ; q++) {
+      const k = str.charCodeAt(q)
+      if (k === QUOTE) return void (pos = q + 1)
+      if (k === BACKSLASH) return void escapedCell(p)
+      if (!(k >= 0x20)) fail(q >= len ? 'unterminated string' : 'control character in a string', q)
+    }
+  }
+  if (c === MINUS || (c >= ZERO && c <= NINE)) {
+    const q = numberEnd(str, p)
+    if (q < 0) fail('bad number', p)
+    pos = q
+    return
+  }
+  otherCell(str, p, c, depth)
+}
+
 /** true, false, null, or a container (as compact JSON text). */
 function otherCell(str: string, p: number, c: number, depth: number): string {
   if (
@@ -518,6 +552,7 @@ function member(
   let node = start.children.get(raw)
   if (!node) {
     node = new KeyNode(raw, prefix + (nameEscaped ? decode(a, q) : raw))
+    if (row.tagOf) node.tag = row.tagOf(node.name)
     if (row.names$! < MAX_NAMES) {
       start.children.set(node.raw, node)
       row.names$!++
@@ -532,6 +567,8 @@ function flatten(row: RowCache): number {
   const str = s
   const names = row.names
   const cells = row.cells
+  const tags = row.tags
+  const only = row.onlyTagged === true
   const root = (row.root ??= new KeyNode('', ''))
   row.names$ ??= 0
   let n = 0
@@ -567,8 +604,12 @@ function flatten(row: RowCache): number {
             if (str.charCodeAt(p) !== COLON) fail("expected ':'", p)
             p++
             if (str.charCodeAt(p) <= 0x20) p = skip(str, p)
-            names[n] = sk.name
-            cells[n++] = cellAt(str, p, 2)
+            if (only && sk.tag < 0) skipValue(str, p, 2)
+            else {
+              names[n] = sk.name
+              if (tags) tags[n] = sk.tag
+              cells[n++] = cellAt(str, p, 2)
+            }
             p = pos
             let c = str.charCodeAt(p)
             if (c <= 0x20) c = str.charCodeAt((p = skip(str, p)))
@@ -582,8 +623,12 @@ function flatten(row: RowCache): number {
           }
         }
       } else {
-        names[n] = k.name
-        cells[n++] = cellAt(str, p, 1)
+        if (only && k.tag < 0) skipValue(str, p, 1)
+        else {
+          names[n] = k.name
+          if (tags) tags[n] = k.tag
+          cells[n++] = cellAt(str, p, 1)
+        }
         p = pos
       }
       let c = str.charCodeAt(p)

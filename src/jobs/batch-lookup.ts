@@ -11,7 +11,11 @@ import {
 import {fetchLookup} from '../api/lookup.js'
 import {redact} from '../api/secrets.js'
 import type {LookupQuery} from '../api/validate.js'
+import {flattenRecord} from '../io/export-reader.js'
 import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
+import {emptyFacts, type StatsReport} from '../stats/accumulator.js'
+import {factsOfFlat} from '../stats/facts.js'
+import {GroupedStats} from '../stats/grouped.js'
 import {cell, columnsFor, flattenRow, ShapeTracker, type Column} from '../render/columns.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 import {KeySet, RowKeys, type BatchInput, type InputRow} from './batch-input.js'
@@ -44,6 +48,8 @@ export interface BatchRequest {
   map?: readonly string[] | undefined
   /** Start a CSV output with a UTF-8 BOM (`--bom`, or the input began with one). */
   bom?: boolean | undefined
+  /** Gather the run statistics over the rows answered found (issue 14; default true). */
+  stats?: boolean | undefined
 }
 
 export interface BatchDeps extends JobDeps {
@@ -61,6 +67,8 @@ export interface BatchSummary {
   fromCheckpoint: number
   stopped?: SflError | undefined
   checkpoint?: string | undefined
+  /** Statistics of the records of the rows answered found (per output row), and per county (Fips). */
+  stats?: {run: StatsReport; counties: Array<{fips: string; report: StatsReport}>} | undefined
   exitCode: number
 }
 
@@ -232,6 +240,10 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
     const anyAnswer = answered.size > 0 || transient.size > 0
     const outcomes: Outcome[] = []
     let finishedAny = false
+    // every output row answered found counts (a duplicate row too: the figures describe the output file)
+    const stats = req.stats === false ? undefined : new GroupedStats()
+    const facts = emptyFacts()
+    let wrote = false
     if (!run.outputClosed && (anyAnswer || !run.stopped)) {
       const cols: Column[] = columnsFor(shape.shape)
       const inputCols = req.input.columns
@@ -252,6 +264,10 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
           const a = resultOf(keys.get(i++), () => req.input.validate(row.line, row.values))
           counts[a.status]++
           const note = req.input.noteOf(row.values)
+          if (stats && a.record && (a.status === 'ok' || a.status === 'matched_without_unit')) {
+            const flat = flattenRecord(a.record)
+            stats.add(String(flat['Fips'] ?? '(none)'), factsOfFlat(flat, facts))
+          }
           const ok =
             req.format === 'csv'
               ? writer.csv([
@@ -274,6 +290,7 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
         }
         writer.end()
         await run.commit(target)
+        wrote = true
       } catch (error) {
         await target.abort()
         run.absorbOrThrow(error)
@@ -293,6 +310,14 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
       fromCheckpoint,
       stopped: run.stopped,
       checkpoint,
+      ...(stats && wrote
+        ? {
+            stats: {
+              run: stats.all.report(),
+              counties: stats.reports().map(({key, report}) => ({fips: key, report})),
+            },
+          }
+        : {}),
       exitCode: run.exitCode(outcomes, finishedAny),
     }
   } finally {

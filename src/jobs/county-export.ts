@@ -20,6 +20,8 @@ import {cell, columnsFor, selectColumns, ShapeTracker, type Column} from '../ren
 import type {Scheduler} from '../schedule/scheduler.js'
 import {RunState, type JobDeps} from './run.js'
 import {countyFilePath, freshCounties, MANIFEST_FILE, ManifestFile} from './manifest.js'
+import {ExportStats, type ExportStatsResult, type PageStats} from './export-stats.js'
+import {statsTag} from '../stats/facts.js'
 import {isFinished, outcomeOf, type Outcome} from './outcome.js'
 import {PartFile, verifyPages, type PagePart, type Segment} from './spool.js'
 
@@ -49,6 +51,8 @@ export interface ExportRequest {
   maxAgeMs?: number | undefined
   /** The clock of manifest times (tests). */
   now?: (() => number) | undefined
+  /** Gather the run statistics (issue 14; default true). */
+  stats?: boolean | undefined
 }
 
 export interface ExportDeps extends JobDeps {
@@ -88,6 +92,8 @@ export interface ExportSummary {
   fresh: string[]
   /** --out-dir: county files written by this run. */
   filesWritten: number
+  /** The statistics of the counties that ended (absent with stats off). */
+  stats?: ExportStatsResult | undefined
   exitCode: number
 }
 
@@ -173,12 +179,24 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
         journal.append({t: 'reset', u: u.fips})
       }
     }
+    // the pages an earlier process fetched are counted from their part files (src/jobs/export-stats.ts)
+    const stats = req.stats === false ? undefined : new ExportStats(units.length)
+    if (stats)
+      for (const u of units) {
+        if (u.pages.length === 0) continue
+        if (u.written && outDir) {
+          const state = countyByFips(u.fips)?.state ?? 'unknown'
+          await stats.recountFile(u.fips, join(outDir, countyFilePath(state, u.fips, req.format)))
+        } else await stats.recount(u.fips, journal.partsDir, u.pages, layouts)
+        if (u.outcome && isFinished(u.outcome.kind)) stats.countyEnded(u.fips)
+      }
     // CSV with --fields knows its header before any record: it can stream to stdout
     const fixedCols = req.format === 'csv' && req.fields?.length ? selectColumns([], req.fields) : undefined
     const resumedUnits = units.filter((u) => u.outcome && u.outcome.kind !== 'failed').length
     const shape = new ShapeTracker()
     const csvNeedsShape = req.format === 'csv' && !req.fields?.length
-    const csv = req.format === 'csv' ? new CsvRows(req.escapeFormulas) : undefined
+    // with stats, the tokenizer tags the ~12 columns they read (src/stats/facts.ts statsTag)
+    const csv = req.format === 'csv' ? new CsvRows(req.escapeFormulas, stats && statsTag) : undefined
     layouts.forEach((cols, id) => layoutIds.set(layoutKey(cols), id))
     // a resumed run knows its columns from the layouts its rows were spooled in
     if (csvNeedsShape)
@@ -334,6 +352,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
           const direct = live !== undefined && u.index === head && u.flushed === u.pages.length
           const pageUrl: string = url
           let emitted = 0
+          let pageStats: PageStats | undefined
           const page = await deps.scheduler.run(
             () => deps.client.get(pageUrl, run.signal),
             async (res) => {
@@ -342,6 +361,8 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
               // a page streamed straight to stdout needs no part file: nothing reads it again; CSV pages
               // spool their rows already formatted (one file per column layout), the others the records
               const part = direct || csv ? undefined : await PartFile.create(join(journal.partsDir, file))
+              // a fresh count for each try: a page fetched again must not count its records twice
+              pageStats = stats?.page()
               const segments: Array<Segment & {part: PartFile}> = []
               let seg: (Segment & {part: PartFile}) | undefined
               try {
@@ -350,6 +371,10 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
                   // CSV: one tokenizer pass proves the record and notes its columns; NDJSON and JSON pass
                   // the bytes through as sent (the scanner has checked their structure)
                   const grew = csv?.take(bytes, csvNeedsShape ? shape : undefined) ?? false
+                  if (pageStats) {
+                    if (csv) pageStats.tokens(csv.row, req.escapeFormulas)
+                    else pageStats.json(bytes)
+                  }
                   if (direct) {
                     if (skip > 0) skip--
                     else {
@@ -407,6 +432,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
             ...(page.rejected.length ? {rejected: page.rejected} : {}),
           })
           u.next = page.next
+          if (pageStats) stats!.pageDone(u.fips, pageStats)
           if (direct) u.flushed = u.pages.length
           else if (live && u.index === head) await advance() // the head's spooled page goes out now
           journal.append({
@@ -430,7 +456,9 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
           exitCode: 0,
           ...(skipped ? {skipped, error: `${skipped} poison record${skipped === 1 ? '' : 's'} skipped`} : {}),
         }
+        stats?.countyEnded(u.fips)
       } catch (error) {
+        stats?.reset(u.fips) // not written: its figures are not the run's
         if (run.absorbStop(error)) return
         u.outcome = {...outcomeOf(error, run.message(error), true), records: 0}
       }
@@ -518,6 +546,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
       rejectsFile,
       fresh: req.fips.filter((f) => fresh.has(f)),
       filesWritten,
+      ...(stats && wrote ? {stats: stats.result(req.fips)} : {}),
       exitCode: run.exitCode(
         units.flatMap((u) => (u.outcome ? [u.outcome] : [])),
         finished.length > 0,

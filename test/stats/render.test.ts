@@ -1,0 +1,74 @@
+import {describe, expect, it} from 'vitest'
+
+import {flattenRecord as flatOf} from '../../src/io/export-reader.js'
+import {StatsAccumulator} from '../../src/stats/accumulator.js'
+import {factsOfFlat} from '../../src/stats/facts.js'
+import {renderStats, statsDocument} from '../../src/stats/render.js'
+
+const recs = [
+  {
+    FinalValue: 100000,
+    ConfidenceScore: 90,
+    CRAEligible: 'Low',
+    FHAEligible: true,
+    VAEligible: null,
+    Assumable: true,
+    AssumableMortgage: {LoanType: 'FHA', EstimatedInterestRate: 3.25, EstimatedEquity: 40000},
+  },
+  {
+    FinalValue: 300000,
+    ConfidenceScore: 81,
+    CRAEligible: 'Upper',
+    FHAEligible: false,
+    VAEligible: true,
+    Assumable: false,
+  },
+]
+
+function accOf(bound?: number): StatsAccumulator {
+  const acc = new StatsAccumulator(bound)
+  for (const r of recs) acc.add(factsOfFlat(flatOf(r)))
+  return acc
+}
+
+describe('stats rendering', () => {
+  it('the table: shares of known values, CRA levels, value spread, loans by type, within 80 columns', () => {
+    const lines = renderStats('sfl stats', accOf().report())
+    expect(lines).toEqual([
+      'sfl stats: 2 records',
+      '                             true  of known',
+      '  FHAEligible                   1     50.0%',
+      '  VAEligible                    1    100.0%   (1 unknown)',
+      '  USDAAreaEligible              0         -   (2 unknown)',
+      '  Assumable                     1     50.0%',
+      '  FHACondoEligible              0         -   (2 unknown)',
+      '  CRAEligible         Low                       1   50.0%',
+      '                      Upper                     1   50.0%',
+      '  FinalValue          p25 $150,000   median $200,000   p75 $250,000',
+      '  ConfidenceScore     median 85.5',
+      '  Assumable loans     LoanType          count  median rate  median equity',
+      '                      FHA                   1        3.25%        $40,000',
+    ])
+    expect(lines.every((l) => l.length <= 80)).toBe(true)
+  })
+
+  it('figures from the sketch carry ≈ and the table says how close they are', () => {
+    const lines = renderStats('run', accOf(1).report())
+    const cs = lines.find((l) => l.includes('ConfidenceScore'))!
+    // within 1% of 85.5, one decimal shown
+    expect(Math.abs(Number(/median ≈([\d.]+)$/.exec(cs)![1]) - 85.5)).toBeLessThanOrEqual(0.9)
+    expect(lines.at(-1)).toBe('  ≈ approximate: more than 100,000 values; within 1% of the exact figure')
+    const fv = lines.find((l) => l.includes('FinalValue'))!
+    expect(fv).toMatch(/^ {2}FinalValue {10}p25 ≈\$[\d,]+ {3}median ≈\$[\d,]+ {3}p75 ≈\$[\d,]+$/)
+  })
+
+  it('the JSON document: version, accuracy, the run and each county', () => {
+    const report = accOf().report()
+    const doc = statsDocument(report, [{fips: '06067', report}])
+    expect(doc.version).toBe(1)
+    expect(doc.relativeError).toBe(0.01)
+    expect(doc.exactBound).toBe(100_000)
+    expect(doc.run.records).toBe(2)
+    expect(doc.counties).toEqual([{fips: '06067', ...report}])
+  })
+})
