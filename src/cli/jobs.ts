@@ -1,5 +1,6 @@
 import type {ExportRequest, ExportSummary} from '../jobs/county-export.js'
 import type {BatchRequest, BatchSummary} from '../jobs/batch-lookup.js'
+import type {RecordFormat} from '../io/record-writer.js'
 import type {Context} from './base-command.js'
 import {printSummary, withRunSession} from './session.js'
 
@@ -11,8 +12,57 @@ export interface CommandIo {
 
 const n = (x: number) => x.toLocaleString('en-US')
 
+/** `county-export --changes-since`: what to compare the finished export with, and where the change file goes. */
+export interface ChangesPlan {
+  since: string
+  out: string
+  format: RecordFormat
+  ignore: string[]
+}
+
 /** `county-export` at the terminal: progress, Ctrl-C, the job, the summary and the exit code. */
-export async function runExportJob(io: CommandIo, ctx: Context, req: ExportRequest): Promise<ExportSummary> {
+export async function runExportJob(
+  io: CommandIo,
+  ctx: Context,
+  req: ExportRequest,
+  changes?: ChangesPlan,
+): Promise<ExportSummary> {
+  const s = await runExport(io, ctx, req)
+  if (changes && req.out) await compareFinished(io, s, req.out, changes)
+  return s
+}
+
+/**
+ * --changes-since, once the export is written: only counties that finished are compared (a county the
+ * previous export has but this run did not ask for, or did not finish, is not reported deleted). The
+ * export's exit code stands; the comparison adds its own summary line.
+ */
+async function compareFinished(
+  io: CommandIo,
+  s: ExportSummary,
+  out: string,
+  plan: ChangesPlan,
+): Promise<void> {
+  const finished = s.counties
+    .filter((c) => c.outcome?.kind === 'done' || c.outcome?.kind === 'empty')
+    .map((c) => c.fips)
+  if (!s.wrote || finished.length === 0) {
+    io.notice('sfl county-export --changes-since: no county finished; no change file written')
+    return
+  }
+  const {compareExports, changeSummaryLine} = await import('../jobs/changes.js')
+  const c = await compareExports({
+    previous: plan.since,
+    current: out,
+    counties: finished,
+    ignore: plan.ignore,
+    out: plan.out,
+    format: plan.format,
+  })
+  io.notice(changeSummaryLine(c, 'sfl county-export --changes-since'))
+}
+
+async function runExport(io: CommandIo, ctx: Context, req: ExportRequest): Promise<ExportSummary> {
   const {runCountyExport} = await import('../jobs/county-export.js')
   return withRunSession(ctx.scheduler, io.quiet, async ({progress, signal}) => {
     const s = await runCountyExport(

@@ -1,4 +1,5 @@
 import {readFile} from 'node:fs/promises'
+import {resolve} from 'node:path'
 
 import {Flags} from '@oclif/core'
 
@@ -7,6 +8,7 @@ import {UsageError} from '../api/errors.js'
 import {fipsProblem} from '../api/validate.js'
 import {canonicalField} from '../render/field-names.js'
 import type {ExportSummary} from '../jobs/county-export.js'
+import type {ChangesPlan} from '../cli/jobs.js'
 
 export default class CountyExport extends BaseCommand<typeof CountyExport> {
   static override summary =
@@ -79,6 +81,19 @@ checkpoint beside --out; running the same command again continues it (--restart 
     }),
     'max-requests': Flags.integer({description: 'Most requests this run may send', min: 1}),
     'dry-run': Flags.boolean({description: 'Print how many requests the run needs and send none'}),
+    'changes-since': Flags.string({
+      description:
+        'After the export, compare it with this earlier export (file, --out-dir folder or manifest.json) and write a change file; needs --out',
+    }),
+    'changes-out': Flags.string({
+      description: 'Change file of --changes-since [default: beside --out, <out>.changes.<ext>]',
+    }),
+    'ignore-fields': Flags.string({
+      description:
+        'Columns --changes-since leaves out of the comparison, comma-separated, or none [default: ValuationDate]',
+      delimiter: ',',
+      multiple: true,
+    }),
     'max-record-bytes': Flags.integer({
       description: 'Skip (and list) any record larger than this many bytes instead of holding it in memory',
       default: 16 * 1024 * 1024,
@@ -100,6 +115,7 @@ checkpoint beside --out; running the same command again continues it (--restart 
     if (f.resume && f.restart) throw new UsageError('--resume and --restart contradict each other; pick one')
     if (f.out) await (await import('../io/atomic-file.js')).assertWritableTarget(f.out)
     const fields = checkFields(f.fields?.map((s) => s.trim()).filter((s) => s !== ''))
+    const changes = await this.changesPlan()
     if (f['dry-run']) {
       process.stdout.write(
         `${fips.length} ${fips.length === 1 ? 'county' : 'counties'}: at least ${fips.length} requests (one per county when the service sends whole counties; one per page when it paginates). Nothing was sent.\n`,
@@ -112,16 +128,44 @@ checkpoint beside --out; running the same command again continues it (--restart 
       maxRequests: f['max-requests'],
     })
     const {runExportJob} = await import('../cli/jobs.js')
-    return runExportJob(this.io(), ctx, {
-      fips,
-      out: f.out,
-      format: f.output,
-      fields,
-      restart: f.restart,
-      bom: f.bom,
-      escapeFormulas: !f['no-escape-formulas'],
-      maxRecordBytes: f['max-record-bytes'],
-    })
+    return runExportJob(
+      this.io(),
+      ctx,
+      {
+        fips,
+        out: f.out,
+        format: f.output,
+        fields,
+        restart: f.restart,
+        bom: f.bom,
+        escapeFormulas: !f['no-escape-formulas'],
+        maxRecordBytes: f['max-record-bytes'],
+      },
+      changes,
+    )
+  }
+
+  /** --changes-since checked before any request: --out given, the previous export readable, --changes-out writable. */
+  private async changesPlan(): Promise<ChangesPlan | undefined> {
+    const f = this.flags
+    const since = f['changes-since']
+    if (since === undefined) {
+      for (const flag of ['changes-out', 'ignore-fields'] as const)
+        if (f[flag] !== undefined) throw new UsageError(`--${flag} needs --changes-since PREVIOUS`)
+      return undefined
+    }
+    if (!f.out)
+      throw new UsageError(
+        '--changes-since needs --out FILE (the export is compared once it is written); nothing was sent',
+      )
+    const {changeFormat, changesOutFor, ignoreList} = await import('../jobs/changes.js')
+    const ignore = ignoreList(f['ignore-fields'])
+    const out = f['changes-out'] ?? changesOutFor(f.out, f.output)
+    if (resolve(out) === resolve(f.out))
+      throw new UsageError(`--changes-out ${out} is the export's own --out; give another file`)
+    await (await import('../io/atomic-file.js')).assertWritableTarget(out)
+    await (await import('../jobs/change-sides.js')).checkSide(since)
+    return {since, out, format: changeFormat(undefined, out, f.output), ignore}
   }
 
   /** --fips and --fips-file, validated before anything is sent; duplicates removed, order kept. */

@@ -5,7 +5,6 @@ import {basename, dirname, join, resolve} from 'node:path'
 import {
   asText,
   ExportFileError,
-  exportFormatOf,
   readExport,
   type ExportFileFormat,
   type FlatRecord,
@@ -100,6 +99,12 @@ export async function checkSide(path: string): Promise<void> {
   }
 }
 
+function formatByName(path: string): ExportFileFormat | undefined {
+  const ext = /\.([a-z]+)$/i.exec(path)?.[1]?.toLowerCase()
+  if (ext === 'csv' || ext === 'parquet' || ext === 'json' || ext === 'ndjson') return ext
+  return ext === 'jsonl' ? 'ndjson' : undefined
+}
+
 /** Open a side; a single file is split into `scratch` (a private folder the caller removes). */
 export async function openSide(path: string, scratch: string, label: string): Promise<ExportSide> {
   const manifest = await manifestPathOf(path)
@@ -111,7 +116,8 @@ export async function openSide(path: string, scratch: string, label: string): Pr
       path,
       counties: [...files.keys()],
       async *read(fips) {
-        for (const f of files.get(fips) ?? []) yield* readExport(f, format ?? (await exportFormatOf(f)))
+        // a county file's own extension first (the manifest's format covers files named otherwise)
+        for (const f of files.get(fips) ?? []) yield* readExport(f, formatByName(f) ?? format)
       },
     }
   }

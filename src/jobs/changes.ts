@@ -240,7 +240,9 @@ class Spool {
   private size = 0
   private flushed = 0
 
-  constructor(readonly path: string) {}
+  constructor(readonly path: string) {
+    this.fd = openSync(path, 'w+', 0o600)
+  }
 
   /** Append text; returns the offset it starts at. */
   append(text: string): number {
@@ -436,9 +438,25 @@ export function ignoreList(flag: readonly string[] | undefined): string[] {
   })
 }
 
-/** The change file's format: --output, else --out's extension, else CSV. */
-export function changeFormat(flag: RecordFormat | undefined, out: string | undefined): RecordFormat {
+/** The change file's format: --output, else --out's extension, else `fallback`. */
+export function changeFormat(
+  flag: RecordFormat | undefined,
+  out: string | undefined,
+  fallback: RecordFormat = 'csv',
+): RecordFormat {
   if (flag) return flag
   const ext = out && /\.([a-z]+)$/i.exec(out)?.[1]?.toLowerCase()
-  return ext === 'ndjson' || ext === 'jsonl' ? 'ndjson' : ext === 'json' ? 'json' : 'csv'
+  return ext === 'ndjson' || ext === 'jsonl'
+    ? 'ndjson'
+    : ext === 'json'
+      ? 'json'
+      : ext === 'csv'
+        ? 'csv'
+        : fallback
+}
+
+/** county-export's default change file, beside its output: `nov.csv` -> `nov.changes.csv`. */
+export function changesOutFor(out: string, format: RecordFormat): string {
+  const m = /^(.*[^/\\])\.(csv|ndjson|jsonl|json)$/i.exec(out)
+  return m ? `${m[1]}.changes.${m[2]}` : `${out}.changes.${format}`
 }

@@ -74,11 +74,6 @@ export class IdTable {
     this.values.writeBigUInt64LE(BigInt(n), slot * 8)
   }
 
-  /** Slots in a given state, in slot order. */
-  *slots(state: SlotStateValue): Generator<number> {
-    for (let i = 0; i < this.states.length; i++) if (this.states[i] === state) yield i
-  }
-
   /** Bytes held, for the notes' memory figures. */
   get bytes(): number {
     return this.keys.length + this.values.length + this.states.length
