@@ -154,7 +154,7 @@ export async function compareExports(req: ChangeRequest): Promise<ChangeSummary>
       rows.append(`${JSON.stringify(row)}\n`)
     }
     try {
-      for (const fips of counties) await compareCounty(fips, prev, cur, ignore, updated, emit, s)
+      for (const fips of counties) await compareCounty(fips, prev, cur, ignore, updated, emit, s, cols)
       rows.close()
       updated.close()
       await writeChangeFile(rows.path, cols.ordered(), prevCols.ordered(), req)
@@ -177,6 +177,7 @@ async function compareCounty(
   updated: Spool,
   emit: (kind: ChangeKind, fips: string, rec: FlatRecord, changed?: string[], old?: FlatRecord) => void,
   s: ChangeSummary,
+  cols: ColumnSet,
 ): Promise<void> {
   const table = new IdTable()
   const none = Buffer.alloc(8)
@@ -188,6 +189,8 @@ async function compareCounty(
   updated.reset()
   let pending = table.size
   for await (const rec of cur.read(fips)) {
+    // the change file has the current export's columns even when few rows (or none) changed
+    cols.addAll(rec)
     const key = recordKey(rec)
     if (key === undefined) {
       s.unkeyed++

@@ -1,0 +1,189 @@
+import {existsSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {parse} from 'csv-parse/sync'
+import {afterEach, describe, expect, it} from 'vitest'
+
+import {sfl} from '../helpers/cli.js'
+import {
+  record,
+  records,
+  startScenario,
+  type Reply,
+  type Scenario,
+  type ScenarioRequest,
+} from '../helpers/scenario-server.js'
+
+/**
+ * Deltas end to end (issue 14): two exports of a scripted server a month apart, compared by
+ * `county-export --changes-since` and by `sfl changes`, with the built CLI.
+ */
+const tmp = () => mkdtempSync(join(tmpdir(), 'sfl-e2e-changes-'))
+let server: Scenario | undefined
+afterEach(async () => {
+  await server?.close()
+  server = undefined
+})
+const serve = async (answer: (r: ScenarioRequest) => Reply) => (server = await startScenario(answer))
+const env = (s: Scenario) => ({SFL_BASE_URL: s.baseUrl, SFL_API_KEY: 'test-key-123'})
+const id = (fips: string, i: number) => String(record(fips, i)['ServicePropertyID'])
+
+/** October: Sacramento 0-4, Harris 0-2. */
+const october = (r: ScenarioRequest): Reply =>
+  r.fips === '06067' ? {page: {records: records('06067', 0, 5)}} : {page: {records: records(r.fips, 0, 3)}}
+
+/** November: Sacramento lost 0, gained 5, record 2 revalued; Cook is new; Harris fails. */
+const november = (r: ScenarioRequest): Reply => {
+  if (r.fips === '48201') return {status: 503}
+  if (r.fips === '17031') return {page: {records: records('17031', 0, 2)}}
+  const recs = records('06067', 1, 5)
+  recs[1] = {...recs[1], FinalValue: 650_000}
+  return {page: {records: recs}}
+}
+
+async function octoberExport(d: string): Promise<string> {
+  const s = await serve(october)
+  const prev = join(d, 'october.csv')
+  const r = await sfl(['county-export', '--fips', '06067', '--fips', '48201', '--out', prev], {env: env(s)})
+  expect(r.code).toBe(0)
+  await s.close()
+  server = undefined
+  return prev
+}
+
+describe('county-export --changes-since', () => {
+  it('writes exactly the added, updated and deleted rows of the counties that finished', async () => {
+    const d = tmp()
+    const prev = await octoberExport(d)
+    const s = await serve(november)
+    const out = join(d, 'november.ndjson')
+    const r = await sfl(
+      ['county-export', '--fips', '06067', '--fips', '17031', '--fips', '48201', '--output', 'ndjson'].concat(
+        ['--out', out, '--changes-since', prev, '--retries', '0'],
+      ),
+      {env: env(s)},
+    )
+    // Harris failed: the export is partial (exit 7) and Harris is not compared, so not deleted
+    expect(r.code).toBe(7)
+    const changes = join(d, 'november.changes.ndjson')
+    expect(r.stderr).toContain(
+      `sfl county-export --changes-since: 3 added, 1 updated, 1 deleted, 3 unchanged in 2 counties -> ${changes}`,
+    )
+    const rows = readFileSync(changes, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+    expect(
+      rows.map((x) => [x['Change'], x['Fips'], String(x['ServicePropertyID']), x['ChangedFields']]),
+    ).toEqual([
+      ['added', '06067', id('06067', 5), []],
+      ['deleted', '06067', id('06067', 0), []],
+      ['updated', '06067', id('06067', 2), ['FinalValue']],
+      ['added', '17031', id('17031', 0), []],
+      ['added', '17031', id('17031', 1), []],
+    ])
+    // the previous values come back typed, though the previous export was CSV
+    expect(rows[2]).toMatchObject({FinalValue: 650_000, Previous: {FinalValue: 300_002}})
+    expect(rows[1]).toMatchObject({APN: '06067-0', FinalValue: 300_000, FHAEligible: true})
+  })
+
+  it('--changes-out and --ignore-fields: a CSV change file without the ignored field compared', async () => {
+    const d = tmp()
+    const prev = await octoberExport(d)
+    const s = await serve(november)
+    const changes = join(d, 'delta.csv')
+    const r = await sfl(
+      ['county-export', '--fips', '06067', '--out', join(d, 'nov.csv'), '--changes-since', prev].concat([
+        '--changes-out',
+        changes,
+        '--ignore-fields',
+        'finalvalue',
+      ]),
+      {env: env(s)},
+    )
+    expect(r.code).toBe(0)
+    const table = parse(readFileSync(changes, 'utf8')) as string[][]
+    expect(table[0]!.slice(0, 4)).toEqual(['Change', 'ServicePropertyID', 'Fips', 'ChangedFields'])
+    expect(table.slice(1).map((x) => `${x[0]} ${x[1]}`)).toEqual([
+      `added ${id('06067', 5)}`,
+      `deleted ${id('06067', 0)}`,
+    ])
+    expect(r.stderr).toContain('1 added, 0 updated, 1 deleted, 4 unchanged in 1 county')
+  })
+
+  it.each([
+    [['--changes-since', 'PREV'], /--changes-since needs --out FILE/],
+    [['--out', 'OUT', '--changes-since', 'MISSING'], /missing\.csv: no such file or folder/],
+    [['--out', 'OUT', '--changes-since', 'DIR'], /is a folder without manifest.json/],
+    [['--out', 'OUT', '--changes-out', 'X.csv'], /--changes-out needs --changes-since PREVIOUS/],
+    [
+      ['--out', 'OUT', '--changes-since', 'PREV', '--ignore-fields', 'Nope'],
+      /--ignore-fields: unknown column "Nope"/,
+    ],
+    [['--out', 'OUT', '--changes-since', 'PREV', '--changes-out', 'OUT'], /is the export's own --out/],
+  ])('usage error %j: exit 2, one line, no request', async (flags, message) => {
+    const d = tmp()
+    const prev = join(d, 'prev.csv')
+    writeFileSync(prev, 'Fips,ServicePropertyID\r\n06067,1\r\n')
+    const s = await serve(october)
+    const args = flags.map((a) =>
+      a === 'PREV'
+        ? prev
+        : a === 'OUT'
+          ? join(d, 'out.csv')
+          : a === 'MISSING'
+            ? join(d, 'missing.csv')
+            : a === 'DIR'
+              ? d
+              : a,
+    )
+    const r = await sfl(['county-export', '--fips', '06067', ...args], {env: env(s)})
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(message)
+    expect(r.stderr.trim().split('\n')).toHaveLength(1)
+    expect(s.requests).toHaveLength(0)
+    expect(existsSync(join(d, 'out.csv'))).toBe(false)
+  })
+})
+
+describe('sfl changes', () => {
+  it('a CSV export and an NDJSON export of the same counties show no change (exit 0 with --exit-code)', async () => {
+    const d = tmp()
+    const s = await serve(october)
+    const fips = ['--fips', '06067', '--fips', '48201']
+    expect((await sfl(['county-export', ...fips, '--out', join(d, 'a.csv')], {env: env(s)})).code).toBe(0)
+    expect(
+      (
+        await sfl(['county-export', ...fips, '--output', 'ndjson', '--out', join(d, 'b.ndjson')], {
+          env: env(s),
+        })
+      ).code,
+    ).toBe(0)
+    const r = await sfl(['changes', join(d, 'a.csv'), join(d, 'b.ndjson'), '--exit-code'])
+    expect(r.code).toBe(0)
+    expect(r.stdout.split('\r\n')[0]).toMatch(/^Change,ServicePropertyID,Fips,ChangedFields,APN,/)
+    expect(r.stdout.trimEnd().split('\r\n')).toHaveLength(1)
+    expect(r.stderr).toBe('sfl changes: 0 added, 0 updated, 0 deleted, 8 unchanged in 2 counties\n')
+  })
+
+  it('two exports a month apart: every county of either side compared, exit 1 with --exit-code', async () => {
+    const d = tmp()
+    const prev = await octoberExport(d)
+    const s = await serve(november)
+    const cur = join(d, 'nov.ndjson')
+    await sfl(['county-export', '--fips', '06067', '--fips', '17031', '--output', 'ndjson', '--out', cur], {
+      env: env(s),
+    })
+    const r = await sfl(['changes', prev, cur, '--exit-code', '--out', join(d, 'delta.json')])
+    expect(r.code).toBe(1)
+    // Harris is in October only: compared as a whole county gone
+    expect(r.stderr).toContain('3 added, 1 updated, 4 deleted, 3 unchanged in 3 counties')
+    const rows = JSON.parse(readFileSync(join(d, 'delta.json'), 'utf8')) as Array<Record<string, unknown>>
+    expect(rows.filter((x) => x['Fips'] === '48201').map((x) => x['Change'])).toEqual([
+      'deleted',
+      'deleted',
+      'deleted',
+    ])
+  })
+})
