@@ -2,7 +2,7 @@ import type {ExportRequest, ExportSummary} from '../jobs/county-export.js'
 import type {BatchRequest, BatchSummary} from '../jobs/batch-lookup.js'
 import type {RecordFormat} from '../io/record-writer.js'
 import type {Context} from './base-command.js'
-import {printSummary, withRunSession} from './session.js'
+import {printSummary, withCleanInterrupt, withRunSession} from './session.js'
 
 /** What a long run needs from its command: whether to be quiet, and how to print a notice. */
 export interface CommandIo {
@@ -51,14 +51,16 @@ async function compareFinished(
     return
   }
   const {compareExports, changeSummaryLine} = await import('../jobs/changes.js')
-  const c = await compareExports({
-    previous: plan.since,
-    current: out,
-    counties: finished,
-    ignore: plan.ignore,
-    out: plan.out,
-    format: plan.format,
-  })
+  const c = await withCleanInterrupt(() =>
+    compareExports({
+      previous: plan.since,
+      current: out,
+      counties: finished,
+      ignore: plan.ignore,
+      out: plan.out,
+      format: plan.format,
+    }),
+  )
   io.notice(changeSummaryLine(c, 'sfl county-export --changes-since'))
 }
 

@@ -61,13 +61,16 @@ not compared unless --ignore-fields says otherwise. Sends no request. Exit 0 wit
     // both sides readable before the long part (spec-independent: no request is ever sent)
     await checkSide(args.previous)
     await checkSide(args.current)
-    const s = await compareExports({
-      previous: args.previous,
-      current: args.current,
-      ignore,
-      out: f.out,
-      format: changeFormat(f.output, f.out),
-    })
+    const {withCleanInterrupt} = await import('../cli/session.js')
+    const s = await withCleanInterrupt(() =>
+      compareExports({
+        previous: args.previous,
+        current: args.current,
+        ignore,
+        out: f.out,
+        format: changeFormat(f.output, f.out),
+      }),
+    )
     this.notice(changeSummaryLine(s))
     if (f['exit-code'] && s.added + s.updated + s.deleted > 0) process.exitCode = 1
     return s

@@ -1,11 +1,13 @@
-import {existsSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {spawn} from 'node:child_process'
+import {existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {basename, join} from 'node:path'
 
 import {parse} from 'csv-parse/sync'
 import {afterEach, describe, expect, it} from 'vitest'
 
 import {sfl} from '../helpers/cli.js'
+import {BIN, withSandbox} from '../helpers/sandbox.js'
 import {
   record,
   records,
@@ -185,5 +187,101 @@ describe('sfl changes', () => {
       'deleted',
       'deleted',
     ])
+  })
+})
+
+describe('against the sandbox', () => {
+  const exportHarris = async (opts: {records: number; seed: number}, args: string[]) =>
+    withSandbox(opts, (sb) =>
+      sfl(['county-export', '--fips', '48201', ...args], {
+        env: {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'},
+      }),
+    )
+
+  it('a grown county: exactly the new records added, in order, and every other one unchanged', async () => {
+    const d = tmp()
+    const prev = join(d, 'oct.csv')
+    expect((await exportHarris({records: 1000, seed: 1}, ['--out', prev])).code).toBe(0)
+    const cur = join(d, 'nov.ndjson')
+    const r = await exportHarris({records: 1200, seed: 1}, [
+      '--output',
+      'ndjson',
+      '--out',
+      cur,
+      '--changes-since',
+      prev,
+    ])
+    expect(r.code).toBe(0)
+    expect(r.stderr).toContain('200 added, 0 updated, 0 deleted, 1,000 unchanged in 1 county')
+    const idsOf = (path: string) =>
+      readFileSync(path, 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as {ServicePropertyID: number}).ServicePropertyID)
+    expect(idsOf(join(d, 'nov.changes.ndjson'))).toEqual(idsOf(cur).slice(1000))
+  })
+  it('another seed: the same ids with other values, each updated row naming fields that really differ', async () => {
+    const d = tmp()
+    const prev = join(d, 'a.csv')
+    const cur = join(d, 'b.csv')
+    expect((await exportHarris({records: 300, seed: 1}, ['--out', prev])).code).toBe(0)
+    expect((await exportHarris({records: 250, seed: 2}, ['--out', cur])).code).toBe(0)
+    const r = await sfl(['changes', prev, cur, '--output', 'json'])
+    expect(r.code).toBe(0)
+    const rows = JSON.parse(r.stdout) as Array<Record<string, unknown> & {Previous?: Record<string, unknown>}>
+    expect(rows.filter((x) => x['Change'] === 'deleted')).toHaveLength(50)
+    expect(rows.filter((x) => x['Change'] === 'added')).toHaveLength(0)
+    const updated = rows.filter((x) => x['Change'] === 'updated')
+    const m = /0 added, (\d+) updated, 50 deleted, (\d+) unchanged/.exec(r.stderr)!
+    expect(Number(m[1]) + Number(m[2])).toBe(250)
+    expect(updated).toHaveLength(Number(m[1]))
+    expect(updated.length).toBeGreaterThan(200)
+    for (const u of updated) {
+      const changed = u['ChangedFields'] as string[]
+      expect(changed.length).toBeGreaterThan(0)
+      expect(changed).not.toContain('ValuationDate')
+      for (const f of changed) expect(String(u.Previous![f])).not.toBe(String(u[f]))
+    }
+  })
+})
+
+describe('Ctrl-C during a comparison', () => {
+  it('exits 130 leaving neither the scratch folder nor a temp file beside --out', async () => {
+    const d = tmp()
+    const scratch = mkdtempSync(join(d, 'tmp-'))
+    const big = (v: number) =>
+      Array.from(
+        {length: 300_000},
+        (_, i) => `{"Fips":"06067","ServicePropertyID":${i},"FinalValue":${v + i}}\n`,
+      ).join('')
+    writeFileSync(join(d, 'a.ndjson'), big(1))
+    writeFileSync(join(d, 'b.ndjson'), big(2))
+    const child = spawn(
+      process.execPath,
+      [BIN, 'changes', join(d, 'a.ndjson'), join(d, 'b.ndjson'), '--out', join(d, 'c.csv')],
+      {
+        env: {...process.env, TMPDIR: scratch},
+        stdio: 'ignore',
+      },
+    )
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    // wait until the comparison is under way (its scratch folder exists), then interrupt it
+    await new Promise<void>((resolve) => {
+      const t = setInterval(() => {
+        if (readdirSync(scratch).length > 0 || child.exitCode !== null) {
+          clearInterval(t)
+          resolve()
+        }
+      }, 5)
+    })
+    child.kill('SIGINT')
+    expect(await exited).toBe(130)
+    expect(readdirSync(scratch)).toEqual([])
+    // no change file, and no hidden temp file beside where it would have gone
+    expect(
+      readdirSync(d)
+        .filter((f) => f !== basename(scratch))
+        .sort(),
+    ).toEqual(['a.ndjson', 'b.ndjson'])
   })
 })
