@@ -124,9 +124,16 @@ export async function openSide(path: string, scratch: string, label: string): Pr
   const split = await splitByCounty(path, join(scratch, label))
   return {
     path,
-    counties: [...split.keys()],
+    counties: split.counties,
     async *read(fips) {
-      const f = split.get(fips)
+      if (fips === split.counties[0]) {
+        // the file's first run of records was not copied: read it where it is, up to the next county
+        for await (const rec of readExport(path)) {
+          if ((asText(rec['Fips']) ?? '') !== fips) break
+          yield rec
+        }
+      }
+      const f = split.files.get(fips)
       if (!f) return
       for await (const l of readLines(f)) yield JSON.parse(l.bytes.toString('utf8')) as FlatRecord
     },
@@ -134,13 +141,19 @@ export async function openSide(path: string, scratch: string, label: string): Pr
 }
 
 /**
- * One pass over an export file writing each county's records to `<prefix>-<n>.ndjson`. Our exports hold
- * counties whole and in order, so one file is open at a time; a county met again later is appended to.
- * Memory: one 1 MiB buffer, whatever the file's size or number of counties.
+ * One pass over an export file writing each county's records to `<prefix>-<n>.ndjson`, except the run of
+ * records the file starts with (read again from the file itself): a one-county file, the usual case, is
+ * read but never copied. Our exports hold counties whole and in order, so one file is open at a time; a
+ * county met again later is appended to. Memory: one 1 MiB buffer, whatever the file's size.
  */
-async function splitByCounty(path: string, prefix: string): Promise<Map<string, string>> {
+async function splitByCounty(
+  path: string,
+  prefix: string,
+): Promise<{counties: string[]; files: Map<string, string>}> {
+  const counties: string[] = []
   const files = new Map<string, string>()
   let fips: string | undefined
+  let firstRun = true
   let fd: number | undefined
   let buf = ''
   const flush = () => {
@@ -158,16 +171,21 @@ async function splitByCounty(path: string, prefix: string): Promise<Map<string, 
       const f = asText(rec['Fips']) ?? ''
       if (f !== fips) {
         close()
+        if (fips !== undefined) firstRun = false
         fips = f
-        let file = files.get(f)
-        if (!file) files.set(f, (file = `${prefix}-${files.size}.ndjson`))
-        fd = openSync(file, 'a', 0o600)
+        if (!counties.includes(f)) counties.push(f)
+        if (!firstRun) {
+          let file = files.get(f)
+          if (!file) files.set(f, (file = `${prefix}-${files.size}.ndjson`))
+          fd = openSync(file, 'a', 0o600)
+        }
       }
+      if (firstRun) continue
       buf += `${JSON.stringify(rec)}\n`
       if (buf.length > 1 << 20) flush()
     }
   } finally {
     close()
   }
-  return files
+  return {counties, files}
 }
