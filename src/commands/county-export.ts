@@ -163,6 +163,13 @@ checkpoint beside --out; running the same command again continues it (--restart 
     const out = f['changes-out'] ?? changesOutFor(f.out, f.output)
     if (resolve(out) === resolve(f.out))
       throw new UsageError(`--changes-out ${out} is the export's own --out; give another file`)
+    // the export replaces --out before the comparison reads PREVIOUS: the same file would be gone
+    if (resolve(since) === resolve(f.out))
+      throw new UsageError(
+        `--changes-since ${since} is the file this export replaces; copy it aside first (cp ${since} previous.${f.output}) and compare with the copy`,
+      )
+    if (resolve(since) === resolve(out))
+      throw new UsageError(`--changes-out ${out} would replace the previous export; give another file`)
     await (await import('../io/atomic-file.js')).assertWritableTarget(out)
     await (await import('../jobs/change-sides.js')).checkSide(since)
     return {since, out, format: changeFormat(undefined, out, f.output), ignore}

@@ -274,7 +274,7 @@ class Spool {
     this.flush()
     const parts: Buffer[] = []
     for (let pos = offset; ;) {
-      const chunk = Buffer.allocUnsafe(64 * 1024)
+      const chunk = Buffer.allocUnsafe(8 * 1024)
       const n = readSync(this.fd!, chunk, 0, chunk.length, pos)
       const nl = chunk.subarray(0, n).indexOf(0x0a)
       if (nl >= 0 || n === 0) {

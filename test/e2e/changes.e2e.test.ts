@@ -124,6 +124,7 @@ describe('county-export --changes-since', () => {
       /--ignore-fields: unknown column "Nope"/,
     ],
     [['--out', 'OUT', '--changes-since', 'PREV', '--changes-out', 'OUT'], /is the export's own --out/],
+    [['--out', 'PREV', '--changes-since', 'PREV'], /is the file this export replaces; copy it aside first/],
   ])('usage error %j: exit 2, one line, no request', async (flags, message) => {
     const d = tmp()
     const prev = join(d, 'prev.csv')
@@ -146,6 +147,7 @@ describe('county-export --changes-since', () => {
     expect(r.stderr.trim().split('\n')).toHaveLength(1)
     expect(s.requests).toHaveLength(0)
     expect(existsSync(join(d, 'out.csv'))).toBe(false)
+    expect(readFileSync(prev, 'utf8')).toBe('Fips,ServicePropertyID\r\n06067,1\r\n')
   })
 })
 

@@ -365,6 +365,8 @@ describe('compareExports', () => {
     expect(s).toMatchObject({added: N / 2, deleted: N / 2, updated: N / 20, unchanged: N / 2 - N / 20})
     expect(rows).toHaveLength(N + N / 20)
     expect(new Set(rows.map((r) => r['ServicePropertyID'])).size).toBe(N + N / 20)
+    // 20,000 previous ids and 10,000 added ones in a table at most half full: 65,536 slots of 17 bytes
+    expect(s.tableBytes).toBe(65_536 * 17)
   })
 
   it('leaves no scratch files behind', async () => {
