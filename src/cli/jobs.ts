@@ -46,6 +46,11 @@ async function compareFinished(
   const finished = s.counties
     .filter((c) => c.outcome?.kind === 'done' || c.outcome?.kind === 'empty')
     .map((c) => c.fips)
+  // Ctrl-C (or a closed stdout) asked the run to stop: do not start a long comparison after it
+  if (s.stopped?.exitCode === 130 || s.stopped?.exitCode === 141) {
+    io.notice('sfl county-export --changes-since: the run was interrupted; no change file written')
+    return
+  }
   if (!s.wrote || finished.length === 0) {
     io.notice('sfl county-export --changes-since: no county finished; no change file written')
     return

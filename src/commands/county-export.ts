@@ -36,6 +36,11 @@ checkpoint beside --out; running the same command again continues it (--restart 
       command: '<%= config.bin %> county-export --fips-file counties.txt --out all.csv',
     },
     {
+      description: "This month's export and what changed since last month (nov.changes.csv)",
+      command:
+        '<%= config.bin %> county-export --fips-file counties.txt --out nov.csv --changes-since oct.csv',
+    },
+    {
       description: 'How many requests would this take?',
       command: '<%= config.bin %> county-export --fips-file counties.txt --dry-run',
     },
