@@ -1,7 +1,8 @@
 import type {ExportRequest, ExportSummary} from '../jobs/county-export.js'
 import type {BatchRequest, BatchSummary} from '../jobs/batch-lookup.js'
+import type {RecordFormat} from '../io/record-writer.js'
 import type {Context} from './base-command.js'
-import {printSummary, withRunSession} from './session.js'
+import {printSummary, withCleanInterrupt, withRunSession} from './session.js'
 import type {StatsOptions} from './stats-output.js'
 
 /** What a long run needs from its command: whether to be quiet, and how to print a notice. */
@@ -14,12 +15,71 @@ const n = (x: number) => x.toLocaleString('en-US')
 /** Counties named one a line in a run's summary before the rest are only counted. */
 const MAX_LISTED = 20
 
+/** `county-export --changes-since`: what to compare the finished export with, and where the change file goes. */
+export interface ChangesPlan {
+  since: string
+  out: string
+  format: RecordFormat
+  ignore: string[]
+}
+
 /** `county-export` at the terminal: progress, Ctrl-C, the job, the summary and the exit code. */
 export async function runExportJob(
   io: CommandIo,
   ctx: Context,
   req: ExportRequest,
   stats: StatsOptions = {byCounty: false},
+  changes?: ChangesPlan,
+): Promise<ExportSummary> {
+  const s = await runExport(io, ctx, req, stats)
+  // the current side: the one file, or the --out-dir folder (read through its manifest)
+  const current = req.out ?? req.outDir
+  if (changes && current) await compareFinished(io, s, current, changes)
+  return s
+}
+
+/**
+ * --changes-since, once the export is written: only counties that finished are compared (a county the
+ * previous export has but this run did not ask for, or did not finish, is not reported deleted). The
+ * export's exit code stands; the comparison adds its own summary line.
+ */
+async function compareFinished(
+  io: CommandIo,
+  s: ExportSummary,
+  out: string,
+  plan: ChangesPlan,
+): Promise<void> {
+  const finished = s.counties
+    .filter((c) => c.outcome?.kind === 'done' || c.outcome?.kind === 'empty')
+    .map((c) => c.fips)
+  // Ctrl-C (or a closed stdout) asked the run to stop: do not start a long comparison after it
+  if (s.stopped?.exitCode === 130 || s.stopped?.exitCode === 141) {
+    io.notice('sfl county-export --changes-since: the run was interrupted; no change file written')
+    return
+  }
+  if (!s.wrote || finished.length === 0) {
+    io.notice('sfl county-export --changes-since: no county finished; no change file written')
+    return
+  }
+  const {compareExports, changeSummaryLine} = await import('../jobs/changes.js')
+  const c = await withCleanInterrupt(() =>
+    compareExports({
+      previous: plan.since,
+      current: out,
+      counties: finished,
+      ignore: plan.ignore,
+      out: plan.out,
+      format: plan.format,
+    }),
+  )
+  io.notice(changeSummaryLine(c, 'sfl county-export --changes-since'))
+}
+
+async function runExport(
+  io: CommandIo,
+  ctx: Context,
+  req: ExportRequest,
+  stats: StatsOptions,
 ): Promise<ExportSummary> {
   const {runCountyExport} = await import('../jobs/county-export.js')
   return withRunSession(ctx.scheduler, io.quiet, async ({progress, signal}) => {

@@ -74,3 +74,23 @@ export function printSummary(
   if (end.checkpoint) lines.push(`  checkpoint kept at ${end.checkpoint}; rerun the same command to continue`)
   if (lines.length) process.stderr.write(`${lines.map((l) => forTerminal(l)).join('\n')}\n`)
 }
+
+/**
+ * A local run with nothing to keep on Ctrl-C (`sfl changes`, the comparison after an export): the first
+ * Ctrl-C or SIGTERM removes its temp files and scratch folder, then exits 130. Without it Node would exit
+ * at once and leave them behind.
+ */
+export async function withCleanInterrupt<T>(run: () => Promise<T>): Promise<T> {
+  const stop = () => {
+    removeTempFilesSync()
+    process.exit(130)
+  }
+  process.on('SIGINT', stop)
+  process.on('SIGTERM', stop)
+  try {
+    return await run()
+  } finally {
+    process.off('SIGINT', stop)
+    process.off('SIGTERM', stop)
+  }
+}

@@ -1,4 +1,5 @@
 import {readFile} from 'node:fs/promises'
+import {join, resolve} from 'node:path'
 
 import {Flags} from '@oclif/core'
 
@@ -7,6 +8,7 @@ import {UsageError} from '../api/errors.js'
 import {fipsProblem} from '../api/validate.js'
 import {canonicalField} from '../render/field-names.js'
 import type {ExportSummary} from '../jobs/county-export.js'
+import type {ChangesPlan} from '../cli/jobs.js'
 
 export default class CountyExport extends BaseCommand<typeof CountyExport> {
   static override summary =
@@ -36,6 +38,11 @@ For a state or the whole country, --out-dir DIR writes one file per county as it
     {
       description: 'Nightly in cron: the same line continues an unfinished run or starts a new one',
       command: '<%= config.bin %> county-export --fips-file counties.txt --out all.csv',
+    },
+    {
+      description: "This month's export and what changed since last month (nov.changes.csv)",
+      command:
+        '<%= config.bin %> county-export --fips-file counties.txt --out nov.csv --changes-since oct.csv',
     },
     {
       description: 'How many requests would this take?',
@@ -115,6 +122,20 @@ For a state or the whole country, --out-dir DIR writes one file per county as it
     'no-probe': Flags.boolean({
       description: 'With --dry-run: send nothing, and plan with the default 1,000 requests/hour (spec 8.2)',
     }),
+    'changes-since': Flags.string({
+      description:
+        'After the export, compare it with this earlier export (file, --out-dir folder or manifest.json) and write a change file; needs --out or --out-dir',
+    }),
+    'changes-out': Flags.string({
+      description:
+        'Change file of --changes-since [default: <out>.changes.<ext> beside --out, or DIR/changes.<ext>]',
+    }),
+    'ignore-fields': Flags.string({
+      description:
+        'Columns --changes-since leaves out of the comparison, comma-separated, or none [default: ValuationDate]',
+      delimiter: ',',
+      multiple: true,
+    }),
     'max-record-bytes': Flags.integer({
       description: 'Skip (and list) any record larger than this many bytes instead of holding it in memory',
       default: 16 * 1024 * 1024,
@@ -139,6 +160,7 @@ For a state or the whole country, --out-dir DIR writes one file per county as it
     const {outDir, maxAgeMs} = await this.checkTargets()
     const stats = await (await import('../cli/stats-output.js')).statsOptions(f)
     const fields = checkFields(f.fields?.map((s) => s.trim()).filter((s) => s !== ''))
+    const changes = await this.changesPlan()
     if (f['dry-run']) {
       const {dryRun} = await import('../cli/dry-run.js')
       const {exitCode} = await dryRun({
@@ -186,7 +208,43 @@ For a state or the whole country, --out-dir DIR writes one file per county as it
         stats: stats !== undefined && (!f.quiet || stats.json !== undefined),
       },
       stats,
+      changes,
     )
+  }
+
+  /** --changes-since checked before any request: --out given, the previous export readable, --changes-out writable. */
+  private async changesPlan(): Promise<ChangesPlan | undefined> {
+    const f = this.flags
+    const since = f['changes-since']
+    if (since === undefined) {
+      for (const flag of ['changes-out', 'ignore-fields'] as const)
+        if (f[flag] !== undefined) throw new UsageError(`--${flag} needs --changes-since PREVIOUS`)
+      return undefined
+    }
+    const target = f.out ?? f['out-dir']
+    if (target === undefined)
+      throw new UsageError(
+        '--changes-since needs --out FILE or --out-dir DIR (the export is compared once it is written); nothing was sent',
+      )
+    const {changeFormat, changesOutFor, ignoreList} = await import('../jobs/changes.js')
+    const ignore = ignoreList(f['ignore-fields'])
+    const out =
+      f['changes-out'] ?? (f.out ? changesOutFor(f.out, f.output) : join(target, `changes.${f.output}`))
+    if (resolve(out) === resolve(target))
+      throw new UsageError(`--changes-out ${out} is the export's own output; give another file`)
+    // the export replaces its output before the comparison reads PREVIOUS: the same file would be gone
+    const sinceAt = resolve(since).replace(/[/\\]manifest\.json$/, '')
+    if (sinceAt === resolve(target))
+      throw new UsageError(
+        f.out
+          ? `--changes-since ${since} is the file this export replaces; copy it aside first (cp ${since} previous.${f.output}) and compare with the copy`
+          : `--changes-since ${since} is the folder this export rewrites; copy it aside first (cp -r ${target} previous) and compare with the copy`,
+      )
+    if (resolve(since) === resolve(out))
+      throw new UsageError(`--changes-out ${out} would replace the previous export; give another file`)
+    await (await import('../io/atomic-file.js')).assertWritableTarget(out)
+    await (await import('../jobs/change-sides.js')).checkSide(since)
+    return {since, out, format: changeFormat(undefined, out, f.output), ignore}
   }
 
   /** --out / --out-dir and the flags that need one, checked before anything is sent. */

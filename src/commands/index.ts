@@ -5,6 +5,7 @@ import {commands as helpPlugin} from '@oclif/plugin-help'
 import Autocomplete from '../../node_modules/@oclif/plugin-autocomplete/lib/commands/autocomplete/index.js'
 import AutocompleteCreate from '../../node_modules/@oclif/plugin-autocomplete/lib/commands/autocomplete/create.js'
 import AutocompleteScript from '../../node_modules/@oclif/plugin-autocomplete/lib/commands/autocomplete/script.js'
+import Changes from './changes.js'
 import Counties from './counties.js'
 import CountyExport from './county-export.js'
 import KeysCheck from './keys/check.js'
@@ -28,6 +29,7 @@ export const COMMANDS = {
   autocomplete: Autocomplete,
   'autocomplete:create': AutocompleteCreate,
   'autocomplete:script': AutocompleteScript,
+  changes: Changes,
   counties: Counties,
   'county-export': CountyExport,
   help: helpPlugin.help,

@@ -1,0 +1,78 @@
+import {Args, Flags} from '@oclif/core'
+
+import {BaseCommand} from '../cli/base-command.js'
+import type {ChangeSummary} from '../jobs/changes.js'
+
+export default class Changes extends BaseCommand<typeof Changes> {
+  static override summary = 'Compare two exports: which properties were added, updated or deleted'
+  static override description = `PREVIOUS and CURRENT are exports (CSV, NDJSON or JSON files, or an --out-dir folder or its
+manifest.json). Properties are matched by ServicePropertyID (APN when a record has none), county by county;
+values are compared as text, so a CSV and an NDJSON export of the same data show no change. The change file
+has one row per property added, updated (ChangedFields names what changed) or deleted, then the record's
+columns (the previous record for a deleted one) and, for updated rows, the previous values. ValuationDate is
+not compared unless --ignore-fields says otherwise. Sends no request. Exit 0 with or without changes
+(--exit-code: 1 when there are changes, like git diff --exit-code).`
+
+  static override examples = [
+    {
+      description: 'What changed since last month',
+      command: '<%= config.bin %> changes october.csv november.csv --out changes.csv',
+    },
+    {
+      description: 'Two --out-dir exports, as NDJSON, comparing every field',
+      command:
+        '<%= config.bin %> changes exports/2026-10 exports/2026-11 --output ndjson --ignore-fields none',
+    },
+  ]
+
+  static override args = {
+    previous: Args.string({
+      description: 'The earlier export (file, --out-dir folder or manifest.json)',
+      required: true,
+    }),
+    current: Args.string({
+      description: 'The later export (file, --out-dir folder or manifest.json)',
+      required: true,
+    }),
+  }
+
+  static override flags = {
+    out: Flags.string({description: 'Change file (written atomically); stdout when omitted'}),
+    output: Flags.option({
+      char: 'o',
+      options: ['csv', 'ndjson', 'json'] as const,
+      description: "Change file format [default: from --out's extension, else csv]",
+    })(),
+    'ignore-fields': Flags.string({
+      description: 'Columns left out of the comparison, comma-separated, or none [default: ValuationDate]',
+      delimiter: ',',
+      multiple: true,
+    }),
+    'exit-code': Flags.boolean({description: 'Exit 1 when there are changes (0 when there are none)'}),
+  }
+
+  async run(): Promise<ChangeSummary> {
+    const {args} = await this.parse(Changes)
+    const f = this.flags
+    const {compareExports, changeFormat, changeSummaryLine, ignoreList} = await import('../jobs/changes.js')
+    const {checkSide} = await import('../jobs/change-sides.js')
+    const ignore = ignoreList(f['ignore-fields'])
+    if (f.out) await (await import('../io/atomic-file.js')).assertWritableTarget(f.out)
+    // both sides readable before the long part (spec-independent: no request is ever sent)
+    await checkSide(args.previous)
+    await checkSide(args.current)
+    const {withCleanInterrupt} = await import('../cli/session.js')
+    const s = await withCleanInterrupt(() =>
+      compareExports({
+        previous: args.previous,
+        current: args.current,
+        ignore,
+        out: f.out,
+        format: changeFormat(f.output, f.out),
+      }),
+    )
+    this.notice(changeSummaryLine(s))
+    if (f['exit-code'] && s.added + s.updated + s.deleted > 0) process.exitCode = 1
+    return s
+  }
+}

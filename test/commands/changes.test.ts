@@ -1,0 +1,102 @@
+import {mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {describe, expect, it} from 'vitest'
+
+import Changes from '../../src/commands/changes.js'
+import {runCommand} from '../helpers/run-command.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'sfl-cmd-changes-'))
+let n = 0
+function file(name: string, text: string): string {
+  const p = join(dir, `${n++}-${name}`)
+  writeFileSync(p, text)
+  return p
+}
+const prev = file('oct.csv', 'Fips,ServicePropertyID,FinalValue\r\n06067,1,100\r\n06067,2,200\r\n')
+const cur = file(
+  'nov.ndjson',
+  '{"Fips":"06067","ServicePropertyID":1,"FinalValue":100}\n{"Fips":"06067","ServicePropertyID":2,"FinalValue":250}\n',
+)
+
+describe('sfl changes', () => {
+  it('writes the change file to stdout as CSV by default, the summary on stderr, exit 0', async () => {
+    const r = await runCommand(Changes, [prev, cur])
+    expect(r.stdout).toBe(
+      'Change,ServicePropertyID,Fips,ChangedFields,FinalValue,Previous.FinalValue\r\nupdated,2,06067,FinalValue,250,200\r\n',
+    )
+    expect(r.stderr).toBe('sfl changes: 0 added, 1 updated, 0 deleted, 1 unchanged in 1 county\n')
+    expect(r.exitCode).toBe(0)
+  })
+
+  it('--exit-code: 1 when there are changes, 0 when there are none', async () => {
+    expect((await runCommand(Changes, [prev, cur, '--exit-code'])).exitCode).toBe(1)
+    expect((await runCommand(Changes, [prev, prev, '--exit-code'])).exitCode).toBe(0)
+  })
+
+  it('--out FILE: the format from its extension, written whole with no temp file left', async () => {
+    const d = mkdtempSync(join(dir, 'out-'))
+    const r = await runCommand(Changes, [prev, cur, '--out', join(d, 'delta.ndjson'), '--quiet'])
+    expect(r.exitCode).toBe(0)
+    expect(r.stderr).toBe('')
+    expect(JSON.parse(readFileSync(join(d, 'delta.ndjson'), 'utf8'))).toEqual({
+      Change: 'updated',
+      ServicePropertyID: 2,
+      Fips: '06067',
+      ChangedFields: ['FinalValue'],
+      FinalValue: 250,
+      Previous: {FinalValue: 200},
+    })
+    expect(readdirSync(d)).toEqual(['delta.ndjson'])
+  })
+
+  it.each([
+    ['a missing file', () => [prev, join(dir, 'nope.csv')], /nope\.csv: no such file or folder/],
+    [
+      'Parquet (not readable yet)',
+      () => [file('x.parquet', 'PAR1'), cur],
+      /reading Parquet is not supported yet/,
+    ],
+    ['a folder with no manifest', () => [dir, cur], /is a folder without manifest\.json/],
+    [
+      'a manifest missing a county file',
+      () => {
+        const m = join(dir, `m${n++}`)
+        mkdirSync(m)
+        writeFileSync(
+          join(m, 'manifest.json'),
+          JSON.stringify({version: 1, counties: [{fips: '06067', path: 'a.csv'}]}),
+        )
+        return [m, cur]
+      },
+      /the file of county 06067 \(a\.csv\) is missing/,
+    ],
+    [
+      'not a manifest',
+      () => {
+        const m = mkdtempSync(join(dir, 'm-'))
+        writeFileSync(join(m, 'manifest.json'), '{"counties":3}')
+        return [join(m, 'manifest.json'), cur]
+      },
+      /not an sfl export manifest/,
+    ],
+    [
+      'a broken NDJSON line',
+      () => [prev, file('b.ndjson', '{"Fips":\n')],
+      /b\.ndjson line 1: not a JSON record/,
+    ],
+    [
+      'an unknown --ignore-fields name',
+      () => [prev, cur, '--ignore-fields', 'Nope'],
+      /unknown column "Nope"/,
+    ],
+    ['--out into a missing folder', () => [prev, cur, '--out', join(dir, 'no', 'x.csv')], /does not exist/],
+  ])('%s: exit 2 with one line, nothing written', async (_name, argv, message) => {
+    const r = await runCommand(Changes, argv())
+    expect(r.exitCode).toBe(2)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toMatch(message)
+    expect(r.stderr.trim().split('\n')).toHaveLength(1)
+  })
+})

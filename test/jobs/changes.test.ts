@@ -1,0 +1,377 @@
+import {mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {parse} from 'csv-parse/sync'
+import {describe, expect, it} from 'vitest'
+
+import {
+  changedFields,
+  changeFormat,
+  changesOutFor,
+  compareExports,
+  ignoreList,
+  jsonValue,
+  recordDigest,
+  recordKey,
+  type ChangeRequest,
+} from '../../src/jobs/changes.js'
+import type {FlatRecord} from '../../src/io/export-reader.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'sfl-changes-'))
+let n = 0
+function file(name: string, text: string): string {
+  const p = join(dir, `${n++}-${name}`)
+  writeFileSync(p, text)
+  return p
+}
+const none = new Set<string>()
+
+/** A property as the export writes it (NDJSON shape). */
+function prop(fips: string, id: number, over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    Fips: fips,
+    ServicePropertyID: id,
+    APN: `${fips}-${id}`,
+    City: 'Elk Grove',
+    FinalValue: 300_000 + id,
+    ValuationDate: '2026-10-01T00:00:00',
+    FHAEligible: id % 2 === 0,
+    AssumableMortgage: {LoanType: 'FHA', EstimatedInterestRate: 3.25},
+    ...over,
+  }
+}
+const ndjson = (recs: Array<Record<string, unknown>>) => recs.map((r) => `${JSON.stringify(r)}\n`).join('')
+/** The same records as the CSV export lays them out: flattened columns, numbers as sent, CRLF. */
+function csv(recs: Array<Record<string, unknown>>): string {
+  const cols = [
+    'Fips',
+    'ServicePropertyID',
+    'APN',
+    'City',
+    'FinalValue',
+    'ValuationDate',
+    'FHAEligible',
+    'AssumableMortgage.LoanType',
+    'AssumableMortgage.EstimatedInterestRate',
+  ]
+  const flat = (r: Record<string, unknown>): unknown[] =>
+    cols.map((c) => {
+      const [a, b] = c.split('.')
+      const v = b ? (r[a!] as Record<string, unknown> | null)?.[b] : r[a!]
+      return v === null || v === undefined ? '' : String(v)
+    })
+  return [cols, ...recs.map(flat)].map((r) => `${r.join(',')}\r\n`).join('')
+}
+
+async function compare(
+  previous: string,
+  current: string,
+  over: Partial<ChangeRequest> = {},
+): Promise<{
+  rows: Array<Record<string, string>>
+  header: string[]
+  s: Awaited<ReturnType<typeof compareExports>>
+}> {
+  const out = join(dir, `${n++}-changes.csv`)
+  const s = await compareExports({previous, current, ignore: ['ValuationDate'], out, format: 'csv', ...over})
+  const text = readFileSync(out, 'utf8')
+  const table = parse(text) as string[][]
+  const header = table[0]!
+  return {header, s, rows: table.slice(1).map((r) => Object.fromEntries(header.map((h, i) => [h, r[i]!])))}
+}
+const brief = (rows: Array<Record<string, string>>) =>
+  rows.map((r) => `${r['Change']} ${r['Fips']}/${r['ServicePropertyID']} ${r['ChangedFields']}`.trimEnd())
+
+describe('the comparison rules', () => {
+  it.each<[string, FlatRecord, FlatRecord, string[]]>([
+    ['CSV text and JSON numbers of one value are equal', {FinalValue: '688600.0'}, {FinalValue: 688600}, []],
+    ['a missing field and null are equal', {FinalValue: 1, Lender: null}, {FinalValue: 1}, []],
+    ['a changed value is named', {FinalValue: 1, City: 'A'}, {FinalValue: 2, City: 'A'}, ['FinalValue']],
+    ['a field that became null is named', {City: 'A', Zip: '95814'}, {City: 'A', Zip: null}, ['Zip']],
+    [
+      'a field only the previous record had is named last',
+      {Zip: '1', City: 'A'},
+      {City: 'B'},
+      ['City', 'Zip'],
+    ],
+    ['a code keeps its leading zero', {Fips: '06067'}, {Fips: 6067}, ['Fips']],
+    ['booleans compare with their CSV text', {FHAEligible: 'true'}, {FHAEligible: true}, []],
+  ])('%s', (_name, prev, cur, changed) => {
+    expect(changedFields(prev, cur, none)).toEqual(changed)
+    expect(recordDigest(prev, none).equals(recordDigest(cur, none))).toBe(changed.length === 0)
+  })
+
+  it('ignored fields are neither compared nor part of the digest', () => {
+    const a = {FinalValue: 1, ValuationDate: '2026-10-01'}
+    const b = {FinalValue: 1, ValuationDate: '2026-11-01'}
+    const ignore = new Set(['ValuationDate'])
+    expect(changedFields(a, b, ignore)).toEqual([])
+    expect(recordDigest(a, ignore).equals(recordDigest(b, ignore))).toBe(true)
+    expect(changedFields(a, b, none)).toEqual(['ValuationDate'])
+  })
+
+  it('the digest does not depend on field order', () => {
+    expect(recordDigest({A: 1, B: 'x'}, none).equals(recordDigest({B: 'x', A: '1'}, none))).toBe(true)
+  })
+
+  it('records are keyed by ServicePropertyID, else by APN (within the county), else not at all', () => {
+    expect(recordKey({ServicePropertyID: 12, APN: 'x'})).toBe('id:12')
+    expect(recordKey({ServicePropertyID: '12', APN: 'x'})).toBe('id:12')
+    expect(recordKey({ServicePropertyID: null, APN: 'x'})).toBe('apn:x')
+    expect(recordKey({City: 'A'})).toBeUndefined()
+  })
+
+  it('--ignore-fields: spec names in any case, none for every field, unknown names refused', () => {
+    expect(ignoreList(undefined)).toEqual(['ValuationDate'])
+    expect(ignoreList(['valuationdate', ' assumablemortgage.lender'])).toEqual([
+      'ValuationDate',
+      'AssumableMortgage.Lender',
+    ])
+    expect(ignoreList(['none'])).toEqual([])
+    expect(() => ignoreList(['Bogus'])).toThrow(/--ignore-fields: unknown column "Bogus"/)
+  })
+
+  it('formats and default names of the change file', () => {
+    expect(changeFormat(undefined, 'x.ndjson')).toBe('ndjson')
+    expect(changeFormat(undefined, 'x.json')).toBe('json')
+    expect(changeFormat(undefined, 'x.txt')).toBe('csv')
+    expect(changeFormat('json', 'x.csv')).toBe('json')
+    expect(changeFormat(undefined, 'x', 'ndjson')).toBe('ndjson')
+    expect(changesOutFor('/d/nov.csv', 'csv')).toBe('/d/nov.changes.csv')
+    expect(changesOutFor('/d/nov.ndjson', 'ndjson')).toBe('/d/nov.changes.ndjson')
+    expect(changesOutFor('/d/nov', 'json')).toBe('/d/nov.changes.json')
+  })
+
+  it('JSON change rows give CSV text the type the spec gives its field', () => {
+    expect(jsonValue('FinalValue', '650000.5')).toBe(650000.5)
+    expect(jsonValue('ServicePropertyID', '12')).toBe(12)
+    expect(jsonValue('FHAEligible', 'false')).toBe(false)
+    expect(jsonValue('Zip', '95814')).toBe('95814')
+    expect(jsonValue('FHACondoEligibility.CondoID', '123')).toBe('123')
+    expect(jsonValue('ValuationDate', '2026-10-01T00:00:00')).toBe('2026-10-01T00:00:00')
+    expect(jsonValue('NotInTheSpec', '5')).toBe('5')
+  })
+})
+
+describe('compareExports', () => {
+  const before = [prop('06067', 1), prop('06067', 2), prop('06067', 3), prop('06067', 4)]
+  const after = [
+    prop('06067', 1, {ValuationDate: '2026-11-01T00:00:00'}), // only the date moved: unchanged
+    prop('06067', 2, {FinalValue: 650_000, AssumableMortgage: {LoanType: 'VA', EstimatedInterestRate: 3.25}}),
+    prop('06067', 4),
+    prop('06067', 5),
+  ]
+
+  it('a CSV previous and an NDJSON current of the same data show no change (a header only)', async () => {
+    const {rows, header, s} = await compare(file('p.csv', csv(before)), file('c.ndjson', ndjson(before)))
+    expect(rows).toEqual([])
+    expect(header.slice(0, 4)).toEqual(['Change', 'ServicePropertyID', 'Fips', 'ChangedFields'])
+    expect(s).toMatchObject({added: 0, updated: 0, deleted: 0, unchanged: 4, counties: 1})
+  })
+
+  it('gives exactly the added, updated (with the changed fields) and deleted rows', async () => {
+    const {rows, header, s} = await compare(file('p.csv', csv(before)), file('c.ndjson', ndjson(after)))
+    expect(brief(rows)).toEqual([
+      'added 06067/5',
+      'updated 06067/2 FinalValue;AssumableMortgage.LoanType',
+      'deleted 06067/3',
+    ])
+    expect(s).toMatchObject({added: 1, updated: 1, deleted: 1, unchanged: 2, unkeyed: 0, duplicates: 0})
+    // the current record for added/updated, the previous one for deleted; old values beside the new
+    expect(header).toEqual([
+      'Change',
+      'ServicePropertyID',
+      'Fips',
+      'ChangedFields',
+      'APN',
+      'City',
+      'FinalValue',
+      'ValuationDate',
+      'FHAEligible',
+      'AssumableMortgage.LoanType',
+      'AssumableMortgage.EstimatedInterestRate',
+      'Previous.FinalValue',
+      'Previous.AssumableMortgage.LoanType',
+    ])
+    expect(rows[1]).toMatchObject({
+      FinalValue: '650000',
+      'AssumableMortgage.LoanType': 'VA',
+      'Previous.FinalValue': '300002',
+      'Previous.AssumableMortgage.LoanType': 'FHA',
+    })
+    expect(rows[2]).toMatchObject({APN: '06067-3', FinalValue: '300003', 'Previous.FinalValue': ''})
+  })
+
+  it('NDJSON change rows carry ChangedFields as a list and the old values under Previous', async () => {
+    const out = join(dir, `${n++}-changes.ndjson`)
+    await compareExports({
+      previous: file('p.csv', csv(before)),
+      current: file('c.ndjson', ndjson(after)),
+      ignore: ['ValuationDate'],
+      out,
+      format: 'ndjson',
+    })
+    const lines = readFileSync(out, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+    expect(lines[1]).toEqual({
+      Change: 'updated',
+      ServicePropertyID: 2,
+      Fips: '06067',
+      ChangedFields: ['FinalValue', 'AssumableMortgage.LoanType'],
+      APN: '06067-2',
+      City: 'Elk Grove',
+      FinalValue: 650000,
+      ValuationDate: '2026-10-01T00:00:00',
+      FHAEligible: true,
+      'AssumableMortgage.LoanType': 'VA',
+      'AssumableMortgage.EstimatedInterestRate': 3.25,
+      Previous: {FinalValue: 300002, 'AssumableMortgage.LoanType': 'FHA'},
+    })
+    // the deleted row comes from the CSV side: typed back as the spec says
+    expect(lines[2]).toMatchObject({
+      Change: 'deleted',
+      ServicePropertyID: 3,
+      FinalValue: 300003,
+      FHAEligible: false,
+    })
+  })
+
+  it('--ignore-fields none reports the moved valuation date; naming a field ignores it', async () => {
+    const p = file('p.csv', csv(before))
+    const c = file('c.ndjson', ndjson(after))
+    expect(brief((await compare(p, c, {ignore: []})).rows)).toEqual([
+      'added 06067/5',
+      'updated 06067/1 ValuationDate',
+      'updated 06067/2 FinalValue;AssumableMortgage.LoanType',
+      'deleted 06067/3',
+    ])
+    const only = await compare(p, c, {ignore: ['ValuationDate', 'FinalValue', 'AssumableMortgage.LoanType']})
+    expect(brief(only.rows)).toEqual(['added 06067/5', 'deleted 06067/3'])
+    expect(only.s.unchanged).toBe(3)
+  })
+
+  it('a manifest folder of two counties compared with one multi-county file, counties in any order', async () => {
+    const m = join(dir, `${n++}-outdir`)
+    mkdirSync(join(m, 'state=CA', 'fips=06067'), {recursive: true})
+    mkdirSync(join(m, 'state=TX', 'fips=48201'), {recursive: true})
+    writeFileSync(join(m, 'state=CA', 'fips=06067', 'data.csv'), csv(before))
+    writeFileSync(
+      join(m, 'state=TX', 'fips=48201', 'data.ndjson'),
+      ndjson([prop('48201', 7), prop('48201', 8)]),
+    )
+    writeFileSync(
+      join(m, 'manifest.json'),
+      JSON.stringify({
+        version: 1,
+        format: 'csv',
+        counties: [
+          {
+            fips: '06067',
+            state: 'CA',
+            name: 'Sacramento',
+            path: 'state=CA/fips=06067/data.csv',
+            records: 4,
+            pages: 1,
+          },
+          // a county file's own extension wins over the manifest's format
+          {
+            fips: '48201',
+            state: 'TX',
+            name: 'Harris',
+            path: 'state=TX/fips=48201/data.ndjson',
+            records: 2,
+            pages: 1,
+          },
+        ],
+      }),
+    )
+    // the current file interleaves the counties: a county met again is appended to its group
+    const cur = [after[0]!, prop('48201', 8, {City: 'Houston'}), ...after.slice(1)]
+    for (const previous of [m, join(m, 'manifest.json')]) {
+      const {rows, s} = await compare(previous, file('c.ndjson', ndjson(cur)))
+      expect(brief(rows)).toEqual([
+        'added 06067/5',
+        'updated 06067/2 FinalValue;AssumableMortgage.LoanType',
+        'deleted 06067/3',
+        // added rows in the current export's order, then the rest in the previous export's
+        'deleted 48201/7',
+        'updated 48201/8 City',
+      ])
+      expect(s).toMatchObject({counties: 2, unchanged: 2})
+    }
+  })
+
+  it('only the counties asked are compared: a county of the previous export not asked is not deleted', async () => {
+    const p = file('p.ndjson', ndjson([...before, prop('48201', 7)]))
+    const c = file('c.csv', csv([...after, prop('17031', 1)]))
+    const {rows, s} = await compare(p, c, {counties: ['06067', '17031']})
+    expect(brief(rows)).toEqual([
+      'added 06067/5',
+      'updated 06067/2 FinalValue;AssumableMortgage.LoanType',
+      'deleted 06067/3',
+      'added 17031/1',
+    ])
+    expect(s.counties).toBe(2)
+    // without the list, every county of either side: 48201 is gone
+    expect(brief((await compare(p, c)).rows)).toContain('deleted 48201/7')
+  })
+
+  it('a county asked that finished empty: all its previous records deleted', async () => {
+    const {rows} = await compare(file('p.csv', csv(before)), file('c.csv', csv([])), {counties: ['06067']})
+    expect(brief(rows)).toEqual(['deleted 06067/1', 'deleted 06067/2', 'deleted 06067/3', 'deleted 06067/4'])
+  })
+
+  it('records without ServicePropertyID are keyed by APN; records with neither are counted, not compared', async () => {
+    const p = file(
+      'p.ndjson',
+      ndjson([
+        {Fips: '06067', APN: 'A-1', FinalValue: 1},
+        {Fips: '06067', City: 'X'},
+      ]),
+    )
+    const c = file(
+      'c.ndjson',
+      ndjson([
+        {Fips: '06067', APN: 'A-1', FinalValue: 2},
+        {Fips: '06067', City: 'Y'},
+      ]),
+    )
+    const {rows, s} = await compare(p, c)
+    expect(rows.map((r) => [r['Change'], r['APN'], r['ChangedFields']])).toEqual([
+      ['updated', 'A-1', 'FinalValue'],
+    ])
+    expect(s).toMatchObject({updated: 1, unkeyed: 2})
+  })
+
+  it('a repeated id in one county counts once and is reported as a duplicate', async () => {
+    const p = file('p.ndjson', ndjson([prop('06067', 1), prop('06067', 1, {FinalValue: 9})]))
+    const c = file('c.ndjson', ndjson([prop('06067', 1), prop('06067', 1)]))
+    const {rows, s} = await compare(p, c)
+    expect(rows).toEqual([])
+    expect(s).toMatchObject({unchanged: 1, duplicates: 2})
+  })
+
+  it('many records: ids spread over a growing table, every kind counted exactly', async () => {
+    const N = 20_000
+    const prev = Array.from({length: N}, (_, i) => prop('06067', i))
+    const cur = Array.from({length: N}, (_, i) =>
+      prop('06067', i + N / 2, i % 10 === 0 ? {FinalValue: 1} : {}),
+    )
+    const {rows, s} = await compare(file('p.ndjson', ndjson(prev)), file('c.csv', csv(cur)))
+    // ids N/2..N-1 in both; those at i%10===0 of the current list changed
+    expect(s).toMatchObject({added: N / 2, deleted: N / 2, updated: N / 20, unchanged: N / 2 - N / 20})
+    expect(rows).toHaveLength(N + N / 20)
+    expect(new Set(rows.map((r) => r['ServicePropertyID'])).size).toBe(N + N / 20)
+    // 20,000 previous ids and 10,000 added ones in a table at most half full: 65,536 slots of 17 bytes
+    expect(s.tableBytes).toBe(65_536 * 17)
+  })
+
+  it('leaves no scratch files behind', async () => {
+    const before = readdirSync(tmpdir()).filter((f) => f.startsWith('sfl-changes-')).length
+    await compare(file('p.csv', csv([prop('06067', 1)])), file('c.csv', csv([prop('06067', 2)])))
+    expect(readdirSync(tmpdir()).filter((f) => f.startsWith('sfl-changes-')).length).toBe(before)
+  })
+})
