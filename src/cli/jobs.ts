@@ -43,6 +43,11 @@ export async function runExportJob(io: CommandIo, ctx: Context, req: ExportReque
     for (const r of s.rejected.slice(0, 5))
       problems.push(`  skipped ${r.fips} page ${r.page} record ${r.record}: ${r.reason}`)
     if (s.rejected.length > 5) problems.push(`  … and ${s.rejected.length - 5} more poison records`)
+    // Parquet columns carry the spec's types: a value of another type is written as null, never altered
+    for (const u of s.unfit ?? [])
+      problems.push(
+        `  ${n(u.count)} ${u.column} value${u.count === 1 ? '' : 's'} not of the spec's type, written as null`,
+      )
     if (s.rejectsFile) problems.push(`  the skipped records are listed in ${s.rejectsFile}`)
     printSummary('sfl county-export', parts, ctx.scheduler, progress, {
       stopped: s.stopped,

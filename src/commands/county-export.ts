@@ -10,7 +10,7 @@ import type {ExportSummary} from '../jobs/county-export.js'
 
 export default class CountyExport extends BaseCommand<typeof CountyExport> {
   static override summary =
-    'Export whole counties to CSV, NDJSON or JSON: streamed, rate-limit aware, resumable'
+    'Export whole counties to CSV, NDJSON, JSON or Parquet: streamed, rate-limit aware, resumable'
   static override description = `Each county is fetched with the county-wide form of the endpoint (fips only), as one array or
 page by page (RFC 8288 Link rel="next"), streamed to disk in constant memory. --out receives exactly the
 counties that finished, whole and in order, atomically. A run that did not end every county keeps a
@@ -28,6 +28,10 @@ checkpoint beside --out; running the same command again continues it (--restart 
     {
       description: 'Counties listed in a file, as NDJSON on stdout',
       command: '<%= config.bin %> county-export --fips-file counties.txt --output ndjson > all.ndjson',
+    },
+    {
+      description: 'Typed, compressed columns for DuckDB, pandas or Spark',
+      command: '<%= config.bin %> county-export --fips 06067 --output parquet --out sacramento.parquet',
     },
     {
       description: 'Nightly in cron: the same line continues an unfinished run or starts a new one',
@@ -51,9 +55,9 @@ checkpoint beside --out; running the same command again continues it (--restart 
     }),
     output: Flags.option({
       char: 'o',
-      options: ['csv', 'ndjson', 'json'] as const,
+      options: ['csv', 'ndjson', 'json', 'parquet'] as const,
       default: 'csv',
-      description: 'Output format',
+      description: 'Output format (parquet needs --out)',
       aliases: ['format'],
       deprecateAliases: true,
     })(),
@@ -96,6 +100,11 @@ checkpoint beside --out; running the same command again continues it (--restart 
     if ((f.resume || f.restart) && !f.out)
       throw new UsageError(
         `--${f.resume ? 'resume' : 'restart'} needs --out (the checkpoint lives beside the output file)`,
+      )
+    // a Parquet file ends with its footer and is read by seeking to it: it cannot be streamed to stdout
+    if (f.output === 'parquet' && !f.out)
+      throw new UsageError(
+        '--output parquet needs a file: give --out FILE.parquet (Parquet cannot go to stdout)',
       )
     if (f.resume && f.restart) throw new UsageError('--resume and --restart contradict each other; pick one')
     if (f.out) await (await import('../io/atomic-file.js')).assertWritableTarget(f.out)

@@ -25,10 +25,13 @@ import {PartFile, verifyPages, type PagePart, type Segment} from './spool.js'
  * order asked, written atomically; on stdout, NDJSON and JSON (and CSV with --fields) stream as records
  * arrive from the first unfinished county, the others wait in their part files.
  */
+/** Parquet needs a file (--out): its footer is written last and readers seek to it. */
+export type ExportFormat = RecordFormat | 'parquet'
+
 export interface ExportRequest {
   fips: string[]
   out?: string | undefined
-  format: RecordFormat
+  format: ExportFormat
   fields?: string[] | undefined
   restart: boolean
   bom: boolean
@@ -70,6 +73,8 @@ export interface ExportSummary {
   rejected: Array<{fips: string; page: number; record: number; reason: string}>
   /** The file listing them, beside --out. */
   rejectsFile?: string | undefined
+  /** Parquet: values of another type than the spec's, written as null, by column. */
+  unfit?: Array<{column: string; count: number}> | undefined
   exitCode: number
 }
 
@@ -165,11 +170,13 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
     const header = (cols: Column[]) => cols.map((c) => cell(c.header, req.escapeFormulas))
 
     // stdout streams when the frame is known up front; otherwise everything is assembled at the end
-    const streaming = !req.out && (req.format !== 'csv' || fixedCols !== undefined)
+    const format = req.format
+    const streaming = !req.out && format !== 'parquet' && (format !== 'csv' || fixedCols !== undefined)
     const stdout = streaming ? run.stdoutTarget() : undefined
-    const live = stdout
-      ? new RecordWriter(stdout, req.format, {header: fixedCols && header(fixedCols), bom: req.bom})
-      : undefined
+    const live =
+      stdout && format !== 'parquet'
+        ? new RecordWriter(stdout, format, {header: fixedCols && header(fixedCols), bom: req.bom})
+        : undefined
 
     let records = units.reduce((n, u) => n + u.pages.reduce((m, p) => m + p.records, 0), 0)
     const progress = () =>
@@ -342,6 +349,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
     const finished = units.filter((u) => u.outcome && isFinished(u.outcome.kind))
     let wrote = false
     let written = 0
+    let unfit: ExportSummary['unfit']
     if (live) {
       // the stream already carries every finished county; close its frame unless the reader left
       if (!run.outputClosed && (live.hasStarted || finished.length > 0)) {
@@ -351,11 +359,26 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
       stdout!.release()
       wrote = live.hasStarted
       written = live.count
-    } else if (finished.length > 0) {
+    } else if (finished.length > 0 && format === 'parquet') {
+      // the NDJSON part files of every finished county, in the order asked, as one file (atomic)
+      const target = await run.outputTarget(req.out)
+      try {
+        const {writeParquet} = await import('../io/parquet-writer.js')
+        const files = finished.flatMap((u) => u.pages.map((p) => join(journal.partsDir, p.file)))
+        const result = await writeParquet(target, files, {fields: req.fields})
+        await run.commit(target)
+        wrote = true
+        written = result.records
+        unfit = result.unfit
+      } catch (error) {
+        await target.abort()
+        run.absorbOrThrow(error)
+      }
+    } else if (finished.length > 0 && format !== 'parquet') {
       // every finished county, whole, in the order asked; the target is replaced only when complete
       const cols = fixedCols ?? selectColumns(columnsFor(shape.shape), req.fields)
       const target = await run.outputTarget(req.out)
-      const writer = new RecordWriter(target, req.format, {header: header(cols), bom: req.bom})
+      const writer = new RecordWriter(target, format, {header: header(cols), bom: req.bom})
       try {
         for (const u of finished)
           for (const p of u.pages)
@@ -398,6 +421,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
       wrote,
       rejected,
       rejectsFile,
+      ...(unfit?.length ? {unfit} : {}),
       exitCode: run.exitCode(
         units.flatMap((u) => (u.outcome ? [u.outcome] : [])),
         finished.length > 0,
