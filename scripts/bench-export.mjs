@@ -39,6 +39,12 @@ const rowsOf = (file, header) =>
       .trim(),
   ) - (header ? 1 : 0)
 
+/** A Parquet file's row count, from its footer (hyparquet, the library sfl reads Parquet with). */
+async function parquetRows(file) {
+  const {asyncBufferFromFile, parquetMetadataAsync} = await import('hyparquet')
+  return Number((await parquetMetadataAsync(await asyncBufferFromFile(file))).num_rows)
+}
+
 /** The tools, each a function of (county URL, base URL, output file) that resolves to GNU time's figures. */
 function tools(columns) {
   const sfl = (format) => (_, base, out) =>
@@ -63,6 +69,7 @@ function tools(columns) {
   const list = [
     {id: 'csv', name: 'sfl county-export --format csv', header: true, run: sfl('csv')},
     {id: 'ndjson', name: 'sfl county-export --format ndjson', header: false, run: sfl('ndjson')},
+    {id: 'parquet', name: 'sfl county-export --format parquet', parquet: true, run: sfl('parquet')},
     {
       id: 'bare',
       name: 'bare node: fetch, JSON.parse all, write CSV',
@@ -113,7 +120,7 @@ async function measureAll(records, list) {
       for (const t of list) {
         const out = join(dir, `${t.id}.out`)
         const m = await t.run(url, server.baseUrl, out)
-        m.rows = rowsOf(out, t.header)
+        m.rows = t.parquet ? await parquetRows(out) : rowsOf(out, t.header)
         m.size = statSync(out).size
         rmSync(out, {force: true})
         rmSync(`${out}.header`, {force: true})
@@ -135,7 +142,7 @@ const ratio = (runs, a, b, k) =>
 function table(title, list, runs, records) {
   console.log(title)
   console.log(
-    '  tool                                            wall s    CPU s   peak MB       rows   records/s (wall)',
+    '  tool                                            wall s    CPU s   peak MB       rows   records/s (wall)   file MB',
   )
   for (const t of list) {
     const ms = runs.get(t.id)
@@ -145,7 +152,7 @@ function table(title, list, runs, records) {
         records / wall,
       )
         .toLocaleString('en-US')
-        .padStart(11)}`,
+        .padStart(11)} ${fmt(med(ms, 'size') / 1e6, 1).padStart(9)}`,
     )
   }
 }
@@ -175,10 +182,15 @@ line('CSV floor (row-format) wall / curl|jq wall', `${fmt(ratio(small.runs, 'row
 line('sfl ndjson wall / byte copy wall', `${fmt(ratio(small.runs, 'ndjson', 'copy', 'wall'))}x`, '<= 1.2x')
 line('sfl ndjson CPU / byte copy CPU', `${fmt(ratio(small.runs, 'ndjson', 'copy', 'cpu'))}x`, '')
 line('sfl csv peak RSS', `${fmt(csvRss, 0)} MB`, '<= 150 MB')
+line('sfl parquet CPU / sfl csv CPU', `${fmt(ratio(small.runs, 'parquet', 'csv', 'cpu'))}x`, '')
+line('sfl parquet wall / sfl csv wall', `${fmt(ratio(small.runs, 'parquet', 'csv', 'wall'))}x`, '')
+line('sfl parquet file size / csv file size', `${fmt(ratio(small.runs, 'parquet', 'csv', 'size'))}x`, '')
+const parquetRss = med(small.runs.get('parquet'), 'rssMb')
+line('sfl parquet peak RSS', `${fmt(parquetRss, 0)} MB`, '<= 150 MB')
 
 if (BIG > 0) {
   const body = await countyBody(BIG)
-  const bigList = list.filter((t) => t.id === 'csv')
+  const bigList = list.filter((t) => t.id === 'csv' || t.id === 'parquet')
   const bareNote =
     body.bytes > V8_MAX_STRING
       ? `bare node script skipped: the ${(body.bytes / 1e6).toFixed(0)} MB body is longer than V8's longest string (${(V8_MAX_STRING / 1e6).toFixed(0)} MB), so fetch + JSON.parse of the whole body cannot run at all, whatever the memory`
@@ -196,6 +208,11 @@ if (BIG > 0) {
   line(
     `sfl csv peak RSS at ${BIG.toLocaleString('en-US')} / at ${RECORDS.toLocaleString('en-US')}`,
     `${fmt(bigRss / csvRss)}x`,
+    '<= 1.2x',
+  )
+  line(
+    `sfl parquet peak RSS at ${BIG.toLocaleString('en-US')} / at ${RECORDS.toLocaleString('en-US')}`,
+    `${fmt(med(big.runs.get('parquet'), 'rssMb') / parquetRss)}x`,
     '<= 1.2x',
   )
 }

@@ -134,3 +134,77 @@ export const STRING_SIZES: Record<string, number> = {
   FHAConcentrationViolation: 1,
   TractIncomeLevel: 50,
 }
+
+/** The type names spec section 2 states for its fields (`boolean?` and `float?` are the nullable forms). */
+export type SpecType = 'varchar' | 'bigint' | 'int' | 'float' | 'boolean' | 'date' | 'datetime'
+
+/** Spec 2.1 field types, by field name. */
+export const FIELD_TYPES: Record<string, SpecType> = {
+  Fips: 'varchar',
+  ServicePropertyID: 'bigint',
+  APN: 'varchar',
+  CompleteStreetAddress: 'varchar',
+  StandardizeStreetAddress: 'varchar',
+  City: 'varchar',
+  State: 'varchar',
+  Zip: 'varchar',
+  Tract: 'varchar',
+  StateFips: 'varchar',
+  CountyFips: 'varchar',
+  MSACode: 'varchar',
+  FinalValue: 'float',
+  HighValue: 'float',
+  LowValue: 'float',
+  ConfidenceScore: 'int',
+  StandardDeviation: 'float',
+  ValuationDate: 'datetime',
+  CRAEligible: 'varchar',
+  FHAEligible: 'boolean',
+  FHALoanLimit: 'float',
+  FHACondoEligible: 'boolean',
+  FHAOwnerOccupancyViolation: 'varchar',
+  FHAOwnerOccupancyPercentage: 'varchar',
+  FHAConcentration: 'varchar',
+  FHAConcentrationViolation: 'varchar',
+  FHAExpirationDate: 'datetime',
+  USDAAreaEligible: 'boolean',
+  VAEligible: 'boolean',
+  Assumable: 'boolean',
+  TractIncomeLevel: 'varchar',
+  TractMinorityPopulationPercent: 'float',
+}
+
+/** Spec 2.2 and 2.3 field types, by option and field (the same name can differ: FHAConcentration). */
+export const OPTION_FIELD_TYPES: Record<OptionName, Record<string, SpecType>> = {
+  AssumableMortgage: {
+    LoanType: 'varchar',
+    FinancingType: 'varchar',
+    Lender: 'varchar',
+    OriginalLoanAmount: 'float',
+    RecordingDate: 'date',
+    TermMonths: 'int',
+    LoanDueDate: 'date',
+    RemainingYears: 'int',
+    EstimatedLoanBalance: 'float',
+    EstimatedInterestRate: 'float',
+    EstimatedMonthlyPayment: 'float',
+    EstimatedLTV: 'float',
+    EstimatedEquity: 'float',
+    IsRefinance: 'boolean',
+    SecondMortgageBalance: 'float',
+    SecondMortgageInterestRate: 'float',
+  },
+  FHACondoEligibility: {
+    ApprovalStatus: 'varchar',
+    EligibilityStatus: 'varchar',
+    CondoName: 'varchar',
+    CondoID: 'varchar',
+    TotalUnits: 'int',
+    OwnerOccupancyPercentage: 'float',
+    OwnerOccupancyViolation: 'boolean',
+    FHAConcentration: 'float',
+    FHAConcentrationViolation: 'boolean',
+    ExpirationDate: 'date',
+    LastUpdated: 'date',
+  },
+}

@@ -134,6 +134,11 @@ async function runExport(
     for (const r of s.rejected.slice(0, 5))
       problems.push(`  skipped ${r.fips} page ${r.page} record ${r.record}: ${r.reason}`)
     if (s.rejected.length > 5) problems.push(`  … and ${s.rejected.length - 5} more poison records`)
+    // Parquet columns carry the spec's types: a value of another type is written as null, never altered
+    for (const u of s.unfit ?? [])
+      problems.push(
+        `  ${n(u.count)} ${u.column} value${u.count === 1 ? '' : 's'} not of the spec's type, written as null`,
+      )
     if (s.rejectsFile) problems.push(`  the skipped records are listed in ${s.rejectsFile}`)
     const out = s.stats ? await import('./stats-output.js') : undefined
     const shown = out && s.stats && out.statsShown(s.stopped) ? s.stats : undefined

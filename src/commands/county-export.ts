@@ -12,7 +12,7 @@ import type {ChangesPlan} from '../cli/jobs.js'
 
 export default class CountyExport extends BaseCommand<typeof CountyExport> {
   static override summary =
-    'Export whole counties to CSV, NDJSON or JSON: streamed, rate-limit aware, resumable'
+    'Export whole counties to CSV, NDJSON, JSON or Parquet: streamed, rate-limit aware, resumable'
   static override description = `Each county is fetched with the county-wide form of the endpoint (fips only), as one array or
 page by page (RFC 8288 Link rel="next"), streamed to disk in constant memory. --out receives exactly the
 counties that finished, whole and in order, atomically. A run that did not end every county keeps a
@@ -34,6 +34,10 @@ For a state or the whole country, --out-dir DIR writes one file per county as it
     {
       description: 'Counties listed in a file, as NDJSON on stdout',
       command: '<%= config.bin %> county-export --fips-file counties.txt --output ndjson > all.ndjson',
+    },
+    {
+      description: 'Typed, compressed columns for DuckDB, pandas or Spark',
+      command: '<%= config.bin %> county-export --fips 06067 --output parquet --out sacramento.parquet',
     },
     {
       description: 'Nightly in cron: the same line continues an unfinished run or starts a new one',
@@ -86,9 +90,9 @@ For a state or the whole country, --out-dir DIR writes one file per county as it
     }),
     output: Flags.option({
       char: 'o',
-      options: ['csv', 'ndjson', 'json'] as const,
+      options: ['csv', 'ndjson', 'json', 'parquet'] as const,
       default: 'csv',
-      description: 'Output format',
+      description: 'Output format (parquet needs --out)',
       aliases: ['format'],
       deprecateAliases: true,
     })(),
@@ -158,6 +162,11 @@ For a state or the whole country, --out-dir DIR writes one file per county as it
     const f = this.flags
     const fips = await this.countyList()
     const {outDir, maxAgeMs} = await this.checkTargets()
+    // a Parquet file ends with its footer and is read by seeking to it: it cannot be streamed to stdout
+    if (f.output === 'parquet' && !f.out && !outDir)
+      throw new UsageError(
+        '--output parquet needs a file: give --out FILE.parquet or --out-dir DIR (Parquet cannot go to stdout)',
+      )
     const stats = await (await import('../cli/stats-output.js')).statsOptions(f)
     const fields = checkFields(f.fields?.map((s) => s.trim()).filter((s) => s !== ''))
     const changes = await this.changesPlan()
@@ -228,8 +237,9 @@ For a state or the whole country, --out-dir DIR writes one file per county as it
       )
     const {changeFormat, changesOutFor, ignoreList} = await import('../jobs/changes.js')
     const ignore = ignoreList(f['ignore-fields'])
-    const out =
-      f['changes-out'] ?? (f.out ? changesOutFor(f.out, f.output) : join(target, `changes.${f.output}`))
+    // the change file has no Parquet writer: a Parquet export's changes are NDJSON (typed, with Previous)
+    const kind = f.output === 'parquet' ? 'ndjson' : f.output
+    const out = f['changes-out'] ?? (f.out ? changesOutFor(f.out, kind) : join(target, `changes.${kind}`))
     if (resolve(out) === resolve(target))
       throw new UsageError(`--changes-out ${out} is the export's own output; give another file`)
     // the export replaces its output before the comparison reads PREVIOUS: the same file would be gone
@@ -244,7 +254,7 @@ For a state or the whole country, --out-dir DIR writes one file per county as it
       throw new UsageError(`--changes-out ${out} would replace the previous export; give another file`)
     await (await import('../io/atomic-file.js')).assertWritableTarget(out)
     await (await import('../jobs/change-sides.js')).checkSide(since)
-    return {since, out, format: changeFormat(undefined, out, f.output), ignore}
+    return {since, out, format: changeFormat(undefined, out, kind), ignore}
   }
 
   /** --out / --out-dir and the flags that need one, checked before anything is sent. */

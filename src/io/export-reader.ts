@@ -130,9 +130,16 @@ function scalar(v: unknown): FlatValue {
   return JSON.stringify(v)
 }
 
-// eslint-disable-next-line require-yield -- until the Parquet reader lands this only refuses
 async function* readParquetExport(path: string): AsyncGenerator<FlatRecord> {
-  throw new ExportFileError(`${path}: reading Parquet is not supported yet; export as CSV or NDJSON`)
+  // loaded only for a Parquet file (hyparquet): CSV and NDJSON readers never pay for it
+  const {readParquetRecords} = await import('./parquet-reader.js')
+  try {
+    yield* readParquetRecords(path)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code !== undefined) throw error // ENOENT, EISDIR...: named by readExport
+    throw new ExportFileError(`${path}: not a readable Parquet file (${(error as Error).message})`)
+  }
 }
 
 async function readHead(path: string, n: number): Promise<Buffer> {

@@ -32,10 +32,13 @@ import {PartFile, verifyPages, type PagePart, type Segment} from './spool.js'
  * order asked, written atomically; on stdout, NDJSON and JSON (and CSV with --fields) stream as records
  * arrive from the first unfinished county, the others wait in their part files.
  */
+/** Parquet needs a file (--out): its footer is written last and readers seek to it. */
+export type ExportFormat = RecordFormat | 'parquet'
+
 export interface ExportRequest {
   fips: string[]
   out?: string | undefined
-  format: RecordFormat
+  format: ExportFormat
   fields?: string[] | undefined
   restart: boolean
   bom: boolean
@@ -94,6 +97,8 @@ export interface ExportSummary {
   filesWritten: number
   /** The statistics of the counties that ended (absent with stats off). */
   stats?: ExportStatsResult | undefined
+  /** Parquet: values of another type than the spec's, written as null, by column. */
+  unfit?: Array<{column: string; count: number}> | undefined
   exitCode: number
 }
 
@@ -224,11 +229,14 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
     const header = (cols: Column[]) => cols.map((c) => cell(c.header, req.escapeFormulas))
 
     // stdout streams when the frame is known up front; otherwise everything is assembled at the end
-    const streaming = !req.out && !outDir && (req.format !== 'csv' || fixedCols !== undefined)
+    const format = req.format
+    const streaming =
+      !req.out && !outDir && format !== 'parquet' && (format !== 'csv' || fixedCols !== undefined)
     const stdout = streaming ? run.stdoutTarget() : undefined
-    const live = stdout
-      ? new RecordWriter(stdout, req.format, {header: fixedCols && header(fixedCols), bom: req.bom})
-      : undefined
+    const live =
+      stdout && format !== 'parquet'
+        ? new RecordWriter(stdout, format, {header: fixedCols && header(fixedCols), bom: req.bom})
+        : undefined
 
     let records = units.reduce((n, u) => n + u.pages.reduce((m, p) => m + p.records, 0), 0)
     const progress = () =>
@@ -276,6 +284,8 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
         for (const c of layouts[id]!) own.observe({[c.key]: c.sub === undefined ? 0 : {[c.sub]: 0}})
       return columnsFor(own.shape)
     }
+    /** Parquet: values of another type than the spec's, written as null, by column (every file). */
+    const unfit = new Map<string, number>()
     let filesWritten = 0
     let recordsToFiles = 0
     /**
@@ -300,6 +310,8 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
         escapeFormulas: req.escapeFormulas,
         bom: req.bom,
         commit: () => run.commit(target),
+        fields: req.fields,
+        onUnfit: (column, n) => unfit.set(column, (unfit.get(column) ?? 0) + n),
       })
       filesWritten++
       recordsToFiles += count
@@ -487,18 +499,33 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
     } else if (outDir) {
       wrote = filesWritten > 0
       written = recordsToFiles
-    } else if (finished.length > 0) {
+    } else if (finished.length > 0 && format === 'parquet') {
+      // the NDJSON part files of every finished county, in the order asked, as one file (atomic)
+      const target = await run.outputTarget(req.out)
+      try {
+        const {writeParquet} = await import('../io/parquet-writer.js')
+        const files = finished.flatMap((u) => u.pages.map((p) => join(journal.partsDir, p.file)))
+        const result = await writeParquet(target, files, {fields: req.fields})
+        await run.commit(target)
+        wrote = true
+        written = result.records
+        for (const x of result.unfit) unfit.set(x.column, (unfit.get(x.column) ?? 0) + x.count)
+      } catch (error) {
+        await target.abort()
+        run.absorbOrThrow(error)
+      }
+    } else if (finished.length > 0 && format !== 'parquet') {
       // every finished county, whole, in the order asked; the target is replaced only when complete
       const cols = fixedCols ?? selectColumns(columnsFor(shape.shape), req.fields)
       // NDJSON whose every county ended: the first part file already holds the output's first records, so
       // it becomes the output and the rest is appended (one copy of the body fewer; npm run bench). Not
       // while a county is open: the checkpoint still needs its part files.
       const first = finished[0]!.pages[0]
-      const adopt = req.format === 'ndjson' && req.out !== undefined && !openUnits && first !== undefined
+      const adopt = format === 'ndjson' && req.out !== undefined && !openUnits && first !== undefined
       const target = adopt
         ? run.adoptOutput(join(journal.partsDir, first.file), req.out!)
         : await run.outputTarget(req.out)
-      const writer = new RecordWriter(target, req.format, {header: header(cols), bom: req.bom})
+      const writer = new RecordWriter(target, format, {header: header(cols), bom: req.bom})
       try {
         if (adopt) writer.ndjsonChunks(first.records)
         for (const u of finished)
@@ -547,6 +574,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
       fresh: req.fips.filter((f) => fresh.has(f)),
       filesWritten,
       ...(stats && wrote ? {stats: stats.result(req.fips)} : {}),
+      ...(unfit.size ? {unfit: [...unfit].map(([column, count]) => ({column, count}))} : {}),
       exitCode: run.exitCode(
         units.flatMap((u) => (u.outcome ? [u.outcome] : [])),
         finished.length > 0,
@@ -567,7 +595,7 @@ export async function writeCountyFile(
   partsDir: string,
   pages: readonly PagePart[],
   target: OutputTarget,
-  format: RecordFormat,
+  format: ExportFormat,
   opts: {
     /** CSV: the file's columns. */
     columns?: Column[] | undefined
@@ -575,8 +603,24 @@ export async function writeCountyFile(
     escapeFormulas: boolean
     bom: boolean
     commit: () => Promise<void>
+    /** Parquet: `--fields`, and where values of another type than the spec's are counted. */
+    fields?: readonly string[] | undefined
+    onUnfit?: ((column: string, count: number) => void) | undefined
   },
 ): Promise<number> {
+  if (format === 'parquet') {
+    try {
+      const {writeParquet} = await import('../io/parquet-writer.js')
+      const files = pages.map((p) => join(partsDir, p.file))
+      const result = await writeParquet(target, files, {fields: opts.fields})
+      await opts.commit()
+      for (const x of result.unfit) opts.onUnfit?.(x.column, x.count)
+      return result.records
+    } catch (error) {
+      await target.abort()
+      throw error
+    }
+  }
   const header = opts.columns?.map((c) => cell(c.header, opts.escapeFormulas))
   const writer = new RecordWriter(target, format, {header, bom: opts.bom})
   try {

@@ -54,9 +54,9 @@ describe('sfl changes', () => {
   it.each([
     ['a missing file', () => [prev, join(dir, 'nope.csv')], /nope\.csv: no such file or folder/],
     [
-      'Parquet (not readable yet)',
+      'a .parquet file that is not Parquet',
       () => [file('x.parquet', 'PAR1'), cur],
-      /reading Parquet is not supported yet/,
+      /x\.parquet: not a readable Parquet file/,
     ],
     ['a folder with no manifest', () => [dir, cur], /is a folder without manifest\.json/],
     [

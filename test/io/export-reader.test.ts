@@ -97,6 +97,12 @@ describe('reading an export back', () => {
     await expect(all(file('ragged.csv', 'a,b\r\n1\r\n'))).rejects.toThrow(/line 2: not a readable CSV export/)
   })
 
+  it('refuses a file named .parquet that is not Parquet with one line', async () => {
+    await expect(all(file('fake.parquet', 'Fips,APN\r\n06067,1\r\n'))).rejects.toThrow(
+      /fake\.parquet: not a readable Parquet file/,
+    )
+  })
+
   it('flattens option objects to Option.Field and keeps deeper values as JSON text', () => {
     expect(flattenRecord({A: {B: {C: 1}, D: [1, 2]}, E: [true]})).toEqual({
       'A.B': '{"C":1}',
