@@ -6,7 +6,7 @@ import type {StatsDocument} from '../stats/render.js'
 export default class Stats extends BaseCommand<typeof Stats> {
   static override summary =
     'Statistics of an existing export: eligibility shares, CRA levels, values, assumable loans'
-  static override description = `Reads a CSV, NDJSON or JSON export (as county-export writes them) and prints the same statistics
+  static override description = `Reads a CSV, NDJSON, JSON or Parquet export (as county-export writes them) and prints the same statistics
 county-export prints after a run: shares of FHA, VA, USDA, assumable and FHA-condo eligibility (of the known
 values), CRA levels, FinalValue quartiles, ConfidenceScore median, and assumable loans by type with their
 median rate and equity gap. Streams the file in constant memory; figures past 100,000 values per metric come
@@ -21,7 +21,7 @@ from a sketch within 1% and are marked ≈. Sends no request. Exit 2 when the fi
   ]
 
   static override args = {
-    file: Args.string({description: 'The export file (CSV, NDJSON or JSON)', required: true}),
+    file: Args.string({description: 'The export file (CSV, NDJSON, JSON or Parquet)', required: true}),
   }
 
   static override flags = {
