@@ -17,7 +17,7 @@ export default defineConfig({
       reporter: ['text-summary'],
       // the floor where the product stands, sandbox excluded (2026-11-22: 90.2% lines, 78.0% branches,
       // 87.8% statements); raise it as it grows
-      thresholds: {lines: 89, functions: 88, statements: 87, branches: 76},
+      thresholds: {lines: 91, functions: 90, statements: 89, branches: 80},
     },
   },
 })
