@@ -18,11 +18,17 @@ export type ExportFileFormat = 'csv' | 'ndjson' | 'json' | 'parquet'
 /** The file cannot be read as an export: one line naming the file and what to do (exit 2). */
 export class ExportFileError extends UsageError {}
 
-/** An export's format from its name, else from its first bytes (`PAR1`, `[`, `{`, anything else CSV). */
-export async function exportFormatOf(path: string): Promise<ExportFileFormat> {
+/** An export's format from its extension (`.jsonl` is NDJSON); undefined for any other name. */
+export function formatFromName(path: string): ExportFileFormat | undefined {
   const ext = /\.([a-z]+)$/i.exec(path)?.[1]?.toLowerCase()
   if (ext === 'csv' || ext === 'parquet' || ext === 'json' || ext === 'ndjson') return ext
-  if (ext === 'jsonl') return 'ndjson'
+  return ext === 'jsonl' ? 'ndjson' : undefined
+}
+
+/** An export's format from its name, else from its first bytes (`PAR1`, `[`, `{`, anything else CSV). */
+export async function exportFormatOf(path: string): Promise<ExportFileFormat> {
+  const named = formatFromName(path)
+  if (named) return named
   const head = await readHead(path, 4)
   if (head.toString('latin1') === 'PAR1') return 'parquet'
   const first = head

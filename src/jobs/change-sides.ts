@@ -5,11 +5,13 @@ import {basename, dirname, join, resolve} from 'node:path'
 import {
   asText,
   ExportFileError,
+  formatFromName,
   readExport,
   type ExportFileFormat,
   type FlatRecord,
 } from '../io/export-reader.js'
 import {readLines} from '../io/lines.js'
+import {MANIFEST_FILE} from './manifest.js'
 
 /**
  * One side of a comparison (the previous or the current export), county by county: the comparison holds
@@ -39,14 +41,14 @@ export async function manifestPathOf(path: string): Promise<string | undefined> 
     )
   })
   if (s.isDirectory()) {
-    const m = join(path, 'manifest.json')
+    const m = join(path, MANIFEST_FILE)
     if (!(await stat(m).catch(() => undefined))?.isFile())
       throw new ExportFileError(
         `${path} is a folder without manifest.json; give an export file or an --out-dir folder`,
       )
     return m
   }
-  return basename(path) === 'manifest.json' ? path : undefined
+  return basename(path) === MANIFEST_FILE ? path : undefined
 }
 
 /**
@@ -99,12 +101,6 @@ export async function checkSide(path: string): Promise<void> {
   }
 }
 
-function formatByName(path: string): ExportFileFormat | undefined {
-  const ext = /\.([a-z]+)$/i.exec(path)?.[1]?.toLowerCase()
-  if (ext === 'csv' || ext === 'parquet' || ext === 'json' || ext === 'ndjson') return ext
-  return ext === 'jsonl' ? 'ndjson' : undefined
-}
-
 /** Open a side; a single file is split into `scratch` (a private folder the caller removes). */
 export async function openSide(path: string, scratch: string, label: string): Promise<ExportSide> {
   const manifest = await manifestPathOf(path)
@@ -117,7 +113,7 @@ export async function openSide(path: string, scratch: string, label: string): Pr
       counties: [...files.keys()],
       async *read(fips) {
         // a county file's own extension first (the manifest's format covers files named otherwise)
-        for (const f of files.get(fips) ?? []) yield* readExport(f, formatByName(f) ?? format)
+        for (const f of files.get(fips) ?? []) yield* readExport(f, formatFromName(f) ?? format)
       },
     }
   }

@@ -508,16 +508,24 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
       // the NDJSON part files of every finished county, in the order asked, as one file (atomic)
       const target = await run.outputTarget(req.out)
       try {
-        const {writeParquet} = await import('../io/parquet-writer.js')
-        const files = finished.flatMap((u) => u.pages.map((p) => join(journal.partsDir, p.file)))
-        const result = await writeParquet(target, files, {fields: req.fields})
-        await run.commit(target)
+        // the same writer as one county's file under --out-dir, over every finished county's pages
+        written = await writeCountyFile(
+          journal.partsDir,
+          finished.flatMap((u) => u.pages),
+          target,
+          format,
+          {
+            layouts,
+            escapeFormulas: req.escapeFormulas,
+            bom: req.bom,
+            commit: () => run.commit(target),
+            fields: req.fields,
+            onUnfit: (column, n) => unfit.set(column, (unfit.get(column) ?? 0) + n),
+          },
+        )
         wrote = true
-        written = result.records
-        for (const x of result.unfit) unfit.set(x.column, (unfit.get(x.column) ?? 0) + x.count)
       } catch (error) {
-        await target.abort()
-        run.absorbOrThrow(error)
+        run.absorbOrThrow(error) // writeCountyFile has removed the temp file
       }
     } else if (finished.length > 0 && format !== 'parquet') {
       // every finished county, whole, in the order asked; the target is replaced only when complete
@@ -591,9 +599,9 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
 }
 
 /**
- * One county's spooled pages as one file (`--out-dir`): framed in `format` on `target`, committed by
- * `commit` (the run's, so a failure stops the run), aborted on any error so the target is never half
- * written. Returns the records written. An empty county gives an empty frame (a CSV header, `[]`, or an
+ * Spooled pages as one file (a county's under `--out-dir`; every county's for `--out` Parquet): framed
+ * in `format` on `target`, committed by `commit` (the run's, so a failure stops the run), aborted on any
+ * error so the target is never half written. Returns the records written. An empty county gives an empty frame (a CSV header, `[]`, or an
  * empty NDJSON file), so every manifest entry names a file that exists.
  */
 export async function writeCountyFile(

@@ -79,9 +79,11 @@ describe('county-export --changes-since', () => {
       ['updated', id('06067', 2), 'FinalValue'],
     ])
     // the folder this run rewrites cannot be its own previous export
+    const sent = s2.requests.length
     const r3 = await sfl([...args, '--changes-since', join(d, 'nov')], {env: env(s2)})
     expect(r3.code).toBe(2)
     expect(r3.stderr).toMatch(/is the folder this export rewrites; copy it aside first/)
+    expect(s2.requests).toHaveLength(sent)
   })
 
   it('writes exactly the added, updated and deleted rows of the counties that finished', async () => {
