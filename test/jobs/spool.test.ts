@@ -34,3 +34,17 @@ describe('a part file', () => {
     }
   })
 })
+
+describe('CSV rows in a part file', () => {
+  it('keeps every byte of multi-byte rows across batch boundaries, and a row longer than a batch', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'sfl-spool-')), 'p.csv')
+    const part = await PartFile.create(path)
+    const rows: string[] = []
+    // rows of mixed widths (1-, 2-, 3- and 4-byte UTF-8) so batch edges fall at many offsets
+    for (let i = 0; i < 5_000; i++) rows.push(`${i},Peña,東京,😀${'x'.repeat(i % 97)}\r\n`)
+    rows.splice(2_500, 0, `huge,${'ß'.repeat(300 * 1024)}\r\n`)
+    for (const r of rows) part.writeText(r)
+    await part.close()
+    expect(readFileSync(path, 'utf8')).toBe(rows.join(''))
+  })
+})
