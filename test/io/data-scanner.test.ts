@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 
 import {DataScanner} from '../../src/io/data-scanner.js'
@@ -75,5 +76,41 @@ describe('DataScanner', () => {
 
   it('throws when there is no data field', () => {
     expect(() => scan('{"status":"success"}', 4)).toThrow(/no `data` field/)
+  })
+
+  it('yields exactly the records JSON.parse finds, for any records split into chunks anywhere', () => {
+    // strings full of quotes, backslashes, brackets and non-ASCII; nesting; chunk edges inside escapes
+    const value = fc.letrec((tie) => ({
+      v: fc.oneof(
+        {depthSize: 'small'},
+        fc.string({unit: 'binary'}),
+        fc.constantFrom('\\', '"', '\\"', '{[', ']}', '"}'),
+        fc.double({noNaN: true, noDefaultInfinity: true}),
+        fc.boolean(),
+        fc.constant(null),
+        fc.array(tie('v'), {maxLength: 4}),
+        fc.dictionary(fc.string({unit: 'binary'}), tie('v'), {maxKeys: 4}),
+      ),
+    })).v
+    const record = fc.dictionary(fc.string({unit: 'binary'}), value, {maxKeys: 6})
+    fc.assert(
+      fc.property(
+        fc.array(record, {maxLength: 6}),
+        fc.array(fc.integer({min: 1, max: 40}), {minLength: 1, maxLength: 8}),
+        (recs, sizes) => {
+          const buf = Buffer.from(JSON.stringify({status: 'success', data: recs}))
+          const s = new DataScanner()
+          const got: unknown[] = []
+          for (let i = 0, k = 0; i < buf.length; k++) {
+            const size = sizes[k % sizes.length]!
+            for (const r of s.push(buf.subarray(i, i + size))) got.push(JSON.parse(r.toString('utf8')))
+            i += size
+          }
+          s.end()
+          expect(got).toEqual(JSON.parse(buf.toString('utf8')).data)
+        },
+      ),
+      {numRuns: 300},
+    )
   })
 })
