@@ -103,13 +103,6 @@ function tools(columns) {
     })
   }
   list.push({
-    id: 'rowfmt',
-    name: 'CSV floor: DataScanner + row-format, no spool',
-    header: false,
-    run: (url, _, out) =>
-      measure(node, [join(ROOT, 'scripts', 'bench', 'row-format-csv.mjs'), url, KEY, out]),
-  })
-  list.push({
     id: 'copy',
     name: 'byte copy through the DataScanner',
     header: false,
@@ -186,8 +179,6 @@ const line = (label, value, target) => console.log(`  ${label.padEnd(55)} ${valu
 line('sfl csv CPU / bare node CPU', `${fmt(ratio(small.runs, 'csv', 'bare', 'cpu'))}x`, '<= 1.0x')
 line('sfl csv wall / bare node wall', `${fmt(ratio(small.runs, 'csv', 'bare', 'wall'))}x`, '')
 line('sfl csv wall / curl|jq wall', `${fmt(ratio(small.runs, 'csv', 'jq', 'wall'))}x`, '<= 0.5x')
-line('CSV floor (row-format) CPU / bare node CPU', `${fmt(ratio(small.runs, 'rowfmt', 'bare', 'cpu'))}x`, '')
-line('CSV floor (row-format) wall / curl|jq wall', `${fmt(ratio(small.runs, 'rowfmt', 'jq', 'wall'))}x`, '')
 line('sfl ndjson wall / byte copy wall', `${fmt(ratio(small.runs, 'ndjson', 'copy', 'wall'))}x`, '')
 line('sfl ndjson CPU / byte copy CPU', `${fmt(ratio(small.runs, 'ndjson', 'copy', 'cpu'))}x`, '')
 line(

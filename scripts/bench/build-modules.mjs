@@ -1,4 +1,4 @@
-// The benchmarks' peers (the byte copy, the CSV floor, the row-format micro-benchmark) and the body
+// The benchmarks' peers (the byte copy, the row-format micro-benchmark) and the body
 // generator load a few of sfl's own modules directly. The CLI's build is one bundle, so these are compiled
 // here, one file each, into dist-bench/ (same paths as under src/). Run by `npm run bench*` before the script.
 import {build} from 'esbuild'
