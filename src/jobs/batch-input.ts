@@ -123,8 +123,7 @@ export class BatchInput {
 
   /** The row's note (the output pass, without validating the row again): its fips as padded, if it was. */
   noteOf(values: Record<string, string>): string | undefined {
-    const v = this.sources.fips === undefined ? undefined : values[this.sources.fips]
-    return v === undefined ? undefined : padFips(v.trim()).note
+    return readCells(values, this.sources).note
   }
 }
 
@@ -249,6 +248,25 @@ function headerColumns(record: string[], name: string): string[] {
   return record
 }
 
+/**
+ * A row's address line and fips as sfl reads them (a spreadsheet's lost leading zeros restored), and the
+ * note saying what was read differently from the cells as typed.
+ */
+function readCells(
+  values: Record<string, string>,
+  sources: Sources,
+): {address: string | undefined; fips: string | undefined; note: string | undefined} {
+  const joined = sources.address && joinAddress(sources.address.map((c) => values[c] ?? ''))
+  const typed = sources.fips === undefined ? undefined : values[sources.fips]?.trim()
+  const padded = typed ? padFips(typed) : undefined
+  const notes = [padded?.note, joined?.note].filter((n) => n !== undefined)
+  return {
+    address: joined?.line,
+    fips: padded?.fips,
+    note: notes.length ? notes.join('; ') : undefined,
+  }
+}
+
 function toRow(
   line: number,
   values: Record<string, string>,
@@ -260,14 +278,12 @@ function toRow(
     const v = k === undefined ? undefined : values[k]
     return v === undefined || v.trim() === '' ? undefined : v.trim()
   }
-  const address = sources.address && joinAddress(sources.address.map((c) => values[c] ?? ''))
-  const typedFips = pick(sources.fips)
-  const padded = typedFips === undefined ? undefined : padFips(typedFips)
-  if (padded?.note) row.note = padded.note
+  const {address, fips, note} = readCells(values, sources)
+  if (note) row.note = note
   try {
     const q = validateLookup(
       {
-        fips: padded?.fips ?? defaultFips,
+        fips: fips ?? defaultFips,
         address: address === '' ? undefined : address,
         apn: pick(sources.apn),
         propertyId: pick(sources.property_id),

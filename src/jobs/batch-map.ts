@@ -123,30 +123,47 @@ export function resolveSources(map: ColumnMap, columns: readonly string[], name:
 }
 
 const ZIP = /^\d{5}(-?\d{4})?$/
+/** A ZIP a spreadsheet read as a number: 02134 shown as 2134 (or written 2134.0 by a tool that made it a float). */
+const ZIP_AS_NUMBER = /^(\d{3,4})(?:\.0+)?$/
+const STATE = /^[A-Za-z]{2}$/
 
 /**
  * One address line from its parts in the order mapped: "street, city, state zip", the form the USPS
- * standardiser and the service expect (spec 4, query parameter `address`: a full street address). Parts are trimmed and
- * empty ones skipped (a blank unit column); a ZIP follows the part before it after a space, every other
- * part after a comma.
+ * standardiser and the service expect (spec 4, query parameter `address`: a full street address). Parts are
+ * trimmed and empty ones skipped (a blank unit column); a ZIP follows the part before it after a space,
+ * every other part after a comma. A part of 3 or 4 digits right after a two-letter state is a ZIP that lost
+ * its leading zeros to a spreadsheet (New England, New Jersey and Puerto Rico ZIPs start with 0; USPS
+ * Publication 28: a ZIP Code is 5 digits): it is padded back, and the `note` says so.
  */
-export function joinAddress(parts: readonly string[]): string {
+export function joinAddress(parts: readonly string[]): {line: string; note?: string} {
   let line = ''
+  let note: string | undefined
+  let prev = ''
   for (const raw of parts) {
-    const p = raw.trim()
+    let p = raw.trim()
     if (p === '') continue
+    const lost = STATE.test(prev) ? ZIP_AS_NUMBER.exec(p) : null
+    if (lost) {
+      const zip = lost[1]!.padStart(5, '0')
+      note = `zip ${p} read as ${zip} (leading zero restored)`
+      p = zip
+    }
     line += line === '' ? p : ZIP.test(p) ? ` ${p}` : `, ${p}`
+    prev = p
   }
-  return line
+  return note === undefined ? {line} : {line, note}
 }
 
 /**
- * A county code that lost its leading zeros to a spreadsheet (Excel reads 06067 as the number 6067): a
- * value of 3 or 4 digits is padded to the 5 the spec requires (spec 4 and 8 rule 4: fips is exactly 5 characters). Anything else is returned
- * unchanged and the usual rule judges it.
+ * A county code that lost its leading zeros to a spreadsheet (Excel reads 06067 as the number 6067; pandas
+ * writes a float column's 6067 as 6067.0): a value of 3 or 4 digits is padded to the 5 the spec requires
+ * (spec 4 and 8 rule 4: fips is exactly 5 characters), and a whole number written with `.0` loses it.
+ * Anything else is returned unchanged and the usual rule judges it.
  */
 export function padFips(value: string): {fips: string; note?: string} {
-  if (!/^\d{3,4}$/.test(value)) return {fips: value}
-  const fips = value.padStart(5, '0')
-  return {fips, note: `fips ${value} read as ${fips} (leading zero restored)`}
+  const m = /^(\d{3,5})(\.0+)?$/.exec(value)
+  if (!m || (m[2] === undefined && m[1]!.length === 5)) return {fips: value}
+  const fips = m[1]!.padStart(5, '0')
+  const why = m[2] === undefined ? 'leading zero restored' : "a spreadsheet's number"
+  return {fips, note: `fips ${value} read as ${fips} (${why})`}
 }

@@ -235,6 +235,30 @@ describe('sfl lookup --input with a sheet saved by Excel', () => {
     })
   })
 
+  it('a ZIP that lost its leading zero is padded back in the address sent, and noted with the fips', async () => {
+    const d = tmp()
+    const log = join(d, 'log.ndjson')
+    writeFileSync(log, '')
+    writeFileSync(join(d, 'in.csv'), 'Street,City,State,Zip,County\r\n1 Main St,Boston,MA,2134,6067.0\r\n')
+    await withSandbox({log}, async (sb) => {
+      const env = {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-basic'}
+      const map = ['--map', 'address=street,city,state,zip', '--map', 'fips=county']
+      const r = await sfl(['lookup', '--input', join(d, 'in.csv'), ...map], {env})
+      const rows = readRowsText(r.stdout)
+      expect(rows.map((x) => [x['Zip'], x['County'], x['note']])).toEqual([
+        [
+          '2134',
+          '6067.0',
+          "fips 6067.0 read as 06067 (a spreadsheet's number); zip 2134 read as 02134 (leading zero restored)",
+        ],
+      ])
+      // the cells as typed stay in the output; the request carries the restored ZIP and fips (Pub 28 form)
+      expect(readLog(log).map((e) => e.query)).toEqual([
+        {fips: '06067', address: '1 MAIN ST, BOSTON, MA 02134'},
+      ])
+    })
+  })
+
   it('--map joins street, city, state and zip into one address line that a strict server matches', async () => {
     const d = tmp()
     const log = join(d, 'log.ndjson')

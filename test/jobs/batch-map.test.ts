@@ -90,7 +90,36 @@ describe('joinAddress', () => {
     [['', ' '], ''],
     [['95838'], '95838'],
   ])('%j is %j', (parts, line) => {
-    expect(joinAddress(parts)).toBe(line)
+    expect(joinAddress(parts)).toEqual({line})
+  })
+
+  it.each([
+    [
+      ['1 MAIN ST', 'BOSTON', 'MA', '2134'],
+      '1 MAIN ST, BOSTON, MA 02134',
+      'zip 2134 read as 02134 (leading zero restored)',
+    ],
+    [
+      ['1 CALLE SOL', 'SAN JUAN', 'PR', '901'],
+      '1 CALLE SOL, SAN JUAN, PR 00901',
+      'zip 901 read as 00901 (leading zero restored)',
+    ],
+    [
+      ['1 ELM ST', 'NEWARK', 'nj', '7102.0'],
+      '1 ELM ST, NEWARK, nj 07102',
+      'zip 7102.0 read as 07102 (leading zero restored)',
+    ],
+  ])('a ZIP a spreadsheet made a number, %j, is padded back after the state', (parts, line, note) => {
+    expect(joinAddress(parts)).toEqual({line, note})
+  })
+
+  it.each([
+    // a street number or unit is not a ZIP: only 3-4 digits right after a two-letter state are
+    [['1234', 'MAIN ST', 'BOSTON', 'MA', '02134'], '1234, MAIN ST, BOSTON, MA 02134'],
+    [['1 MAIN ST', 'APT', '2134', 'BOSTON'], '1 MAIN ST, APT, 2134, BOSTON'],
+    [['1 MAIN ST', 'BOSTON', 'MA', '21345'], '1 MAIN ST, BOSTON, MA 21345'],
+  ])('%j is left as typed', (parts, line) => {
+    expect(joinAddress(parts)).toEqual({line})
   })
 })
 
@@ -101,7 +130,10 @@ describe('padFips', () => {
     ['06067', {fips: '06067'}],
     ['67', {fips: '67'}],
     ['606777', {fips: '606777'}],
-    ['6067.0', {fips: '6067.0'}],
+    ['6067.0', {fips: '06067', note: "fips 6067.0 read as 06067 (a spreadsheet's number)"}],
+    ['48201.00', {fips: '48201', note: "fips 48201.00 read as 48201 (a spreadsheet's number)"}],
+    ['6067.5', {fips: '6067.5'}],
+    ['.0', {fips: '.0'}],
     ['6O67', {fips: '6O67'}],
   ])('%j is %j', (value, result) => {
     expect(padFips(value)).toEqual(result)
