@@ -9,7 +9,13 @@ import {countyUrl} from '../api/query.js'
 import {redact} from '../api/secrets.js'
 import {countyByFips} from '../address/counties.js'
 import {removeStaleTemps, writeFileAtomic} from '../io/atomic-file.js'
-import {DataScanner, MAX_RECORD_BYTES, MAX_RECORD_DEPTH, type Rejected} from '../io/data-scanner.js'
+import {
+  DataScanner,
+  MAX_RECORD_BYTES,
+  MAX_RECORD_DEPTH,
+  MemberSpans,
+  type Rejected,
+} from '../io/data-scanner.js'
 import {CsvRows, columnOf} from '../io/csv-rows.js'
 import {readCsv} from '../io/csv-reader.js'
 import {readLines} from '../io/lines.js'
@@ -21,7 +27,7 @@ import type {Scheduler} from '../schedule/scheduler.js'
 import {RunState, type JobDeps} from './run.js'
 import {countyFilePath, freshCounties, MANIFEST_FILE, ManifestFile} from './manifest.js'
 import {ExportStats, type ExportStatsResult, type PageStats} from './export-stats.js'
-import {statsTag} from '../stats/facts.js'
+import {statsTag, STATS_MEMBERS, type RecordSpans} from '../stats/facts.js'
 import {isFinished, outcomeOf, type Outcome} from './outcome.js'
 import {PartFile, verifyPages, type PagePart, type Segment} from './spool.js'
 
@@ -391,13 +397,13 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
                 }
                 // not async: a record that needs no wait returns nothing, so the scanner does not await a
                 // promise per record (one per record was about 5% of a CSV export's CPU)
-                const onRecord = (bytes: Buffer): Promise<void> | undefined => {
+                const onRecord = (bytes: Buffer, spans?: RecordSpans): Promise<void> | undefined => {
                   // CSV: one tokenizer pass proves the record and notes its columns; NDJSON and JSON pass
                   // the bytes through as sent (the scanner has checked their structure)
                   const grew = csv?.take(bytes, csvNeedsShape ? shape : undefined) ?? false
                   if (pageStats) {
                     if (csv) pageStats.tokens(csv.row, req.escapeFormulas)
-                    else pageStats.json(bytes)
+                    else pageStats.json(bytes, spans)
                   }
                   if (direct) {
                     if (skip > 0) skip--
@@ -421,7 +427,9 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
                   part!.write(bytes)
                   return part!.needsDrain ? part!.drain() : undefined
                 }
-                const {count, rejected} = await scanRecords(res, req.maxRecordBytes, onRecord)
+                // NDJSON/JSON statistics: the scanner notes where their members lie as it passes the bytes
+                const spans = pageStats && !csv ? new MemberSpans(STATS_MEMBERS) : undefined
+                const {count, rejected} = await scanRecords(res, req.maxRecordBytes, onRecord, spans)
                 await seg?.part.close()
                 await part?.close()
                 return {
@@ -648,25 +656,33 @@ export async function writeCountyFile(
 }
 
 /**
- * Read one response through the data scanner, handing each record's bytes (and its parsed value) to
- * `onRecord`. Every record is parsed once: it proves the bytes are JSON before they reach any output.
+ * Read one response through the data scanner, handing each record's bytes to `onRecord`, with where the
+ * members `spans` asks for lie in them (when given; none for a record re-serialised here).
  */
 async function scanRecords(
   res: HttpResponse,
   maxRecordBytes: number | undefined,
-  onRecord: (bytes: Buffer) => Promise<void> | undefined,
+  onRecord: (bytes: Buffer, spans?: RecordSpans) => Promise<void> | undefined,
+  spans?: MemberSpans,
 ): Promise<{count: number; rejected: Rejected[]}> {
-  const scanner = new DataScanner({
-    maxRecordBytes: maxRecordBytes ?? MAX_RECORD_BYTES,
-    maxDepth: MAX_RECORD_DEPTH,
-  })
+  const scanner = new DataScanner(
+    {
+      maxRecordBytes: maxRecordBytes ?? MAX_RECORD_BYTES,
+      maxDepth: MAX_RECORD_DEPTH,
+    },
+    spans,
+  )
   let count = 0
   for await (const chunk of res.body) {
-    for (const raw of scanner.push(chunk)) {
+    const records = scanner.push(chunk)
+    for (let k = 0; k < records.length; k++) {
+      const raw = records[k]!
       // NDJSON needs one line per record: re-serialise only when the service pretty-printed it
-      const bytes = raw.includes(0x0a) || raw.includes(0x0d) ? compact(raw, count + 1) : raw
+      const pretty = raw.includes(0x0a) || raw.includes(0x0d)
+      const bytes = pretty ? compact(raw, count + 1) : raw
       count++
-      const wait = onRecord(bytes)
+      const at = pretty || !spans ? -1 : spans.at(k)
+      const wait = onRecord(bytes, at === -1 ? undefined : {table: spans!.table, at})
       if (wait !== undefined) await wait
     }
   }

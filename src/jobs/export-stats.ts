@@ -5,15 +5,23 @@ import {readExport, unguardCell} from '../io/export-reader.js'
 import {readLines} from '../io/lines.js'
 import {flattenRecord, newFlatRow, PoisonRecordError, type FlatRow} from '../io/row-format.js'
 import type {Column} from '../render/columns.js'
-import {emptyFacts, StatsAccumulator, type StatsReport} from '../stats/accumulator.js'
-import {factsOfFlat, statsTag, TokenRowFacts, type FlatValue} from '../stats/facts.js'
+import {emptyFacts, StatsAccumulator, type RecordFacts, type StatsReport} from '../stats/accumulator.js'
+import {
+  factsOfFlat,
+  factsOfSpans,
+  statsTag,
+  TokenRowFacts,
+  type FlatValue,
+  type RecordSpans,
+} from '../stats/facts.js'
 import {EXACT_BOUND} from '../stats/quantiles.js'
 import type {PagePart} from './spool.js'
 
 /**
- * The statistics of a county export (issue 14), fed from the tokenizer pass each record already gets: CSV
- * rows are read from the cells CsvRows has just made; NDJSON and JSON records go through the same tokenizer
- * once more for this (about one JSON.parse; `--no-stats` saves it). Each page gathers its own figures and
+ * The statistics of a county export (issue 14), fed from the pass each record already gets: CSV rows are
+ * read from the cells CsvRows has just made; NDJSON and JSON records from the spans of their few wanted
+ * members the data scanner noted on its way (src/io/data-scanner.ts MemberSpans), or, for the rare record
+ * those cannot read the same way, through the tokenizer (`--no-stats` saves both). Each page gathers its own figures and
  * hands them to its county only once whole, so a page fetched again after a retry is not counted twice; a
  * county's figures join the run's when it ends (done or empty): the run reports the counties written.
  *
@@ -47,6 +55,7 @@ export class ExportStats {
     row: newFlatRow(statsTag, {onlyTagged: true}),
     guarded: new TokenRowFacts(true),
     plain: new TokenRowFacts(false),
+    spanFacts: emptyFacts(),
   }
 
   constructor(counties: number) {
@@ -130,6 +139,7 @@ interface Readers {
   row: FlatRow
   guarded: TokenRowFacts
   plain: TokenRowFacts
+  spanFacts: RecordFacts
 }
 
 /** One page's figures while it is read. */
@@ -148,8 +158,18 @@ export class PageStats {
     this.acc.add((guarded ? this.readers.guarded : this.readers.plain).read(row))
   }
 
-  /** An NDJSON/JSON record's bytes: tokenised here for its figures. */
-  json(bytes: Buffer): void {
+  /**
+   * An NDJSON/JSON record's bytes: read from the spans of its members the scanner found (the usual way),
+   * else tokenised here for its figures.
+   */
+  json(bytes: Buffer, spans?: RecordSpans): void {
+    if (spans) {
+      const facts = factsOfSpans(bytes, spans, this.readers.spanFacts)
+      if (facts) {
+        this.acc.add(facts)
+        return
+      }
+    }
     const {row, plain} = this.readers
     try {
       flattenRecord(bytes, row, {escapeFormulas: false})

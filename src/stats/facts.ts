@@ -206,3 +206,320 @@ function unguard(s: string): string {
   const c = s.charCodeAt(1)
   return c === 0x3d || c === 0x2b || c === 0x2d || c === 0x40 || c === 0x09 || c === 0x0d ? s.slice(1) : s
 }
+
+/**
+ * The top-level members the statistics read, in the order of `factsOfSpans`' spans: what
+ * src/io/data-scanner.ts MemberSpans is asked to find in each NDJSON/JSON record as it scans it.
+ */
+/**
+ * One record's spans in a table of a page's (src/io/data-scanner.ts MemberSpans): from `at`, the start and
+ * end of member m (of STATS_MEMBERS) at 2m and 2m + 1, -1 when absent.
+ */
+export interface RecordSpans {
+  table: Int32Array
+  at: number
+}
+
+export const STATS_MEMBERS: readonly string[] = [
+  ...FLAG_FIELDS,
+  'CRAEligible',
+  'FinalValue',
+  'ConfidenceScore',
+  'AssumableMortgage',
+]
+const SPAN_CRA = FLAG_FIELDS.length
+const SPAN_FINAL_VALUE = SPAN_CRA + 1
+const SPAN_CONFIDENCE = SPAN_CRA + 2
+const SPAN_LOAN = SPAN_CRA + 3
+
+const B_QUOTE = 0x22
+const B_BACKSLASH = 0x5c
+const B_COLON = 0x3a
+const B_OPEN_OBJ = 0x7b
+const B_OPEN_ARR = 0x5b
+const B_N = 0x6e
+
+/**
+ * Facts from a record's bytes and the spans of its members (src/io/data-scanner.ts MemberSpans: each from
+ * just after the key to the next top-level comma), read to the same figures as the tokenised row would give
+ * (`TokenRowFacts`): a string "true" is a flag as much as `true`, an object member is no column of its
+ * own (it is flattened to `K.S` columns), a number is read from its text as sent. Undefined for the few
+ * records this cannot read the same way (an escape in a wanted string, an array where a value is wanted,
+ * a loan type that is no string): the caller tokenises those. The bytes are trusted to be the JSON the
+ * scanner delimited; a record that is not valid JSON may give figures here where the tokenizer counts it
+ * with every field unknown.
+ */
+export function factsOfSpans(
+  bytes: Buffer,
+  spans: RecordSpans,
+  into = emptyFacts(),
+): RecordFacts | undefined {
+  for (let i = 0; i < FLAG_FIELDS.length; i++) {
+    if (!valueAt(bytes, spans, i)) return undefined
+    const flag = vs < 0 ? null : flagAt(bytes)
+    if (flag === undefined) return undefined
+    into.flags[i] = flag
+  }
+  if (!valueAt(bytes, spans, SPAN_CRA)) return undefined
+  const cra = vs < 0 ? null : textAt(bytes)
+  if (cra === undefined) return undefined
+  into.cra = cra
+  if (!valueAt(bytes, spans, SPAN_FINAL_VALUE)) return undefined
+  const finalValue = vs < 0 ? undefined : numberAt(bytes)
+  if (finalValue === null) return undefined
+  into.finalValue = finalValue
+  if (!valueAt(bytes, spans, SPAN_CONFIDENCE)) return undefined
+  const confidence = vs < 0 ? undefined : numberAt(bytes)
+  if (confidence === null) return undefined
+  into.confidence = confidence
+  if (!valueAt(bytes, spans, SPAN_LOAN)) return undefined
+  into.loan = false
+  into.loanType = null
+  into.rate = undefined
+  into.equity = undefined
+  if (vs >= 0 && bytes[vs] === B_OPEN_OBJ && !loanAt(bytes, into)) return undefined
+  return into
+}
+
+/** The value of the last `valueAt`: bytes [vs, ve), or vs = -1 when the record has no such member. */
+let vs = -1
+let ve = -1
+
+/** Find member m's value in its span (past the colon, blanks trimmed). False: no colon, not readable here. */
+function valueAt(bytes: Buffer, spans: RecordSpans, m: number): boolean {
+  let s = spans.table[spans.at + 2 * m]!
+  let e = spans.table[spans.at + 2 * m + 1]!
+  if (s < 0) {
+    vs = -1
+    return true
+  }
+  while (s < e && bytes[s]! <= 0x20) s++
+  if (bytes[s] !== B_COLON) return false
+  s++
+  while (s < e && bytes[s]! <= 0x20) s++
+  while (e > s && bytes[e - 1]! <= 0x20) e--
+  if (s === e) return false
+  vs = s
+  ve = e
+  return true
+}
+
+/** Is the value a string that holds an escape (its text is read by the tokenizer instead)? */
+function escaped(bytes: Buffer): boolean {
+  for (let i = vs + 1; i < ve - 1; i++) if (bytes[i] === B_BACKSLASH) return true
+  return false
+}
+
+/** `true` or `"true"`, `false` or `"false"`, else null; undefined: a string with an escape, not read here. */
+function flagAt(bytes: Buffer): boolean | null | undefined {
+  let s = vs
+  let e = ve
+  if (bytes[s] === B_QUOTE) {
+    if (escaped(bytes)) return undefined
+    s++
+    e--
+  }
+  const n = e - s
+  if (n === 4 && bytes[s] === 0x74 && bytes[s + 1] === 0x72 && bytes[s + 2] === 0x75 && bytes[s + 3] === 0x65)
+    return true
+  if (
+    n === 5 &&
+    bytes[s] === 0x66 &&
+    bytes[s + 1] === 0x61 &&
+    bytes[s + 2] === 0x6c &&
+    bytes[s + 3] === 0x73 &&
+    bytes[s + 4] === 0x65
+  )
+    return false
+  return null
+}
+
+/** A value's text (a CSV cell's, unquoted): null when empty, null or an object; undefined: not read here. */
+function textAt(bytes: Buffer): string | null | undefined {
+  const c = bytes[vs]
+  if (c === B_QUOTE) {
+    if (escaped(bytes)) return undefined
+    return ve - vs === 2 ? null : knownText(bytes, vs + 1, ve - 1)
+  }
+  if (c === B_OPEN_OBJ) return null
+  if (c === B_OPEN_ARR) return undefined
+  if (c === B_N && ve - vs === 4) return null
+  return bytes.toString('latin1', vs, ve)
+}
+
+/** A value read as a number (`number`); null: not read here. */
+function numberAt(bytes: Buffer): number | undefined | null {
+  const c = bytes[vs]
+  if (c === B_QUOTE) {
+    if (escaped(bytes)) return null
+    return number(bytes.toString('utf8', vs + 1, ve - 1))
+  }
+  if (c === B_OPEN_OBJ) return undefined
+  if (c === B_OPEN_ARR) return null
+  if (c === B_N && ve - vs === 4) return undefined
+  const n = smallInteger(bytes, vs, ve)
+  return Number.isNaN(n) ? number(bytes.toString('latin1', vs, ve)) : n
+}
+
+/**
+ * A JSON integer of up to 15 digits (FinalValue, ConfidenceScore), read from its bytes: exact as a double,
+ * so the same number `Number` gives its text, without a string made for it. NaN when it is not one.
+ */
+function smallInteger(bytes: Buffer, s: number, e: number): number {
+  const negative = bytes[s] === 0x2d
+  if (negative) s++
+  if (e - s < 1 || e - s > 15) return Number.NaN
+  let v = 0
+  for (let i = s; i < e; i++) {
+    const d = bytes[i]! - 0x30
+    if (d < 0 || d > 9) return Number.NaN
+    v = v * 10 + d
+  }
+  return negative ? -v : v
+}
+
+/** Texts decoded lately with their bytes: a county's CRA levels are a handful of strings, over and over. */
+const known: Array<{bytes: Buffer; text: string}> = []
+
+function knownText(bytes: Buffer, s: number, e: number): string {
+  const n = e - s
+  next: for (const k of known) {
+    if (k.bytes.length !== n) continue
+    for (let i = 0; i < n; i++) if (bytes[s + i] !== k.bytes[i]) continue next
+    return k.text
+  }
+  const text = bytes.toString('utf8', s, e)
+  if (known.length < 16) known.push({bytes: Buffer.from(bytes.subarray(s, e)), text})
+  return text
+}
+
+const LOAN_TYPE_KEY = Buffer.from('LoanType')
+const RATE_KEY = Buffer.from('EstimatedInterestRate')
+const EQUITY_KEY = Buffer.from('EstimatedEquity')
+
+/**
+ * The AssumableMortgage object at [vs, ve) (spec 2.2, about a third of a county's records), read member by
+ * member as the tokenizer flattens it to `AssumableMortgage.*` cells: a loan when any member is more than
+ * null or "", its LoanType's text, its rate's and equity's numbers. False: not read here (an escape in a
+ * key or a wanted value, a loan type that is no string, anything unexpected).
+ */
+function loanAt(bytes: Buffer, into: RecordFacts): boolean {
+  const e = ve - 1
+  if (bytes[e] !== CLOSE_OBJ_BYTE) return false
+  let type0 = -1
+  let type1 = -1
+  let rate0 = -1
+  let rate1 = -1
+  let equity0 = -1
+  let equity1 = -1
+  let p = blank(bytes, vs + 1, e)
+  while (p < e) {
+    if (bytes[p] !== B_QUOTE) return false
+    const k0 = p + 1
+    p = stringEnd(bytes, k0, e)
+    if (p < 0 || sawEscape) return false
+    const k1 = p
+    p = blank(bytes, p + 1, e)
+    if (bytes[p] !== B_COLON) return false
+    const v0 = (p = blank(bytes, p + 1, e))
+    const c = bytes[p]
+    let escapedValue = false
+    if (c === B_QUOTE) {
+      p = stringEnd(bytes, p + 1, e)
+      if (p < 0) return false
+      escapedValue = sawEscape
+      p++
+    } else if (c === B_OPEN_OBJ || c === B_OPEN_ARR) {
+      p = nestedEnd(bytes, p, e)
+      if (p < 0) return false
+    } else while (p < e && bytes[p] !== COMMA_BYTE && bytes[p]! > 0x20) p++
+    const v1 = p
+    if (v1 === v0) return false
+    // a null or an empty string is an empty cell; anything else (0, false, {}) is a loan's member
+    const isNull = v1 - v0 === 4 && bytes[v0] === B_N
+    if (!isNull && !(v1 - v0 === 2 && c === B_QUOTE)) into.loan = true
+    if (isKey(bytes, k0, k1, LOAN_TYPE_KEY)) {
+      if (escapedValue) return false
+      ;[type0, type1] = [v0, v1]
+    } else if (isKey(bytes, k0, k1, RATE_KEY)) {
+      if (escapedValue) return false
+      ;[rate0, rate1] = [v0, v1]
+    } else if (isKey(bytes, k0, k1, EQUITY_KEY)) {
+      if (escapedValue) return false
+      ;[equity0, equity1] = [v0, v1]
+    }
+    p = blank(bytes, p, e)
+    if (bytes[p] === COMMA_BYTE) p = blank(bytes, p + 1, e)
+    else if (p < e) return false
+  }
+  if (!into.loan) return true
+  if (type0 >= 0) {
+    vs = type0
+    ve = type1
+    const c = bytes[vs]
+    // a loan type that is not a string (or null) is the tokenizer's to write as it was sent
+    if (c !== B_QUOTE && !(c === B_N && ve - vs === 4)) return false
+    into.loanType = textAt(bytes) ?? null
+  }
+  if (rate0 >= 0) {
+    vs = rate0
+    ve = rate1
+    const rate = numberAt(bytes)
+    if (rate === null) return false
+    into.rate = rate
+  }
+  if (equity0 >= 0) {
+    vs = equity0
+    ve = equity1
+    const equity = numberAt(bytes)
+    if (equity === null) return false
+    into.equity = equity
+  }
+  return true
+}
+
+const CLOSE_OBJ_BYTE = 0x7d
+const CLOSE_ARR_BYTE = 0x5d
+const COMMA_BYTE = 0x2c
+
+/** Whether the last `stringEnd` stepped over an escape. */
+let sawEscape = false
+
+/** The index of the quote that closes the string whose text starts at p; -1 if it does not close before e. */
+function stringEnd(bytes: Buffer, p: number, e: number): number {
+  sawEscape = false
+  for (; p < e; p++) {
+    const b = bytes[p]
+    if (b === B_QUOTE) return p
+    if (b === B_BACKSLASH) {
+      sawEscape = true
+      p++
+    }
+  }
+  return -1
+}
+
+/** Just past the object or array that opens at p (strings stepped over); -1 if it does not close before e. */
+function nestedEnd(bytes: Buffer, p: number, e: number): number {
+  let depth = 0
+  for (; p < e; p++) {
+    const b = bytes[p]
+    if (b === B_QUOTE) {
+      p = stringEnd(bytes, p + 1, e)
+      if (p < 0) return -1
+    } else if (b === B_OPEN_OBJ || b === B_OPEN_ARR) depth++
+    else if ((b === CLOSE_OBJ_BYTE || b === CLOSE_ARR_BYTE) && --depth === 0) return p + 1
+  }
+  return -1
+}
+
+function blank(bytes: Buffer, p: number, e: number): number {
+  while (p < e && bytes[p]! <= 0x20) p++
+  return p
+}
+
+function isKey(bytes: Buffer, k0: number, k1: number, key: Buffer): boolean {
+  if (k1 - k0 !== key.length) return false
+  for (let i = 0; i < key.length; i++) if (bytes[k0 + i] !== key[i]) return false
+  return true
+}
