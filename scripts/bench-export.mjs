@@ -1,12 +1,12 @@
 // npm run bench — the export at full speed, measured honestly: a static server in its own process sends a
 // pre-built county response from memory (scripts/bench/serve-body.mjs: no work per request, so it never caps the
 // figure), and each tool fetches the same county from it. For each tool: wall time, CPU time (user + sys,
-// children included) and peak RSS, under GNU time; every figure is the median of BENCH_RUNS runs (default 3),
+// children included) and peak RSS, under GNU time; every figure is the median of BENCH_RUNS runs (default 5; 3 at the big county, BENCH_BIG_RUNS),
 // the tools interleaved within a run, and the ratios are medians of the per-run ratios (a shared machine slows
 // neighbours together). Then the same county at BENCH_BIG_RECORDS (default 1,000,000; 0 skips) for sfl alone,
 // to show flat memory. Then the rate-limit efficiency on a tight window (the sandbox: that measures the
 // scheduler, not throughput).
-//   BENCH_RECORDS (default 200000), BENCH_BIG_RECORDS, BENCH_RUNS. Needs `npm run build` (npm run bench does it).
+//   BENCH_RECORDS (default 200000), BENCH_BIG_RECORDS, BENCH_RUNS, BENCH_BIG_RUNS. Needs `npm run build` (npm run bench does it).
 import {execSync, spawnSync} from 'node:child_process'
 import {existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {cpus, tmpdir} from 'node:os'
@@ -16,7 +16,9 @@ import {BIN, ROOT, countyBody, measure, median, run, startBodyServer, startSandb
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 200_000)
 const BIG = Number(process.env.BENCH_BIG_RECORDS ?? 1_000_000)
-const RUNS = Number(process.env.BENCH_RUNS ?? 3)
+// five runs: on a shared 2-core machine one run's CPU figure moved by up to a fifth between runs
+const RUNS = Number(process.env.BENCH_RUNS ?? 5)
+const BIG_RUNS = Number(process.env.BENCH_BIG_RUNS ?? 3)
 const KEY = 'sandbox-full'
 const FIPS = '48201'
 // V8's longest string (0x1fffffe8 chars): a body past it cannot go through res.json() / res.text() at all
@@ -111,14 +113,14 @@ function tools(columns) {
   return list
 }
 
-/** Run `list` RUNS times, interleaved, against a server of `records` records; returns per-tool runs. */
-async function measureAll(records, list) {
+/** Run `list` `runs` times, interleaved, against a server of `records` records; returns per-tool runs. */
+async function measureAll(records, list, runs = RUNS) {
   const body = await countyBody(records)
   const server = await startBodyServer(body.file, records)
   const url = `${server.baseUrl}/special-financing?fips=${FIPS}`
-  const runs = new Map(list.map((t) => [t.id, []]))
+  const byTool = new Map(list.map((t) => [t.id, []]))
   try {
-    for (let r = 0; r < RUNS; r++)
+    for (let r = 0; r < runs; r++)
       for (const t of list) {
         const out = join(dir, `${t.id}.out`)
         const m = await t.run(url, server.baseUrl, out)
@@ -127,12 +129,12 @@ async function measureAll(records, list) {
         rmSync(out, {force: true})
         rmSync(`${out}.header`, {force: true})
         if (m.rows !== records) throw new Error(`${t.name} wrote ${m.rows} rows, not ${records}`)
-        runs.get(t.id).push(m)
+        byTool.get(t.id).push(m)
       }
   } finally {
     await server.stop()
   }
-  return {body, runs}
+  return {body, runs: byTool}
 }
 
 const fmt = (x, d = 2) => (x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d))
@@ -163,7 +165,7 @@ const cpuModel = cpus()[0]?.model.trim() ?? '?'
 console.log(
   `county-export benchmark, ${new Date().toISOString().slice(0, 10)}: node ${process.version}, ${cpus().length} cores (${cpuModel}); ` +
     `county ${FIPS}, key with both add-on options; body served from memory by scripts/bench/serve-body.mjs; ` +
-    `medians of ${RUNS} interleaved runs; CPU = user + sys (GNU time), peak = largest process's RSS`,
+    `medians of ${RUNS} interleaved runs (${BIG_RUNS} at the big county); CPU = user + sys (GNU time), peak = largest process's RSS`,
 )
 const list = tools((await countyBody(RECORDS)).columns)
 const small = await measureAll(RECORDS, list)
@@ -206,7 +208,7 @@ if (BIG > 0) {
       ? `bare node script skipped: the ${(body.bytes / 1e6).toFixed(0)} MB body is longer than V8's longest string (${(V8_MAX_STRING / 1e6).toFixed(0)} MB), so fetch + JSON.parse of the whole body cannot run at all, whatever the memory`
       : undefined
   if (!bareNote) bigList.push(list.find((t) => t.id === 'bare'))
-  const big = await measureAll(BIG, bigList)
+  const big = await measureAll(BIG, bigList, BIG_RUNS)
   table(
     `\n${BIG.toLocaleString('en-US')} records, ${(body.bytes / 1e6).toFixed(1)} MB body:`,
     bigList,

@@ -34,6 +34,8 @@ export interface DryRunRequest {
   maxAge?: string | undefined
   restart: boolean
   reserve: number
+  /** --max-requests: the run would stop after this many. */
+  maxRequests?: number | undefined
   /** The connection for the probe; undefined with --no-probe. */
   probe: (() => Promise<Context>) | undefined
   json: boolean
@@ -79,6 +81,7 @@ export async function dryRun(req: DryRunRequest): Promise<{plan: Plan; exitCode:
     },
     nowMs: now(),
     reserve: req.reserve,
+    maxRequests: req.maxRequests,
   })
   process.stdout.write(req.json ? `${JSON.stringify(planJson(plan), null, 2)}\n` : renderPlan(plan, now()))
   return {plan, exitCode: probed.exitCode ?? ExitCode.ok}

@@ -181,6 +181,7 @@ For a state or the whole country, --out-dir DIR writes one file per county as it
         maxAge: f['max-age'],
         restart: f.restart,
         reserve: f.reserve,
+        maxRequests: f['max-requests'],
         // the one probe: no retries and no waiting for a reset, so it stays one request
         probe: f['no-probe'] ? undefined : () => this.context({retries: 0, maxWaitMs: 0, concurrency: 1}),
         json: f.output === 'json',

@@ -11,7 +11,7 @@ import {
   type FlatRecord,
 } from '../io/export-reader.js'
 import {readLines} from '../io/lines.js'
-import {MANIFEST_FILE} from './manifest.js'
+import {MANIFEST_FILE, parseManifest} from './manifest.js'
 
 /**
  * One side of a comparison (the previous or the current export), county by county: the comparison holds
@@ -58,23 +58,17 @@ export async function manifestPathOf(path: string): Promise<string | undefined> 
 export async function readManifest(
   manifest: string,
 ): Promise<{format: ExportFileFormat | undefined; counties: ManifestCounty[]}> {
-  let j: unknown
+  let text: string
   try {
-    j = JSON.parse(await readFile(manifest, 'utf8'))
+    text = await readFile(manifest, 'utf8')
   } catch (error) {
     throw new ExportFileError(`${manifest}: not a readable manifest (${(error as Error).message})`)
   }
-  const m = j as {version?: unknown; format?: unknown; counties?: unknown}
-  if (m === null || typeof m !== 'object' || m.version !== 1 || !Array.isArray(m.counties))
-    throw new ExportFileError(
-      `${manifest}: not an sfl export manifest (expected "version": 1 and a "counties" list)`,
-    )
+  const m = parseManifest(text)
+  if ('problem' in m) throw new ExportFileError(`${manifest}: ${m.problem}`)
   const dir = dirname(manifest)
   const counties: ManifestCounty[] = []
-  for (const [i, c] of (m.counties as unknown[]).entries()) {
-    const e = c as {fips?: unknown; path?: unknown}
-    if (typeof e?.fips !== 'string' || typeof e.path !== 'string')
-      throw new ExportFileError(`${manifest}: county ${i + 1} has no "fips" and "path"`)
+  for (const e of m.counties) {
     const file = resolve(dir, e.path)
     if (!(await stat(file).catch(() => undefined))?.isFile())
       throw new ExportFileError(`${manifest}: the file of county ${e.fips} (${e.path}) is missing`)

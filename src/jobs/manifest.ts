@@ -40,6 +40,28 @@ export function countyFilePath(state: string, fips: string, format: string): str
   return `state=${state}/fips=${fips}/data.${EXTENSIONS[format] ?? format}`
 }
 
+/**
+ * The one reading of a manifest's text (an `--out-dir` run and `sfl changes` both use it): version 1, a
+ * format, and counties each with at least a fips and a path. The reason it is not one, otherwise. Pure.
+ */
+export function parseManifest(text: string): Manifest | {problem: string} {
+  let m: Partial<Manifest> | null
+  try {
+    m = JSON.parse(text) as Partial<Manifest> | null
+  } catch (error) {
+    return {problem: `not JSON (${(error as Error).message})`}
+  }
+  if (m === null || typeof m !== 'object' || m.version !== 1 || !Array.isArray(m.counties))
+    return {problem: 'not an sfl export manifest (expected "version": 1 and a "counties" list)'}
+  if (typeof m.format !== 'string') return {problem: 'the manifest names no "format"'}
+  for (const [i, c] of (m.counties as unknown[]).entries()) {
+    const e = c as {fips?: unknown; path?: unknown} | null
+    if (typeof e?.fips !== 'string' || typeof e.path !== 'string')
+      return {problem: `county ${i + 1} has no "fips" and "path"`}
+  }
+  return {version: 1, format: m.format, counties: m.counties}
+}
+
 /** DIR's manifest, or undefined when there is none; a manifest sfl cannot read is a usage error. */
 export async function readManifest(dir: string): Promise<Manifest | undefined> {
   const path = join(dir, MANIFEST_FILE)
@@ -50,16 +72,12 @@ export async function readManifest(dir: string): Promise<Manifest | undefined> {
     if ((error as {code?: string}).code === 'ENOENT') return undefined
     throw new UsageError(`cannot read ${path}: ${(error as Error).message}`)
   }
-  try {
-    const m = JSON.parse(text) as Partial<Manifest>
-    if (m.version === 1 && typeof m.format === 'string' && Array.isArray(m.counties))
-      return {version: 1, format: m.format, counties: m.counties}
-  } catch {
-    // reported below
-  }
-  throw new UsageError(
-    `${path} is not a manifest this version of sfl can read; move it away (or use another --out-dir) and run again`,
-  )
+  const m = parseManifest(text)
+  if ('problem' in m)
+    throw new UsageError(
+      `${path} is not a manifest this version of sfl can read (${m.problem}); move it away (or use another --out-dir) and run again`,
+    )
+  return m
 }
 
 /** The manifest with `entry` in place of the county's earlier one; counties kept in FIPS order. Pure. */

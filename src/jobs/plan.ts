@@ -131,6 +131,10 @@ export interface Plan {
   budgetNote: string
   /** Requests the plan itself sent (the probe): 0 or 1. */
   probeRequests: number
+  /** Requests the counties to fetch need (at least: a county not exported before may take more pages). */
+  requests: number
+  /** `--max-requests`: the run stops after this many; `timing` is for the requests it sends. */
+  maxRequests?: number | undefined
   timing: Timing
   maxAge?: string | undefined
   /** Counties named in the text when there are no more than this. */
@@ -139,10 +143,13 @@ export interface Plan {
 }
 
 /** Build the plan from the counties' needs and the budget. */
-export function makePlan(input: Omit<Plan, 'timing'> & {nowMs: number; reserve?: number}): Plan {
+export function makePlan(
+  input: Omit<Plan, 'timing' | 'requests'> & {nowMs: number; reserve?: number | undefined},
+): Plan {
   const requests = input.needs.reduce((s, c) => s + c.requests, 0)
   const {nowMs, reserve, ...rest} = input
-  return {...rest, timing: planTiming(requests, input.budget, nowMs, reserve ?? 0)}
+  const sent = input.maxRequests === undefined ? requests : Math.min(requests, input.maxRequests)
+  return {...rest, requests, timing: planTiming(sent, input.budget, nowMs, reserve ?? 0)}
 }
 
 /** The one summary line, e.g. "3,221 counties, 3,221+ requests: 812 now (…) plus 3 more windows …". */
@@ -150,14 +157,19 @@ export function planHeadline(p: Plan, nowMs: number): string {
   const t = p.timing
   const toFetch = p.needs.filter((c) => c.why !== 'fresh' && c.why !== 'checkpoint').length
   const exact = p.needs.every((c) => c.exact)
-  const req = `${n(t.requests)}${exact ? '' : '+'} ${t.requests === 1 && exact ? 'request' : 'requests'}`
+  const all = `${n(p.requests)}${exact ? '' : '+'} ${p.requests === 1 && exact ? 'request' : 'requests'}`
+  // --max-requests: the run sends that many and stops; the time is for those
+  const req =
+    p.maxRequests !== undefined && (p.maxRequests < p.requests || !exact)
+      ? `${all}, this run at most ${n(p.maxRequests)} (--max-requests; rerun to continue)`
+      : all
   const counties = `${n(p.counties)} ${p.counties === 1 ? 'county' : 'counties'}${toFetch !== p.counties ? ` (${n(toFetch)} to fetch)` : ''}`
   const b = p.budget
   const window =
     b.source === 'probe'
       ? `now ${n(b.remaining)} of ${n(b.limit)} left${b.resetAtMs !== undefined ? `, resets ${hhmm(b.resetAtMs)}` : ''}`
       : `the default ${n(b.limit)}/hour, window assumed full`
-  if (t.requests === 0) return `${counties}, no requests needed: every county is fresh or finished`
+  if (p.requests === 0) return `${counties}, no requests needed: every county is fresh or finished`
   if (t.waitMs === 0) return `${counties}, ${req}: within the current window (${window})`
   if (t.waitMs === undefined)
     return `${counties}, ${req}: more than the current window (${window}) and --reserve leaves no later window anything`
@@ -210,8 +222,11 @@ export function planJson(p: Plan): Record<string, unknown> {
     fresh: p.needs.filter((c) => c.why === 'fresh').map((c) => c.fips),
     endedInCheckpoint: p.needs.filter((c) => c.why === 'checkpoint').map((c) => c.fips),
     toFetch: p.needs.filter((c) => c.why !== 'fresh' && c.why !== 'checkpoint').map((c) => c.fips),
-    requests: t.requests,
+    requests: p.requests,
     requestsExact: p.needs.every((c) => c.exact),
+    maxRequests: p.maxRequests ?? null,
+    /** What the wait below is for: `requests`, or fewer under --max-requests. */
+    requestsThisRun: t.requests,
     budget: {
       source: p.budget.source,
       limit: p.budget.limit,

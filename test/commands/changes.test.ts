@@ -66,7 +66,7 @@ describe('sfl changes', () => {
         mkdirSync(m)
         writeFileSync(
           join(m, 'manifest.json'),
-          JSON.stringify({version: 1, counties: [{fips: '06067', path: 'a.csv'}]}),
+          JSON.stringify({version: 1, format: 'csv', counties: [{fips: '06067', path: 'a.csv'}]}),
         )
         return [m, cur]
       },

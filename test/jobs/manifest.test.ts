@@ -8,6 +8,7 @@ import {
   countyFilePath,
   freshCounties,
   ManifestFile,
+  parseManifest,
   readManifest,
   withEntry,
   type Manifest,
@@ -83,8 +84,23 @@ describe('the --out-dir manifest', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sfl-manifest-'))
     writeFileSync(join(dir, 'manifest.json'), '{"version": 2}')
     await expect(readManifest(dir)).rejects.toThrow(
-      /is not a manifest this version of sfl can read; move it away/,
+      /is not a manifest this version of sfl can read \(not an sfl export manifest .*\); move it away/,
     )
     expect(readFileSync(join(dir, 'manifest.json'), 'utf8')).toBe('{"version": 2}')
+  })
+
+  it.each([
+    ['null', 'not an sfl export manifest (expected "version": 1 and a "counties" list)'],
+    ['{"version":1,"counties":[]}', 'the manifest names no "format"'],
+    ['{"version":1,"format":"csv","counties":[{"fips":"06067"}]}', 'county 1 has no "fips" and "path"'],
+    ['{"version":1,"format":"csv","counties":[null]}', 'county 1 has no "fips" and "path"'],
+  ])('the one manifest parser (an --out-dir run and sfl changes) refuses %s', (text, problem) => {
+    expect(parseManifest(text)).toEqual({problem})
+  })
+
+  it('the one manifest parser reads a manifest as written', () => {
+    const m = {version: 1, format: 'parquet', counties: [entry('06067', '2026-11-22T00:00:00.000Z')]}
+    expect(parseManifest(JSON.stringify(m))).toEqual(m)
+    expect(parseManifest('{"version":1,')).toEqual({problem: expect.stringMatching(/^not JSON \(/)})
   })
 })

@@ -172,6 +172,40 @@ describe('the plan as printed', () => {
     )
   })
 
+  it('--max-requests: the headline says how many this run sends, and the time is for those', () => {
+    const capped = makePlan({
+      counties: 3221,
+      needs,
+      budget: probed(812),
+      budgetNote: 'from one probe request to 00000',
+      probeRequests: 1,
+      maxRequests: 500,
+      nowMs: NOW,
+    })
+    expect(planHeadline(capped, NOW)).toBe(
+      '3,221 counties, 3,221+ requests, this run at most 500 (--max-requests; rerun to continue): within the current window (now 812 of 1,000 left, resets 09:00 UTC)',
+    )
+    expect(planJson(capped)).toMatchObject({
+      requests: 3221,
+      maxRequests: 500,
+      requestsThisRun: 500,
+      waitSeconds: 0,
+    })
+    // a cap above what an exact plan needs changes nothing
+    const exact = makePlan({
+      counties: 1,
+      needs: countyNeeds(['48201'], {lastPages: new Map([['48201', 15]])}),
+      budget: DEFAULT_BUDGET,
+      budgetNote: 'no probe sent (--no-probe)',
+      probeRequests: 0,
+      maxRequests: 100,
+      nowMs: NOW,
+    })
+    expect(planHeadline(exact, NOW)).toBe(
+      '1 county, 15 requests: within the current window (the default 1,000/hour, window assumed full)',
+    )
+  })
+
   it('every county fresh: no requests needed', () => {
     const none = makePlan({
       counties: 2,
@@ -194,6 +228,8 @@ describe('the plan as printed', () => {
       toFetch: needs.map((c) => c.fips),
       requests: 3221,
       requestsExact: false,
+      maxRequests: null,
+      requestsThisRun: 3221,
       budget: {
         source: 'probe',
         limit: 1000,
