@@ -378,7 +378,11 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
               if (Number.isSafeInteger(total) && total > 0) u.expected = total
               // a page streamed straight to stdout needs no part file: nothing reads it again; CSV pages
               // spool their rows already formatted (one file per column layout), the others the records
-              const part = direct || csv ? undefined : await PartFile.create(join(journal.partsDir, file))
+              // an NDJSON part may become the output itself: its write-back starts as it is written
+              const part =
+                direct || csv
+                  ? undefined
+                  : await PartFile.create(join(journal.partsDir, file), {syncEvery: SYNC_EVERY})
               // a fresh count for each try: a page fetched again must not count its records twice
               pageStats = stats?.page()
               const segments: Array<Segment & {part: PartFile}> = []
@@ -654,6 +658,9 @@ export async function writeCountyFile(
   }
   return writer.count
 }
+
+/** Bytes between write-back starts of an NDJSON part file (src/jobs/spool.ts PartFile). */
+const SYNC_EVERY = 16 * 1024 * 1024
 
 /**
  * Read one response through the data scanner, handing each record's bytes to `onRecord`, with where the

@@ -48,3 +48,22 @@ describe('CSV rows in a part file', () => {
     expect(readFileSync(path, 'utf8')).toBe(rows.join(''))
   })
 })
+
+describe('an NDJSON part file that starts its write-back as it goes', () => {
+  it('keeps every record, whether a write-back is under way when it closes or not', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sfl-spool-'))
+    for (const syncEvery of [1, 300 * 1024, 0]) {
+      const path = join(dir, `p-${syncEvery}.ndjson`)
+      const part = await PartFile.create(path, {syncEvery})
+      const records = Array.from({length: 3_000}, (_, i) =>
+        Buffer.from(JSON.stringify({i, pad: 'x'.repeat(i % 500)})),
+      )
+      for (const r of records) {
+        part.write(r)
+        if (part.needsDrain) await part.drain()
+      }
+      await part.close()
+      expect(readFileSync(path, 'utf8')).toBe(records.map((r) => `${r.toString()}\n`).join(''))
+    }
+  })
+})
