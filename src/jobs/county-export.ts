@@ -680,12 +680,16 @@ async function scanRecords(
     spans,
   )
   let count = 0
+  // a line break can only be in a record once the body has had one: compact bodies (the usual) are
+  // looked at once per chunk, not once per record
+  let lineBreaks = false
   for await (const chunk of res.body) {
+    lineBreaks ||= chunk.includes(0x0a) || chunk.includes(0x0d)
     const records = scanner.push(chunk)
     for (let k = 0; k < records.length; k++) {
       const raw = records[k]!
       // NDJSON needs one line per record: re-serialise only when the service pretty-printed it
-      const pretty = raw.includes(0x0a) || raw.includes(0x0d)
+      const pretty = lineBreaks && (raw.includes(0x0a) || raw.includes(0x0d))
       const bytes = pretty ? compact(raw, count + 1) : raw
       count++
       const at = pretty || !spans ? -1 : spans.at(k)

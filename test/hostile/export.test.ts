@@ -1,4 +1,6 @@
 import {existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {createServer} from 'node:http'
+import type {AddressInfo} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
@@ -124,5 +126,56 @@ describe('CSV headers are formula-guarded too', () => {
       env: {SFL_BASE_URL: server.baseUrl('ok'), SFL_API_KEY: KEY},
     })
     expect(r.stdout.split('\r\n')[0]).toMatch(/^fips,property_id,'=cmd\|calc,status,error,/)
+  })
+})
+
+describe('a body pretty-printed only in the middle still gives one NDJSON line per record', () => {
+  it('a record with line breaks after a compact megabyte, sent in small writes, is re-serialised; its neighbours are not', async () => {
+    const rec = (i: number) => ({
+      Fips: '06067',
+      ServicePropertyID: i,
+      APN: `a-${i}`,
+      FinalValue: 1000 + i,
+      FHAEligible: i % 2 === 0,
+    })
+    const compact = Array.from({length: 4_000}, (_, i) => JSON.stringify(rec(i)))
+    const pretty = JSON.stringify(rec(4_000), null, 2)
+    const body = `{"status":"success","data":[${[...compact, pretty, JSON.stringify(rec(4_001))].join(',')}]}`
+    const srv = createServer((_req, res) => {
+      res.writeHead(200, {
+        'Content-Type': 'application/json',
+        'X-RateLimit-Limit': '1000',
+        'X-RateLimit-Remaining': '999',
+        'X-RateLimit-Reset': String(Math.ceil(Date.now() / 1000) + 3600),
+      })
+      // small writes: the pretty record's line breaks arrive in a later chunk than the records before it
+      const bytes = Buffer.from(body)
+      for (let i = 0; i < bytes.length; i += 1000) res.write(bytes.subarray(i, i + 1000))
+      res.end()
+    })
+    await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve))
+    try {
+      const d = tmp()
+      const out = join(d, 'o.ndjson')
+      const r = await sfl(
+        ['county-export', '--fips', '06067', '-o', 'ndjson', '--out', out, '--stats-json', join(d, 's.json')],
+        {env: {SFL_BASE_URL: `http://127.0.0.1:${(srv.address() as AddressInfo).port}/v1`, SFL_API_KEY: KEY}},
+      )
+      expect(r.code).toBe(0)
+      const lines = readFileSync(out, 'utf8').trimEnd().split('\n')
+      expect(lines).toHaveLength(4_002)
+      expect(lines.map((l) => (JSON.parse(l) as {ServicePropertyID: number}).ServicePropertyID)).toEqual(
+        Array.from({length: 4_002}, (_, i) => i),
+      )
+      // the compact records are as sent, byte for byte; the pretty one is compacted
+      expect(lines[3_999]).toBe(compact[3_999])
+      expect(lines[4_000]).toBe(JSON.stringify(rec(4_000)))
+      const stats = JSON.parse(readFileSync(join(d, 's.json'), 'utf8')) as {
+        run: {records: number; FinalValue: {count: number}}
+      }
+      expect([stats.run.records, stats.run.FinalValue.count]).toEqual([4_002, 4_002])
+    } finally {
+      await new Promise((resolve) => srv.close(resolve))
+    }
   })
 })

@@ -141,7 +141,7 @@ describe('the statistics read from member spans found by the scanner', () => {
         fc.constantFrom('LoanType', 'EstimatedInterestRate', 'EstimatedEquity', 'Lender'),
         fc.oneof(
           {weight: 4, arbitrary: scalar},
-          {weight: 2, arbitrary: fc.constantFrom('12', ' 3.5 ', '-0', '1e400', '', 'FHA')},
+          {weight: 2, arbitrary: fc.constantFrom('12', ' 3.5 ', '-0', '1e400', '', 'FHA', 'V"A', '4\\2')},
           {weight: 1, arbitrary: value},
         ),
         {maxKeys: 4},
