@@ -489,21 +489,19 @@ function loanAt(bytes: Buffer, into: RecordFacts): boolean {
     if (type === undefined) return false
     into.loanType = type
   }
-  if (rate0 >= 0) {
-    vs = rate0
-    ve = rate1
-    const rate = numberAt(bytes)
-    if (rate === null) return false
-    into.rate = rate
-  }
-  if (equity0 >= 0) {
-    vs = equity0
-    ve = equity1
-    const equity = numberAt(bytes)
-    if (equity === null) return false
-    into.equity = equity
-  }
+  const rate = rate0 < 0 ? undefined : numberBetween(bytes, rate0, rate1)
+  const equity = equity0 < 0 ? undefined : numberBetween(bytes, equity0, equity1)
+  if (rate === null || equity === null) return false
+  into.rate = rate
+  into.equity = equity
   return true
+}
+
+/** `numberAt` of the value at [s, e). */
+function numberBetween(bytes: Buffer, s: number, e: number): number | undefined | null {
+  vs = s
+  ve = e
+  return numberAt(bytes)
 }
 
 const CLOSE_OBJ_BYTE = 0x7d
