@@ -146,7 +146,8 @@ For a state or the whole country, --out-dir DIR writes one file per county as it
       min: 1024,
     }),
     'no-stats': Flags.boolean({
-      description: 'Gather no statistics (no table after the summary; saves reading the members of each NDJSON/JSON record)',
+      description:
+        'Gather no statistics (no table after the summary; saves reading the members of each NDJSON/JSON record)',
     }),
     'stats-by-county': Flags.boolean({description: 'After the run statistics, a table per county'}),
     'stats-json': Flags.string({
