@@ -271,11 +271,11 @@ export class DataScanner {
 /**
  * Where the values of a few top-level members lie in each record, found while the scanner passes the
  * record's bytes anyway: the run statistics read their handful of values from there rather than tokenising
- * every NDJSON record a second time (npm run bench: the statistics cost that export about 0.9 s of CPU per
- * 200,000 records that way). A member's span runs from just after its key's closing quote (so it holds
- * `:` and the value) to the next top-level comma or the record's closing brace, as offsets in the record.
- * A record whose spans cannot be trusted (a wanted key cut by a chunk's edge or named twice) gets none, and
- * is read the usual way.
+ * every NDJSON record a second time (npm run bench: that second pass cost the export about 1.0 s of CPU per
+ * 200,000 records, the spans about 0.7 s). A member's span runs from just after its key's closing quote (so
+ * it holds `:` and the value) to the next top-level comma or the record's closing brace, as offsets in the
+ * record. A record whose spans cannot be trusted (a top-level key cut by a chunk's edge or spelt with an
+ * escape, a wanted one named twice) gets none, and is read the usual way.
  */
 export class MemberSpans {
   /** The wanted names as bytes, by length: most keys' lengths have none, and cost one array read. */

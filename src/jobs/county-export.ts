@@ -292,6 +292,16 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
     }
     /** Parquet: values of another type than the spec's, written as null, by column (every file). */
     const unfit = new Map<string, number>()
+    /** How every file of this run is written: one county's under --out-dir, or the Parquet --out. */
+    const fileOptions = (target: OutputTarget, columns?: Column[]) => ({
+      columns,
+      layouts,
+      escapeFormulas: req.escapeFormulas,
+      bom: req.bom,
+      commit: () => run.commit(target),
+      fields: req.fields,
+      onUnfit: (column: string, n: number) => unfit.set(column, (unfit.get(column) ?? 0) + n),
+    })
     let filesWritten = 0
     let recordsToFiles = 0
     /**
@@ -310,15 +320,13 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
       }
       await removeStaleTemps(path) // a run killed while writing this county's file left its temp
       const target = await run.outputTarget(path)
-      const count = await writeCountyFile(journal.partsDir, u.pages, target, req.format, {
-        columns: req.format === 'csv' ? unitColumns(u) : undefined,
-        layouts,
-        escapeFormulas: req.escapeFormulas,
-        bom: req.bom,
-        commit: () => run.commit(target),
-        fields: req.fields,
-        onUnfit: (column, n) => unfit.set(column, (unfit.get(column) ?? 0) + n),
-      })
+      const count = await writeCountyFile(
+        journal.partsDir,
+        u.pages,
+        target,
+        req.format,
+        fileOptions(target, req.format === 'csv' ? unitColumns(u) : undefined),
+      )
       filesWritten++
       recordsToFiles += count
       await manifest!.record({
@@ -526,14 +534,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
           finished.flatMap((u) => u.pages),
           target,
           format,
-          {
-            layouts,
-            escapeFormulas: req.escapeFormulas,
-            bom: req.bom,
-            commit: () => run.commit(target),
-            fields: req.fields,
-            onUnfit: (column, n) => unfit.set(column, (unfit.get(column) ?? 0) + n),
-          },
+          fileOptions(target),
         )
         wrote = true
       } catch (error) {
