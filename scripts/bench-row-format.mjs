@@ -14,7 +14,7 @@ const dist = (p) => import(pathToFileURL(join(ROOT, 'dist-bench', p)).href)
 const {Dataset} = await dist('sandbox/dataset.js')
 const {countyByFips, LARGE_COUNTY} = await dist('sandbox/counties.js')
 const {flattenRecord, newFlatRow} = await dist('io/row-format.js')
-const {ShapeTracker, columnsFor, flattenRow, neutraliseFormula} = await dist('render/columns.js')
+const {ShapeTracker, columnsFor, flattenRow, neutraliseFormula} = await dist('model/columns.js')
 const {stringify} = await import('csv-stringify')
 
 const N = Number(process.env.BENCH_RECORDS ?? 20_000)

@@ -12,7 +12,7 @@ await build({
     'src/io/row-format.ts',
     'src/sandbox/dataset.ts',
     'src/sandbox/counties.ts',
-    'src/render/columns.ts',
+    'src/model/columns.ts',
   ],
   outbase: 'src',
   outdir: 'dist-bench',

@@ -1,5 +1,5 @@
 import {COUNTY_ROWS} from './counties-data.js'
-import {distance} from './distance.js'
+import {distance} from '../text/distance.js'
 
 /**
  * The US counties table (generated from FHFA's public-domain county list by scripts/gen-counties.mjs):

@@ -1,4 +1,4 @@
-import {UsageError} from '../api/errors.js'
+import {UsageError} from '../errors.js'
 import {describeCounty, explainResolution, resolveCounty} from './counties.js'
 
 /**

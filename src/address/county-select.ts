@@ -1,6 +1,6 @@
-import {UsageError} from '../api/errors.js'
+import {UsageError} from '../errors.js'
 import {allCounties} from './counties.js'
-import {distance} from './distance.js'
+import {distance} from '../text/distance.js'
 
 /**
  * `--state CA` (repeatable) and `--all-counties`: counties chosen from the shipped FHFA county table

@@ -7,10 +7,13 @@ import {
   HttpStatusError,
   InvalidKeyError,
   NotFoundError,
+  RequestTimeoutError,
   ServerError,
+  ServerStatusError,
+  TruncatedBodyError,
   UnexpectedStatusError,
   UsageError,
-} from './errors.js'
+} from '../errors.js'
 import {maskKey, redact} from './secrets.js'
 
 /**
@@ -87,16 +90,6 @@ const NETWORK_CODES = new Set([
   'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
   'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH',
 ])
-
-/** A body that ended before the JSON did (the connection was cut). Retryable like a reset. */
-export class TruncatedBodyError extends ServerError {}
-
-/**
- * --timeout elapsed for one request, counting connect, headers and the whole body together. Retryable like
- * a reset. undici's bodyTimeout is only the gap between chunks, so a server dripping a byte a second
- * never trips it; this deadline does.
- */
-export class RequestTimeoutError extends ServerError {}
 
 /** Errors worth retrying: connection resets, timeouts, truncated bodies (not 4xx, not our own bugs). */
 export function isRetryableNetworkError(error: unknown): boolean {
@@ -317,11 +310,6 @@ export async function errorFromResponse(res: HttpResponse): Promise<HttpStatusEr
         res.status,
       )
   }
-}
-
-/** A 5xx status, retryable; exits 6 once the retries are spent. */
-export class ServerStatusError extends HttpStatusError {
-  override readonly exitCode = 6
 }
 
 export function describeErrorBody(status: number, contentType: string | undefined, text: string): string {

@@ -1,4 +1,4 @@
-import {UsageError} from './errors.js'
+import {UsageError} from '../errors.js'
 
 /**
  * A base URL that cannot reach the endpoint is a configuration mistake, not "this property does not

@@ -1,4 +1,4 @@
-import {UsageError} from './errors.js'
+import {UsageError} from '../errors.js'
 
 /**
  * State and territory FIPS codes that have counties (spec 4: "the first two digits are the state code").

@@ -1,7 +1,7 @@
 import {Command, Flags, Interfaces} from '@oclif/core'
 
 import {assertSafeBaseUrl, HttpClient} from '../api/client.js'
-import {ExitCode, MissingKeyError, SflError, UsageError} from '../api/errors.js'
+import {ExitCode, MissingKeyError, SflError, UsageError} from '../errors.js'
 import {registerSecret} from '../api/secrets.js'
 import {apiKeyProblem} from '../api/validate.js'
 import {forTerminal} from '../render/terminal.js'

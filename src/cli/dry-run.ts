@@ -1,7 +1,7 @@
 import {existsSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {ExitCode, SflError} from '../api/errors.js'
+import {ExitCode, SflError} from '../errors.js'
 import {redact} from '../api/secrets.js'
 import {countyByFips, describeCounty} from '../address/counties.js'
 import {readLines} from '../io/lines.js'

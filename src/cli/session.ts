@@ -1,4 +1,4 @@
-import type {SflError} from '../api/errors.js'
+import type {SflError} from '../errors.js'
 import {forTerminal} from '../render/terminal.js'
 import {removeTempFilesSync} from '../io/atomic-file.js'
 import type {Scheduler} from '../schedule/scheduler.js'

@@ -1,4 +1,4 @@
-import {ExitCode, UsageError} from '../api/errors.js'
+import {ExitCode, UsageError} from '../errors.js'
 import {redact} from '../api/secrets.js'
 import {assertWritableTarget, writeFileAtomic} from '../io/atomic-file.js'
 import type {StatsReport} from '../stats/accumulator.js'

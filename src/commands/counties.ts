@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../cli/base-command.js'
-import {NotFoundError} from '../api/errors.js'
+import {NotFoundError} from '../errors.js'
 
 export default class Counties extends BaseCommand<typeof Counties> {
   static override summary = 'Find a county code (FIPS) by name, or a name by code'

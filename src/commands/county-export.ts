@@ -4,9 +4,9 @@ import {join, resolve} from 'node:path'
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../cli/base-command.js'
-import {UsageError} from '../api/errors.js'
+import {UsageError} from '../errors.js'
 import {fipsProblem} from '../api/validate.js'
-import {canonicalField} from '../render/field-names.js'
+import {canonicalField} from '../model/field-names.js'
 import type {ExportSummary} from '../jobs/county-export.js'
 import type {ChangesPlan} from '../cli/jobs.js'
 

@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../cli/base-command.js'
 import {OUTPUTS} from '../render/formats.js'
-import {SchemaError, UsageError} from '../api/errors.js'
+import {SchemaError, UsageError} from '../errors.js'
 import {fipsProblem} from '../api/validate.js'
 import type {BatchSummary} from '../jobs/batch-lookup.js'
 
@@ -138,13 +138,13 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
     ] as const)
       if (f[flag]) throw new UsageError(`--${flag} applies to batch lookups; add --input FILE`)
     const format = this.outputFormat(f.output)
-    const {lookupRequest} = await import('../api/lookup-request.js')
+    const {lookupRequest} = await import('../cli/lookup-flags.js')
     const {query, countyLabel, marketRate} = lookupRequest(f, format)
     // start loading what runs after the request now, so the files are read while the request is made
     const after = Promise.all([import('../api/schema.js'), import('../render/record-output.js')])
     after.catch(() => undefined) // a failed import is reported by the await below, not as unhandled
     const ctx = await this.context()
-    const {lookupOne} = await import('../api/address-lookup.js')
+    const {lookupOne} = await import('../lookup/address-lookup.js')
     const {records, match, tried} = await lookupOne(ctx, query, {
       asTyped: f['address-as-typed'],
       fallback: f.fallback,

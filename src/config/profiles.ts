@@ -2,7 +2,7 @@ import type {Stats} from 'node:fs'
 import {lstat, mkdir, readFile, stat} from 'node:fs/promises'
 import {dirname, join, resolve} from 'node:path'
 
-import {UsageError} from '../api/errors.js'
+import {UsageError} from '../errors.js'
 import {writeFileAtomic} from '../io/atomic-file.js'
 
 /**

@@ -1,6 +1,6 @@
 import type {Hook} from '@oclif/core'
 
-import {ExitCode} from '../api/errors.js'
+import {ExitCode} from '../errors.js'
 import {commandNotFoundText} from '../render/usage-error.js'
 
 /**

@@ -14,7 +14,7 @@ import {
 import {mkdir, open, readdir, rename, rm, stat, type FileHandle} from 'node:fs/promises'
 import {basename, dirname, join} from 'node:path'
 
-import {UsageError} from '../api/errors.js'
+import {UsageError} from '../errors.js'
 import {localIoError} from './fs-errors.js'
 
 /**

@@ -1,4 +1,4 @@
-import type {Column, ShapeTracker} from '../render/columns.js'
+import type {Column, ShapeTracker} from '../model/columns.js'
 import {flattenRecord, newFlatRow, type FlatRow} from './row-format.js'
 
 /**

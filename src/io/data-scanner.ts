@@ -1,5 +1,4 @@
-import {BadResponseError} from '../api/errors.js'
-import {TruncatedBodyError} from '../api/client.js'
+import {BadResponseError, TruncatedBodyError} from '../errors.js'
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c

@@ -1,6 +1,6 @@
 import {open} from 'node:fs/promises'
 
-import {UsageError} from '../api/errors.js'
+import {UsageError} from '../errors.js'
 import {CsvSyntaxError, readCsv} from './csv-reader.js'
 import {readLines} from './lines.js'
 
@@ -115,7 +115,7 @@ async function* readJsonLines(path: string, fmt: 'ndjson' | 'json'): AsyncGenera
 }
 
 /**
- * One record flattened the way the CSV is (src/render/columns.ts): top-level scalars as they are, an
+ * One record flattened the way the CSV is (src/model/columns.ts): top-level scalars as they are, an
  * object's fields as `Object.Field`, anything deeper (or an array) as its JSON text.
  */
 export function flattenRecord(record: Record<string, unknown>): FlatRecord {

@@ -1,4 +1,4 @@
-import {LocalIoError, SflError} from '../api/errors.js'
+import {LocalIoError, SflError} from '../errors.js'
 
 /**
  * Turn a file-system failure into one line that says what failed, where, and what to do (exit 8), instead

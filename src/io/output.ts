@@ -1,6 +1,6 @@
 import type {Writable} from 'node:stream'
 
-import {OutputClosedError} from '../api/errors.js'
+import {OutputClosedError} from '../errors.js'
 import {AtomicFile} from './atomic-file.js'
 import {localIoError} from './fs-errors.js'
 

@@ -1,5 +1,5 @@
 import {FIELD_TYPES, OPTION_FIELD_TYPES, type OptionName, type SpecType} from '../api/spec.js'
-import type {Column} from '../render/columns.js'
+import type {Column} from '../model/columns.js'
 
 /**
  * Parquet column types for the flattened export columns (the CSV's), from the types spec section 2

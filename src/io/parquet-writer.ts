@@ -1,5 +1,5 @@
-import {columnsFor, selectColumns, ShapeTracker, type Column} from '../render/columns.js'
-import {ServerError} from '../api/errors.js'
+import {columnsFor, selectColumns, ShapeTracker, type Column} from '../model/columns.js'
+import {ServerError} from '../errors.js'
 import {readLines} from './lines.js'
 import type {OutputTarget} from './output.js'
 import {parquetType, toParquetValue, UNFIT, type ParquetType, type ParquetValue} from './parquet-types.js'

@@ -1,4 +1,4 @@
-import {BadResponseError} from '../api/errors.js'
+import {BadResponseError} from '../errors.js'
 
 /**
  * One record of a response cannot be turned into a row: it is not a JSON object, it is malformed, or it nests

@@ -3,7 +3,7 @@ import {createReadStream} from 'node:fs'
 import {open} from 'node:fs/promises'
 
 import {addressIdentity, standardiseAddress} from '../address/standardise.js'
-import {SflError, UsageError} from '../api/errors.js'
+import {SflError, UsageError} from '../errors.js'
 import {validateLookup, type LookupQuery} from '../api/validate.js'
 import {CsvSyntaxError, readCsv} from '../io/csv-reader.js'
 import {readLines} from '../io/lines.js'

@@ -7,8 +7,8 @@ import {
   ForbiddenError,
   NotFoundError,
   type SflError,
-} from '../api/errors.js'
-import {fetchLookup} from '../api/lookup.js'
+} from '../errors.js'
+import {fetchLookup} from '../lookup/fetch-lookup.js'
 import {redact} from '../api/secrets.js'
 import type {LookupQuery} from '../api/validate.js'
 import {flattenRecord} from '../io/export-reader.js'
@@ -16,7 +16,7 @@ import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
 import {emptyFacts, type StatsReport} from '../stats/accumulator.js'
 import {factsOfFlat} from '../stats/facts.js'
 import {GroupedStats} from '../stats/grouped.js'
-import {cell, columnsFor, flattenRow, ShapeTracker, type Column} from '../render/columns.js'
+import {cell, columnsFor, flattenRow, ShapeTracker, type Column} from '../model/columns.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 import {KeySet, RowKeys, type BatchInput, type InputRow} from './batch-input.js'
 import {resultNames} from './batch-columns.js'

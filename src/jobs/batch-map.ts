@@ -1,5 +1,5 @@
-import {closest} from '../address/distance.js'
-import {UsageError} from '../api/errors.js'
+import {closest} from '../text/distance.js'
+import {UsageError} from '../errors.js'
 
 /**
  * Which input columns feed each lookup field of a batch (issue 14): `--map` names them, otherwise a column

@@ -4,7 +4,7 @@ import {readCsv} from '../io/csv-reader.js'
 import {readExport, unguardCell} from '../io/export-reader.js'
 import {readLines} from '../io/lines.js'
 import {flattenRecord, newFlatRow, PoisonRecordError, type FlatRow} from '../io/row-format.js'
-import type {Column} from '../render/columns.js'
+import type {Column} from '../model/columns.js'
 import {emptyFacts, StatsAccumulator, type RecordFacts, type StatsReport} from '../stats/accumulator.js'
 import {
   factsOfFlat,

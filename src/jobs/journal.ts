@@ -2,7 +2,7 @@ import {closeSync, constants, ftruncateSync, openSync, readSync, writeSync} from
 import {mkdir, rm, stat} from 'node:fs/promises'
 import {join} from 'node:path'
 
-import {CheckpointError} from '../api/errors.js'
+import {CheckpointError} from '../errors.js'
 import {localIoError} from '../io/fs-errors.js'
 import {readLines} from '../io/lines.js'
 

@@ -1,7 +1,7 @@
 import {readFileSync, rmSync} from 'node:fs'
 import {hostname} from 'node:os'
 
-import {UsageError} from '../api/errors.js'
+import {UsageError} from '../errors.js'
 import {openExclusive} from '../io/atomic-file.js'
 import {localIoError} from '../io/fs-errors.js'
 

@@ -2,7 +2,7 @@ import {existsSync} from 'node:fs'
 import {readFile} from 'node:fs/promises'
 import {join} from 'node:path'
 
-import {UsageError} from '../api/errors.js'
+import {UsageError} from '../errors.js'
 import {writeFileAtomic} from '../io/atomic-file.js'
 
 /**

@@ -12,8 +12,8 @@ import {
   OutputClosedError,
   RateLimitExceededError,
   SflError,
-} from '../api/errors.js'
-import {RequestCapReachedError} from '../schedule/scheduler.js'
+  RequestCapReachedError,
+} from '../errors.js'
 
 /**
  * Every unit of a long run (a county of an export, a distinct lookup of a batch) ends in one of these.

@@ -1,4 +1,4 @@
-import {UsageError} from '../api/errors.js'
+import {UsageError} from '../errors.js'
 
 /**
  * `county-export --dry-run`: what a run would cost, worked out before it starts. Pure: the figures come in

@@ -4,7 +4,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import type {Writable} from 'node:stream'
 
-import {InterruptedError, OutputClosedError, SflError} from '../api/errors.js'
+import {InterruptedError, OutputClosedError, SflError} from '../errors.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 import {redact} from '../api/secrets.js'
 import {onImmediateExit} from '../io/atomic-file.js'

@@ -1,5 +1,5 @@
 import type {HttpClient, HttpResponse} from '../api/client.js'
-import {ForbiddenError, InvalidKeyError, NotFoundError, RateLimitExceededError} from '../api/errors.js'
+import {ForbiddenError, InvalidKeyError, NotFoundError, RateLimitExceededError} from '../errors.js'
 import {countyUrl, endpointUrl, buildQueryString} from '../api/query.js'
 import {OPTION_NAMES, type OptionName} from '../api/spec.js'
 import {DataScanner} from '../io/data-scanner.js'

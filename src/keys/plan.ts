@@ -1,4 +1,4 @@
-import {UsageError} from '../api/errors.js'
+import {UsageError} from '../errors.js'
 import {countyByFips} from '../address/counties.js'
 import {loadConfig, resolveSettings} from '../config/profiles.js'
 import {SANDBOX_CHECK_FIPS, type KeySource} from './check.js'

@@ -1,4 +1,4 @@
-import {UsageError} from '../api/errors.js'
+import {UsageError} from '../errors.js'
 
 /**
  * Read the key without it ever being an argument (argv lands in shell history and `ps`): from stdin when

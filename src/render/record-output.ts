@@ -1,5 +1,5 @@
 import type {OutputFormat} from './formats.js'
-import {columnsFor, emptyShape, flattenRow, observeShape} from './columns.js'
+import {columnsFor, emptyShape, flattenRow, observeShape} from '../model/columns.js'
 
 type Rec = Record<string, unknown>
 

@@ -1,4 +1,4 @@
-import {closest} from '../address/distance.js'
+import {closest} from '../text/distance.js'
 
 /**
  * What a usage mistake prints: the one error line, a hint when one helps (did-you-mean for a flag, "quote

@@ -1,19 +1,15 @@
 import pLimit from 'p-limit'
 
-import {
-  errorFromResponse,
-  isRetryableNetworkError,
-  type HttpResponse,
-  ServerStatusError,
-} from '../api/client.js'
+import {errorFromResponse, isRetryableNetworkError, type HttpResponse} from '../api/client.js'
 import {
   CircuitOpenError,
   HttpStatusError,
   InterruptedError,
-  PartialFailureError,
   RateLimitExceededError,
+  RequestCapReachedError,
   ServerError,
-} from '../api/errors.js'
+  ServerStatusError,
+} from '../errors.js'
 import {parseRateLimit} from './rate-limit.js'
 import {fullJitterDelay, type BackoffPolicy, DEFAULT_BACKOFF} from './retry.js'
 
@@ -67,9 +63,6 @@ export interface BudgetView {
   resetAtMs?: number | undefined
   inFlight: number
 }
-
-/** The run reached --max-requests; what is not done stays in the checkpoint. */
-export class RequestCapReachedError extends PartialFailureError {}
 
 /** Extra delay after a reset so we do not arrive a hair before the server's window turns. */
 const RESET_JITTER_MS = {min: 50, max: 400}

@@ -8,8 +8,8 @@ import {
   InvalidKeyError,
   NotFoundError,
   UsageError,
-} from '../../src/api/errors.js'
-import {fetchLookup} from '../../src/api/lookup.js'
+} from '../../src/errors.js'
+import {fetchLookup} from '../../src/lookup/fetch-lookup.js'
 import {Scheduler} from '../../src/schedule/scheduler.js'
 
 const KEY = 'sk_live_0123456789abcdef'

@@ -1,7 +1,8 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {HttpClient, isRetryableNetworkError, RequestTimeoutError} from '../../src/api/client.js'
+import {HttpClient, isRetryableNetworkError} from '../../src/api/client.js'
 import {startHostileServer, type HostileServer} from '../hostile/server.js'
+import {RequestTimeoutError} from '../../src/errors.js'
 
 /**
  * --timeout is one deadline for the whole request, body included (undici's bodyTimeout is per chunk and

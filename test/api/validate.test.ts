@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {UsageError} from '../../src/api/errors.js'
+import {UsageError} from '../../src/errors.js'
 import {apiKeyProblem, fipsProblem, validateLookup} from '../../src/api/validate.js'
 
 describe('fips validation', () => {

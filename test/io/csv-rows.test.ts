@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {CsvRows, columnOf} from '../../src/io/csv-rows.js'
-import {ShapeTracker} from '../../src/render/columns.js'
+import {ShapeTracker} from '../../src/model/columns.js'
 
 const cols = (...names: string[]) => names.map(columnOf)
 const take = (rows: CsvRows, rec: unknown, shape?: ShapeTracker) =>

@@ -5,7 +5,7 @@ import {Writable} from 'node:stream'
 
 import {describe, expect, it} from 'vitest'
 
-import {LocalIoError, OutputClosedError} from '../../src/api/errors.js'
+import {LocalIoError, OutputClosedError} from '../../src/errors.js'
 import {localIoError} from '../../src/io/fs-errors.js'
 import {FileTarget, StdoutTarget} from '../../src/io/output.js'
 import {RecordWriter} from '../../src/io/record-writer.js'

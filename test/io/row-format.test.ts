@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 
-import {BadResponseError} from '../../src/api/errors.js'
+import {BadResponseError} from '../../src/errors.js'
 import {csvCell, type FlatRow, flattenRecord, newFlatRow, PoisonRecordError} from '../../src/io/row-format.js'
 
 /** Flatten JSON text; returns [name, cell] pairs. */

@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {UsageError} from '../../src/api/errors.js'
+import {UsageError} from '../../src/errors.js'
 import {joinAddress, mapParams, padFips, parseMap, resolveSources} from '../../src/jobs/batch-map.js'
 
 describe('--map parsing', () => {

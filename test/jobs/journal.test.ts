@@ -4,7 +4,7 @@ import {join} from 'node:path'
 
 import {describe, expect, it} from 'vitest'
 
-import {CheckpointError} from '../../src/api/errors.js'
+import {CheckpointError} from '../../src/errors.js'
 import {Journal, journalPaths, type JournalHeader} from '../../src/jobs/journal.js'
 
 const header: JournalHeader = {v: 2, kind: 'county-export', params: {fips: ['06067'], format: 'csv'}}

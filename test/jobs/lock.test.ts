@@ -4,7 +4,7 @@ import {join} from 'node:path'
 
 import {describe, expect, it} from 'vitest'
 
-import {UsageError} from '../../src/api/errors.js'
+import {UsageError} from '../../src/errors.js'
 import {acquireLock} from '../../src/jobs/lock.js'
 
 const dir = () => mkdtempSync(join(tmpdir(), 'sfl-lock-'))

@@ -12,9 +12,9 @@ import {
   RateLimitExceededError,
   ServerError,
   BadResponseError,
-} from '../../src/api/errors.js'
+  RequestCapReachedError,
+} from '../../src/errors.js'
 import {outcomeOf, runExitCode, type Outcome} from '../../src/jobs/outcome.js'
-import {RequestCapReachedError} from '../../src/schedule/scheduler.js'
 
 const o = (kind: Outcome['kind'], exitCode = 0): Outcome => ({kind, records: 0, exitCode})
 

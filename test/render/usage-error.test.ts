@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {closest} from '../../src/address/distance.js'
+import {closest} from '../../src/text/distance.js'
 import {commandNotFoundText, usageErrorText} from '../../src/render/usage-error.js'
 
 const ctx = {

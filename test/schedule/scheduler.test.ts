@@ -1,9 +1,15 @@
 import {describe, expect, it} from 'vitest'
 
 import type {HttpResponse} from '../../src/api/client.js'
-import {InterruptedError, NotFoundError, RateLimitExceededError, ServerError} from '../../src/api/errors.js'
+import {
+  InterruptedError,
+  NotFoundError,
+  RateLimitExceededError,
+  ServerError,
+  RequestCapReachedError,
+} from '../../src/errors.js'
 import {fullJitterDelay} from '../../src/schedule/retry.js'
-import {RequestCapReachedError, Scheduler, type SchedulerOptions} from '../../src/schedule/scheduler.js'
+import {Scheduler, type SchedulerOptions} from '../../src/schedule/scheduler.js'
 
 /**
  * A virtual clock: sleeping advances time instantly, so waits of an hour take microseconds. Concurrent

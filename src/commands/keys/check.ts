@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
-import {ExitCode, UsageError} from '../../api/errors.js'
+import {ExitCode, UsageError} from '../../errors.js'
 import {maskKey} from '../../api/secrets.js'
 import {apnProblem, propertyIdProblem} from '../../api/validate.js'
 

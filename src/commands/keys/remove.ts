@@ -1,5 +1,5 @@
 import {BaseCommand} from '../../cli/base-command.js'
-import {UsageError} from '../../api/errors.js'
+import {UsageError} from '../../errors.js'
 import {loadConfig, saveConfig} from '../../config/profiles.js'
 
 export default class KeysRemove extends BaseCommand<typeof KeysRemove> {

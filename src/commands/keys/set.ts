@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {assertSafeBaseUrl} from '../../api/client.js'
-import {UsageError} from '../../api/errors.js'
+import {UsageError} from '../../errors.js'
 import {maskKeyEnds, registerSecret} from '../../api/secrets.js'
 import {apiKeyProblem} from '../../api/validate.js'
 import {DEFAULT_PROFILE, loadConfig, saveConfig} from '../../config/profiles.js'

@@ -9,7 +9,7 @@ import {
   observeShape,
   selectColumns,
   ShapeTracker,
-} from '../../src/render/columns.js'
+} from '../../src/model/columns.js'
 
 const base = {Fips: '06067', ServicePropertyID: 1, APN: 'A'}
 

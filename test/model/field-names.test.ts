@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {canonicalField} from '../../src/render/field-names.js'
+import {canonicalField} from '../../src/model/field-names.js'
 
 describe('canonicalField', () => {
   it.each([

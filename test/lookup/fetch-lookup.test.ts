@@ -1,8 +1,8 @@
 import {describe, expect, it} from 'vitest'
 
-import {BadResponseError} from '../../src/api/errors.js'
-import {TruncatedBodyError} from '../../src/api/client.js'
-import {jsonDepth, parseSuccessBody} from '../../src/api/lookup.js'
+import {BadResponseError, TruncatedBodyError} from '../../src/errors.js'
+
+import {jsonDepth, parseSuccessBody} from '../../src/lookup/fetch-lookup.js'
 
 describe('parseSuccessBody accepts only {status: "success", data: record | [records]} (spec 4)', () => {
   it('a record', () => {

@@ -1,6 +1,6 @@
 import {countyFromFlags} from '../address/county-flags.js'
-import {UsageError} from './errors.js'
-import {validateLookup, type LookupQuery} from './validate.js'
+import {UsageError} from '../errors.js'
+import {validateLookup, type LookupQuery} from '../api/validate.js'
 
 /** The flags of a single lookup, checked before any request (and before the sandbox or config is touched). */
 export interface LookupFlags {

@@ -1,8 +1,8 @@
 import {addressLadder, type Attempt, describeAttempts} from '../address/ladder.js'
-import {NotFoundError} from './errors.js'
-import {fetchLookup, type ServiceRecord} from './lookup.js'
-import type {HttpClient} from './client.js'
-import type {LookupQuery} from './validate.js'
+import {NotFoundError} from '../errors.js'
+import {fetchLookup, type ServiceRecord} from './fetch-lookup.js'
+import type {HttpClient} from '../api/client.js'
+import type {LookupQuery} from '../api/validate.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 
 export interface LookupOutcome {

@@ -117,6 +117,24 @@ export class CircuitOpenError extends ServerError {}
 /** A checkpoint that cannot be read back (edited, from another version): a usage problem, exit 2. */
 export class CheckpointError extends UsageError {}
 
+/** A body that ended before the JSON did (the connection was cut). Retryable like a reset. */
+export class TruncatedBodyError extends ServerError {}
+
+/**
+ * --timeout elapsed for one request, counting connect, headers and the whole body together. Retryable like
+ * a reset. undici's bodyTimeout is only the gap between chunks, so a server dripping a byte a second
+ * never trips it; this deadline does.
+ */
+export class RequestTimeoutError extends ServerError {}
+
+/** A 5xx status, retryable; exits 6 once the retries are spent. */
+export class ServerStatusError extends HttpStatusError {
+  override readonly exitCode = ExitCode.server
+}
+
+/** The run reached --max-requests; what is not done stays in the checkpoint. */
+export class RequestCapReachedError extends PartialFailureError {}
+
 /** Map any thrown value to its exit code; unknown errors are "unexpected" (1). */
 export function exitCodeOf(error: unknown): ExitCodeValue {
   return error instanceof SflError ? error.exitCode : ExitCode.unexpected

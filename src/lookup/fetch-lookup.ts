@@ -1,9 +1,9 @@
-import {BadResponseError, NotFoundError} from './errors.js'
-import {isMissingEndpoint, missingEndpointError} from './endpoint-check.js'
-import {TruncatedBodyError, type HttpClient} from './client.js'
-import {lookupUrl} from './query.js'
-import {redact} from './secrets.js'
-import type {LookupQuery} from './validate.js'
+import {BadResponseError, NotFoundError, TruncatedBodyError} from '../errors.js'
+import {isMissingEndpoint, missingEndpointError} from '../api/endpoint-check.js'
+import {type HttpClient} from '../api/client.js'
+import {lookupUrl} from '../api/query.js'
+import {redact} from '../api/secrets.js'
+import type {LookupQuery} from '../api/validate.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 
 export type ServiceRecord = Record<string, unknown>
