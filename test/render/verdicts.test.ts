@@ -13,7 +13,7 @@ const line = (r: Record<string, unknown>, program: string, marketRate?: number) 
 describe('explained verdicts, from the record’s own figures', () => {
   it('value over the county FHA limit', () => {
     const v = line(rec(17), 'FHA')!
-    expect(v.codes).toEqual(['FHA_OVER_LIMIT'])
+    expect(v.codes).toEqual(['FHA_NOT_ELIGIBLE', 'FHA_OVER_LIMIT'])
     expect(v.text).toBe(
       "No: the value $959,000 is over the county's FHA loan limit of $667,000 (by $292,000)",
     )
@@ -21,7 +21,7 @@ describe('explained verdicts, from the record’s own figures', () => {
 
   it('within the limit yet not eligible: the property type (a condo without FHA approval)', () => {
     const v = line(rec(8), 'FHA')!
-    expect(v.codes).toEqual(['FHA_PROPERTY_TYPE', 'FHA_CONDO_NOT_APPROVED'])
+    expect(v.codes).toEqual(['FHA_NOT_ELIGIBLE', 'FHA_PROPERTY_TYPE', 'FHA_CONDO_NOT_APPROVED'])
     expect(v.text).toBe(
       "No: the value $266,000 is within the county's FHA loan limit of $667,000, so the property type rules it out (a condo in a project without FHA approval)",
     )
@@ -34,17 +34,20 @@ describe('explained verdicts, from the record’s own figures', () => {
   it('a Caution condo with owner occupancy under 35%', () => {
     const v = line(rec(7), 'FHA condo')!
     expect(v.outcome).toBe('caution')
-    expect(v.codes).toEqual(['CONDO_CAUTION', 'CONDO_OWNER_OCCUPANCY_LOW'])
+    expect(v.codes).toEqual(['CONDO_ELIGIBLE', 'CONDO_STATUS_CAUTION', 'CONDO_OWNER_OCCUPANCY_LOW'])
     expect(v.text).toBe(
       'Caution (Birch Towers): approved, but an owner-occupancy or concentration violation may block FHA loan approval; owner occupancy 31.5% is under the 35% minimum',
     )
   })
 
-  it('owner occupancy under 35% from the flat fields when the key lacks the condo option', () => {
+  it('without the condo option a Yes is a Caution, its figures from the flat fields', () => {
     const basic = ds.record(sac, 7, {assumable: false, condo: false})
-    expect(line(basic, 'FHA condo')!.text).toBe(
-      'Yes: the project is FHA-approved; owner occupancy 31.5% is under the 35% minimum',
-    )
+    expect(line(basic, 'FHA condo')).toEqual({
+      program: 'FHA condo',
+      outcome: 'caution',
+      codes: ['CONDO_ELIGIBLE', 'CONDO_NO_DETAIL_OPTION', 'CONDO_OWNER_OCCUPANCY_LOW'],
+      text: 'Caution: the service says this unit is FHA condo eligible; its own status is not shown (this key lacks the FHA Condo option); owner occupancy 31.5% is under the 35% minimum',
+    })
   })
 
   it('assumable with an equity gap, and the monthly saving against a market rate', () => {
@@ -58,9 +61,15 @@ describe('explained verdicts, from the record’s own figures', () => {
     )
   })
 
-  it('leaves out programs that do not apply: no condo verdict for a house, no assumable verdict without a mortgage', () => {
+  it('leaves out the condo program for a house; an assumable flag of null is Unknown, not left out', () => {
     expect(verdicts(rec(6)).map((v) => v.program)).toEqual(['FHA', 'USDA', 'VA', 'Assumable', 'CRA'])
-    expect(verdicts(rec(9)).map((v) => v.program)).not.toContain('Assumable')
+    expect(rec(9)['Assumable']).toBeNull()
+    expect(line(rec(9), 'Assumable')).toEqual({
+      program: 'Assumable',
+      outcome: 'unknown',
+      codes: ['ASSUMABLE_UNKNOWN'],
+      text: 'Unknown: the service gives no assumable-loan answer for this property',
+    })
   })
 
   it('CRA: low and moderate tracts count; middle and upper do not', () => {
