@@ -1,5 +1,6 @@
 import {countyFromFlags} from '../address/county-flags.js'
 import {UsageError} from '../errors.js'
+import {marketRateFor} from './market-rate.js'
 import {validateLookup, type LookupQuery} from '../api/validate.js'
 
 /** The flags of a single lookup, checked before any request (and before the sandbox or config is touched). */
@@ -31,10 +32,8 @@ export function lookupRequest(f: LookupFlags, format: string): LookupRequest {
     apn: f.apn,
     propertyId: f['property-id'],
   })
-  const rate = f['market-rate'] === undefined ? undefined : Number(f['market-rate'])
-  if (rate !== undefined && !(Number.isFinite(rate) && rate > 0 && rate < 30))
-    throw new UsageError(`--market-rate "${f['market-rate']}" must be a percent rate such as 6.5`)
   if (f.explain && (format === 'table' || format === 'csv'))
     throw new UsageError('--explain applies to json and ndjson output (the table always shows the verdicts)')
+  const rate = marketRateFor(f['market-rate'], format, f.explain === true)
   return {query, countyLabel: county.label, marketRate: rate}
 }

@@ -64,11 +64,11 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
     })(),
     explain: Flags.boolean({
       description:
-        'json/ndjson: print {data, explain}: the record exactly as sent, and the verdicts per program with reason codes',
+        'json/ndjson: print {data, explain}: the record as sent, and the verdicts per program with reason codes',
     }),
     'market-rate': Flags.string({
       description:
-        'Percent rate of a new loan today, e.g. 6.5: the verdicts price an assumable loan against it',
+        'Percent rate of a new loan today, 6.5 or 6.5%: the verdicts price an assumable loan against it (the table, or json/ndjson with --explain)',
     }),
     strict: Flags.boolean({description: 'Fail (exit 1) when a record does not match the spec schema'}),
     'no-escape-formulas': Flags.boolean({description: 'Do not neutralise CSV cells that start with = + - @'}),
@@ -141,34 +141,40 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
     const {lookupRequest} = await import('../cli/lookup-flags.js')
     const {query, countyLabel, marketRate} = lookupRequest(f, format)
     // start loading what runs after the request now, so the files are read while the request is made
-    const after = Promise.all([import('../api/schema.js'), import('../render/record-output.js')])
+    const after = Promise.all([
+      import('../api/schema.js'),
+      import('../render/record-output.js'),
+      import('../render/colour.js'),
+    ])
     after.catch(() => undefined) // a failed import is reported by the await below, not as unhandled
     const ctx = await this.context()
     const {lookupOne} = await import('../lookup/address-lookup.js')
-    const {records, match, tried} = await lookupOne(ctx, query, {
+    const found = await lookupOne(ctx, query, {
       asTyped: f['address-as-typed'],
       fallback: f.fallback,
       county: countyLabel,
     })
-    if (match === 'matched_without_unit')
+    const last = found.tried.at(-1)
+    if (found.status === 'matched_without_unit' && last && 'address' in last)
       this.warnAlways(
-        `matched_without_unit: no property matched with the unit; this is the record at "${tried.at(-1)!.address}"`,
+        `matched_without_unit: no property matched with the unit; this is the record at "${last.address}"`,
       )
-    const [{schemaLine}, {renderRecords}] = await after
-    for (const r of records) {
+    const [{schemaLine}, {renderRecords}, {colourEnabled}] = await after
+    for (const r of found.records) {
       // one line per record naming the fields; --strict fails on a real violation (spec 2)
       const line = schemaLine(r)
       if (line === undefined) continue
       if (f.strict) throw new SchemaError(line)
       this.warnAlways(line)
     }
-    const out = await renderRecords(records, format, {
+    const out = await renderRecords(found.records, format, {
       escapeFormulas: !f['no-escape-formulas'],
       width: process.stdout.columns ?? 100,
       marketRate,
-      explain: f.explain
-        ? {match, ...(tried.length ? {tried: tried.map((t) => ({address: t.address, form: t.label}))} : {})}
-        : undefined,
+      explain: f.explain,
+      match: found,
+      raw: found.raw,
+      colour: format === 'table' && colourEnabled(process.stdout, process.env),
     })
     // records are data, printed as sent; a key inside one is the server's echo, and the user must know
     const {warnOnceIfRecordEchoesKey} = await import('../api/secrets.js')
@@ -182,6 +188,10 @@ With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch look
     for (const flag of ['address', 'apn', 'property-id'] as const)
       if (f[flag] !== undefined)
         throw new UsageError(`--${flag} and --input do not go together: the input file supplies the lookups`)
+    // the verdicts are a single lookup's; a batch row has none, so these would be ignored: refuse them
+    for (const flag of ['market-rate', 'explain'] as const)
+      if (f[flag] !== undefined && f[flag] !== false)
+        throw new UsageError(`--${flag} applies to one property (the verdicts); batch output has no verdicts`)
     const format = f.output ?? 'csv'
     if (format === 'table')
       throw new UsageError('--output table is for one property; use csv, ndjson or json with --input')

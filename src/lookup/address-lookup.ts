@@ -1,16 +1,31 @@
 import {addressLadder, type Attempt, describeAttempts} from '../address/ladder.js'
 import {NotFoundError} from '../errors.js'
-import {fetchLookup, type ServiceRecord} from './fetch-lookup.js'
+import {fetchLookupWithText, type ServiceRecord} from './fetch-lookup.js'
 import type {HttpClient} from '../api/client.js'
 import type {LookupQuery} from '../api/validate.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 
-export interface LookupOutcome {
+/**
+ * One lookup parameter as sent (spec 4 names): `{address, form}` for each step of the address ladder,
+ * `{apn, form: 'as given'}` or `{property_id, form: 'as given'}` for the one request of the other forms.
+ */
+export type SentForm =
+  | {address: string; form: Attempt['label']}
+  | {apn: string; form: 'as given'}
+  | {property_id: string; form: 'as given'}
+
+/** How a lookup matched, for the table, the JSON beside the record and `--explain`. */
+export interface LookupMatch {
+  /** `matched_without_unit` when only the ladder's last step (the address without its unit) found it. */
+  status: 'matched' | 'matched_without_unit'
+  /** Every form sent, in order; the last one found the record. */
+  tried: SentForm[]
+}
+
+export interface LookupOutcome extends LookupMatch {
   records: ServiceRecord[]
-  /** How the record was found: `matched_without_unit` when only the ladder's last step found it. */
-  match: 'matched' | 'matched_without_unit'
-  /** Every address sent, in order (empty for APN and property ID lookups). */
-  tried: Attempt[]
+  /** Each record's JSON text as the service sent it, in the order of `records` (fetch-lookup.ts). */
+  raw: Array<string | undefined>
 }
 
 /**
@@ -24,8 +39,12 @@ export async function lookupOne(
 ): Promise<LookupOutcome> {
   const where = opts.county ?? `county ${query.fips}`
   if (query.by.kind !== 'address') {
+    const sent: SentForm =
+      query.by.kind === 'apn'
+        ? {apn: query.by.value, form: 'as given'}
+        : {property_id: query.by.value, form: 'as given'}
     try {
-      return {records: await fetchLookup(ctx, query), match: 'matched', tried: []}
+      return {...(await fetchLookupWithText(ctx, query)), status: 'matched', tried: [sent]}
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error
       const flag = query.by.kind === 'apn' ? '--apn' : '--property-id'
@@ -41,11 +60,15 @@ export async function lookupOne(
   for (const attempt of ladder) {
     tried.push(attempt)
     try {
-      const records = await fetchLookup(ctx, {
+      const found = await fetchLookupWithText(ctx, {
         fips: query.fips,
         by: {kind: 'address', value: attempt.address},
       })
-      return {records, match: attempt.withoutUnit ? 'matched_without_unit' : 'matched', tried}
+      return {
+        ...found,
+        status: attempt.withoutUnit ? 'matched_without_unit' : 'matched',
+        tried: tried.map((t) => ({address: t.address, form: t.label})),
+      }
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error
       said = serviceSaid(error)

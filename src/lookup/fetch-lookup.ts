@@ -1,4 +1,7 @@
+import {isDeepStrictEqual} from 'node:util'
+
 import {BadResponseError, NotFoundError, TruncatedBodyError} from '../errors.js'
+import {DataScanner} from '../io/data-scanner.js'
 import {isMissingEndpoint, missingEndpointError} from '../api/endpoint-check.js'
 import {type HttpClient} from '../api/client.js'
 import {lookupUrl} from '../api/query.js'
@@ -98,6 +101,27 @@ function describe(v: unknown): string {
 }
 
 /**
+ * Each record's JSON text exactly as the body holds it (numbers such as `121000.0`, string escapes, key
+ * order), split out by the export's scanner (src/io/data-scanner.ts). Used only where it is provably the
+ * record parsed: the text of each must JSON.parse to a value deep-equal to it (a `data` named twice, a key
+ * spelt with escapes or anything else the two readings could differ on falls back to undefined, and the
+ * record is then printed re-serialised). The body has passed JSON.parse, so each text is valid JSON.
+ */
+export function recordTexts(body: string, records: readonly ServiceRecord[]): Array<string | undefined> {
+  const none = records.map(() => undefined)
+  try {
+    const scanner = new DataScanner()
+    const slices = scanner.push(Buffer.from(body, 'utf8'))
+    scanner.end()
+    if (slices.length !== records.length || scanner.takeRejected().length > 0) return none
+    const texts = slices.map((b) => b.toString('utf8'))
+    return texts.every((t, i) => isDeepStrictEqual(JSON.parse(t), records[i])) ? texts : none
+  } catch {
+    return none
+  }
+}
+
+/**
  * One lookup through the scheduler (budget, retries) and the client. `signal` is the run's abort signal
  * (Ctrl-C), passed to every request so an interrupted batch does not wait for a slow answer.
  */
@@ -106,11 +130,32 @@ export async function fetchLookup(
   query: LookupQuery,
   signal?: AbortSignal,
 ): Promise<ServiceRecord[]> {
+  return sendLookup(ctx, query, signal, parseSuccessBody)
+}
+
+/** `fetchLookup`, with each record's text as sent beside it (`recordTexts`), for a single lookup's output. */
+export async function fetchLookupWithText(
+  ctx: {client: HttpClient; scheduler: Scheduler; baseUrl: string},
+  query: LookupQuery,
+  signal?: AbortSignal,
+): Promise<{records: ServiceRecord[]; raw: Array<string | undefined>}> {
+  return sendLookup(ctx, query, signal, (text) => {
+    const records = parseSuccessBody(text)
+    return {records, raw: recordTexts(text, records)}
+  })
+}
+
+async function sendLookup<T>(
+  ctx: {client: HttpClient; scheduler: Scheduler; baseUrl: string},
+  query: LookupQuery,
+  signal: AbortSignal | undefined,
+  parse: (text: string) => T,
+): Promise<T> {
   const url = lookupUrl(ctx.baseUrl, query)
   try {
     return await ctx.scheduler.run(
       () => ctx.client.get(url, signal),
-      async (res) => parseSuccessBody(await res.text()),
+      async (res) => parse(await res.text()),
     )
   } catch (error) {
     // a 404 that says the endpoint is missing is a wrong base URL (exit 2), not a missing property

@@ -1,54 +1,95 @@
 import type {OutputFormat} from './formats.js'
+import {RawJson, toJsonText} from './json-text.js'
 import {columnsFor, emptyShape, flattenRow, observeShape} from '../model/columns.js'
+import {resultNames} from '../jobs/batch-columns.js'
+import type {LookupMatch} from '../lookup/address-lookup.js'
 
 type Rec = Record<string, unknown>
 
+export interface RenderOptions {
+  escapeFormulas: boolean
+  width: number
+  /** `--market-rate`: prices an assumable loan in the verdicts (table, and json/ndjson with --explain). */
+  marketRate?: number | undefined
+  /** `--explain` (json, ndjson): the verdicts, codes and text, beside each record. */
+  explain?: boolean | undefined
+  /** How the lookup matched: a match without the unit is said beside the record in every format. */
+  match?: LookupMatch | undefined
+  /** Each record's JSON text as sent (fetch-lookup.ts `recordTexts`); json/ndjson print these tokens. */
+  raw?: ReadonlyArray<string | undefined> | undefined
+  /** Colour the table (colour.ts decides: a terminal, NO_COLOR, FORCE_COLOR). Never used by other formats. */
+  colour?: boolean | undefined
+}
+
 /**
- * Render the record(s) of a lookup. json keeps the record exactly as parsed (unknown fields and key order
- * kept); ndjson one line a record; csv a header and flattened rows; table the grouped view.
+ * Render the record(s) of a lookup.
+ *
+ * json/ndjson: a clean match is the record alone, its tokens as the service sent them (json-text.ts), so
+ * `jq .Fips` keeps working. When there is something to say beside it, each record becomes
+ * `{"data": record, "match": {...}, "explain": {...}}`: `match` for a match without the unit (status and
+ * every form tried), `explain` with --explain (match, tried and the verdicts). Scripts that want one
+ * shape always pass --explain.
+ *
+ * csv: a header and flattened rows; a match without the unit adds a last column `match`
+ * (`matched_without_unit`), after the record's, so the record's columns keep their places.
+ *
+ * table: the grouped view; a match without the unit is a row of the Address group.
  */
 export async function renderRecords(
   records: Rec[],
   format: OutputFormat,
-  opts: {
-    escapeFormulas: boolean
-    width: number
-    /** `--market-rate`: prices an assumable loan in the verdicts. */
-    marketRate?: number | undefined
-    /**
-     * `--explain` (json, ndjson): each record becomes `{data, explain}`; `data` is the record exactly as
-     * sent, `explain` holds the verdicts (codes and text) and anything else given here (how it matched).
-     */
-    explain?: Rec | undefined
-  },
+  opts: RenderOptions,
 ): Promise<string> {
-  const out = opts.explain ? await explained(records, opts.explain, opts.marketRate) : records
   switch (format) {
     case 'json':
-      return `${JSON.stringify(out.length === 1 ? out[0] : out, null, 2)}\n`
-    case 'ndjson':
-      return out.map((r) => `${JSON.stringify(r)}\n`).join('')
-    case 'csv': {
-      const {stringify} = await import('csv-stringify/sync')
-      const shape = emptyShape()
-      for (const r of records) observeShape(shape, r)
-      const cols = columnsFor(shape)
-      return stringify(
-        [cols.map((c) => c.header), ...records.map((r) => flattenRow(r, cols, opts.escapeFormulas))],
-        {
-          record_delimiter: 'windows',
-        },
-      )
+    case 'ndjson': {
+      const out = await wrapped(records, opts)
+      return format === 'json'
+        ? `${toJsonText(out.length === 1 ? out[0] : out, 2)}\n`
+        : out.map((r) => `${toJsonText(r, 0)}\n`).join('')
     }
+    case 'csv':
+      return csv(records, opts)
     case 'table': {
       const {renderRecordTable} = await import('./table.js')
-      const v = opts.marketRate === undefined ? {} : {marketRate: opts.marketRate}
-      return records.map((r) => `${renderRecordTable(r, opts.width, v)}\n`).join('\n')
+      const t = {marketRate: opts.marketRate, match: opts.match, colour: opts.colour}
+      return records.map((r) => `${renderRecordTable(r, opts.width, t)}\n`).join('\n')
     }
   }
 }
 
-async function explained(records: Rec[], extra: Rec, marketRate: number | undefined): Promise<Rec[]> {
-  const {verdicts} = await import('./verdicts.js')
-  return records.map((data) => ({data, explain: {...extra, verdicts: verdicts(data, {marketRate})}}))
+const withoutUnit = (opts: RenderOptions) => opts.match?.status === 'matched_without_unit'
+
+/** Each record as it is printed in json/ndjson: alone, or wrapped with what is said beside it. */
+async function wrapped(records: Rec[], opts: RenderOptions): Promise<unknown[]> {
+  const verdicts = opts.explain ? (await import('./verdicts.js')).verdicts : undefined
+  return records.map((r, i) => {
+    const text = opts.raw?.[i]
+    const data = text === undefined ? r : new RawJson(text)
+    const beside: Rec = {}
+    if (withoutUnit(opts) && opts.match)
+      beside['match'] = {status: opts.match.status, tried: opts.match.tried}
+    if (verdicts)
+      beside['explain'] = {
+        match: opts.match?.status ?? 'matched',
+        tried: opts.match?.tried ?? [],
+        verdicts: verdicts(r, {marketRate: opts.marketRate}),
+      }
+    return Object.keys(beside).length === 0 ? data : {data, ...beside}
+  })
+}
+
+async function csv(records: Rec[], opts: RenderOptions): Promise<string> {
+  const {stringify} = await import('csv-stringify/sync')
+  const shape = emptyShape()
+  for (const r of records) observeShape(shape, r)
+  const cols = columnsFor(shape)
+  const header = cols.map((c) => c.header)
+  const rows = records.map((r) => flattenRow(r, cols, opts.escapeFormulas))
+  if (withoutUnit(opts)) {
+    // named like the batch's columns: `sfl_match` if the record already has a `match` column
+    header.push(...resultNames(header, ['match']))
+    for (const row of rows) row.push('matched_without_unit')
+  }
+  return stringify([header, ...rows], {record_delimiter: 'windows'})
 }

@@ -1,15 +1,30 @@
 import Table from 'cli-table3'
 
 import {CORE_FIELDS, ELIGIBILITY_MEANING, EXTRA_FIELDS, OWNER_OCCUPANCY_MIN} from '../api/spec.js'
+import {paint, type Tone} from './colour.js'
 import {date, money, percent, text, yesNo} from './format.js'
 import {sanitizeForTerminal} from './terminal.js'
-import {standardDeviationMeaning, verdicts, type VerdictOptions} from './verdicts.js'
+import {standardDeviationMeaning, verdicts, type Outcome, type VerdictOptions} from './verdicts.js'
+import type {LookupMatch, SentForm} from '../lookup/address-lookup.js'
 
 type Rec = Record<string, unknown>
-type Row = [string, string]
+/** Label, value, and the tone of the value's leading word ("Yes", "Caution", ...) at a colour terminal. */
+type Row = [string, string] | [string, string, Tone]
 interface Group {
   title: string
   rows: Row[]
+}
+
+export interface TableOptions extends VerdictOptions {
+  /** How the lookup matched: a match without the unit gets a row in the Address group. */
+  match?: LookupMatch | undefined
+}
+
+const TONE: Record<Outcome, Tone> = {
+  eligible: 'green',
+  'not eligible': 'red',
+  caution: 'yellow',
+  unknown: 'dim',
 }
 
 const NOT_INCLUDED = 'not included with this key'
@@ -19,7 +34,7 @@ const NONE = 'none for this property'
  * The vertical, grouped view of one record for a person. Spec 2.2/2.3: an option the key lacks (field
  * omitted) reads "not included with this key"; an option that is null reads "none for this property".
  */
-export function recordGroups(r: Rec, opts: VerdictOptions = {}): Group[] {
+export function recordGroups(r: Rec, opts: TableOptions = {}): Group[] {
   const groups: Group[] = [
     {
       title: 'Property',
@@ -34,6 +49,7 @@ export function recordGroups(r: Rec, opts: VerdictOptions = {}): Group[] {
     {
       title: 'Address',
       rows: [
+        ...matchRow(opts.match),
         ['Street', text(r['CompleteStreetAddress'])],
         ['Standardized', text(r['StandardizeStreetAddress'])],
         ['City, state, ZIP', `${text(r['City'])}, ${text(r['State'])} ${text(r['Zip'])}`],
@@ -57,7 +73,7 @@ export function recordGroups(r: Rec, opts: VerdictOptions = {}): Group[] {
       // one verdict per program, with its reason (verdicts.ts); programs that do not apply are left out
       title: 'Eligibility',
       rows: [
-        ...verdicts(r, opts).map((v): Row => [VERDICT_LABEL[v.program], v.text]),
+        ...verdicts(r, opts).map((v): Row => [VERDICT_LABEL[v.program], v.text, TONE[v.outcome]]),
         ...flatCondo(r),
         ...(r['TractIncomeLevel'] !== r['CRAEligible']
           ? [['Tract income level', text(r['TractIncomeLevel'])] as Row]
@@ -84,6 +100,23 @@ const VERDICT_LABEL = {
   Assumable: 'Assumable loan',
   CRA: 'CRA',
 } as const
+
+/** A record found only without the unit is not the unit asked for: the table says so where the address is. */
+function matchRow(match: LookupMatch | undefined): Row[] {
+  if (match?.status !== 'matched_without_unit') return []
+  const first = match.tried[0]
+  const last = match.tried.at(-1)
+  if (!first || !last) return []
+  return [
+    [
+      'Matched',
+      `Without the unit: "${sentValue(first)}" matched nothing; this record matched "${sentValue(last)}"`,
+      'yellow',
+    ],
+  ]
+}
+
+const sentValue = (s: SentForm): string => ('address' in s ? s.address : 'apn' in s ? s.apn : s.property_id)
 
 function opt(r: Rec, key: string, label: string): Row[] {
   return key in r ? [[label, text(r[key])]] : []
@@ -162,8 +195,15 @@ function condo(r: Rec): Row[] {
   ]
 }
 
-/** Render the groups with cli-table3, no colours (respects NO_COLOR and pipes by construction). */
-export function renderRecordTable(r: Rec, width = 100, opts: VerdictOptions = {}): string {
+/**
+ * Render the groups with cli-table3. Colour only when the caller says so (colour.ts decides from the
+ * terminal, NO_COLOR and FORCE_COLOR): group titles bold, each verdict's leading word in its tone.
+ */
+export function renderRecordTable(
+  r: Rec,
+  width = 100,
+  opts: TableOptions & {colour?: boolean | undefined} = {},
+): string {
   const value = Math.max(30, Math.min(90, width - 27 - 2))
   // borderless: upper-case group titles carry the structure and copy-paste stays clean
   const blank = {top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '',
@@ -174,17 +214,28 @@ export function renderRecordTable(r: Rec, width = 100, opts: VerdictOptions = {}
     wordWrap: true,
     colWidths: [27, value],
   })
+  const colour = opts.colour === true
   for (const g of recordGroups(r, opts)) {
-    table.push([{colSpan: 2, content: `\n${g.title.toUpperCase()}`}])
-    // field names and values come from the server: no escape sequence may reach the terminal
-    for (const [k, v] of g.rows)
+    const title = g.title.toUpperCase()
+    table.push([{colSpan: 2, content: `\n${colour ? paint('bold', title) : title}`}])
+    // field names and values come from the server: no escape sequence may reach the terminal; the
+    // colour codes are added after, around a word of ours
+    for (const [k, v, tone] of g.rows) {
+      const safe = sanitizeForTerminal(v, {singleLine: true})
       table.push([
         `  ${sanitizeForTerminal(k, {singleLine: true})}`,
-        sanitizeForTerminal(v, {singleLine: true}),
+        colour && tone ? lead(safe, tone) : safe,
       ])
+    }
   }
   return table
     .toString()
     .replace(/^\n/, '')
     .replace(/[ \t]+$/gm, '')
+}
+
+/** The leading word of a verdict ("Yes", "Caution", "Without the unit"), up to its ":" or " (", painted. */
+function lead(value: string, tone: Tone): string {
+  const m = /^[A-Za-z][A-Za-z ]*?(?=:| \()/.exec(value)
+  return m ? `${paint(tone, m[0])}${value.slice(m[0].length)}` : value
 }

@@ -96,7 +96,10 @@ describe('the 404 ladder: at most two extra requests', () => {
     expect(r.code).toBe(0)
     expect(sent()).toEqual(['3526 HIGH ST APT 9, SACRAMENTO', '3526 HIGH ST, SACRAMENTO'])
     expect(r.stderr).toContain('matched_without_unit')
-    expect(JSON.parse(r.stdout).APN).toBe('078-0123-045')
+    // not the unit asked for: said beside the record, {data, match}, not hidden in it
+    const out = JSON.parse(r.stdout)
+    expect(out.data.APN).toBe('078-0123-045')
+    expect(out.match.status).toBe('matched_without_unit')
   })
 
   it('an APN that is not there says so and suggests the county or the address', async () => {
@@ -158,7 +161,7 @@ describe('explained verdicts', () => {
     expect(out.explain.verdicts.find((v: {program: string}) => v.program === 'FHA')).toEqual({
       program: 'FHA',
       outcome: 'not eligible',
-      codes: ['FHA_PROPERTY_TYPE', 'FHA_CONDO_NOT_APPROVED'],
+      codes: ['FHA_NOT_ELIGIBLE', 'FHA_PROPERTY_TYPE', 'FHA_CONDO_NOT_APPROVED'],
       text: "No: the value $266,000 is within the county's FHA loan limit of $667,000, so the property type rules it out (a condo in a project without FHA approval)",
     })
   })

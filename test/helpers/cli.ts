@@ -17,7 +17,9 @@ export function sfl(
   opts: {env?: Record<string, string>; input?: string; configDir?: string} = {},
 ): Promise<CliResult> {
   const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SFL_') && v !== undefined) env[k] = v
+  // colour is the test's choice (opts.env), not the shell's: a FORCE_COLOR of the developer's would colour tables
+  const own = (k: string) => k.startsWith('SFL_') || k === 'FORCE_COLOR' || k === 'NO_COLOR'
+  for (const [k, v] of Object.entries(process.env)) if (!own(k) && v !== undefined) env[k] = v
   env['SFL_CONFIG_DIR'] = opts.configDir ?? '/nonexistent/sfl-test-config'
   Object.assign(env, opts.env ?? {})
   return new Promise((resolve, reject) => {

@@ -1,5 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
+import {colourEnabled, unpaint} from '../../src/render/colour.js'
 import {date, money, percent, text, yesNo} from '../../src/render/format.js'
 import {recordGroups, renderRecordTable} from '../../src/render/table.js'
 import {COUNTIES} from '../../src/sandbox/counties.js'
@@ -62,5 +63,53 @@ describe('the grouped table', () => {
 
   it('renders the record for a terminal (snapshot, reviewed when it changes)', () => {
     expect(renderRecordTable(ds.record(sac, 6, {assumable: true, condo: true}), 100)).toMatchSnapshot()
+  })
+
+  it('a match without the unit is the first row of the Address group; a clean match adds nothing', () => {
+    const house = ds.record(sac, 6, {assumable: false, condo: false})
+    const match = {
+      status: 'matched_without_unit' as const,
+      tried: [
+        {address: '3526 HIGH ST APT 9', form: 'standardised' as const},
+        {address: '3526 HIGH ST', form: 'without the unit' as const},
+      ],
+    }
+    expect(recordGroups(house, {match}).find((g) => g.title === 'Address')!.rows[0]).toEqual([
+      'Matched',
+      'Without the unit: "3526 HIGH ST APT 9" matched nothing; this record matched "3526 HIGH ST"',
+      'yellow',
+    ])
+    expect(rows(house, 'Address').map((r) => r[0])).not.toContain('Matched')
+    const clean = {
+      status: 'matched' as const,
+      tried: [{address: '3526 HIGH ST', form: 'standardised' as const}],
+    }
+    expect(recordGroups(house, {match: clean})).toEqual(recordGroups(house))
+  })
+
+  it('colour changes nothing but the codes around words (every record of a county, every width)', () => {
+    for (let i = 0; i < 60; i++) {
+      const r = ds.record(sac, i, {assumable: i % 2 === 0, condo: i % 3 !== 0})
+      for (const width of [40, 100, 160]) {
+        const coloured = renderRecordTable(r, width, {colour: true})
+        expect(coloured.startsWith('\x1b[1mPROPERTY\x1b[22m\n')).toBe(true)
+        expect(unpaint(coloured)).toBe(renderRecordTable(r, width))
+      }
+    }
+  })
+
+  it('colour: at a terminal unless NO_COLOR (non-empty) or TERM=dumb; FORCE_COLOR decides first', () => {
+    const tty = {isTTY: true}
+    const pipe = {isTTY: false}
+    expect(colourEnabled(tty, {})).toBe(true)
+    expect(colourEnabled(pipe, {})).toBe(false)
+    expect(colourEnabled({}, {})).toBe(false)
+    expect(colourEnabled(tty, {NO_COLOR: 'yes'})).toBe(false)
+    expect(colourEnabled(tty, {NO_COLOR: ''})).toBe(true)
+    expect(colourEnabled(tty, {TERM: 'dumb'})).toBe(false)
+    expect(colourEnabled(pipe, {FORCE_COLOR: '2'})).toBe(true)
+    expect(colourEnabled(tty, {FORCE_COLOR: '0'})).toBe(false)
+    expect(colourEnabled(tty, {FORCE_COLOR: 'FALSE'})).toBe(false)
+    expect(colourEnabled(pipe, {FORCE_COLOR: '1', NO_COLOR: '1'})).toBe(true)
   })
 })
