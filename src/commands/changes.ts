@@ -2,10 +2,11 @@ import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../cli/base-command.js'
 import type {ChangeSummary} from '../jobs/changes.js'
+import {paragraphs} from '../cli/help-text.js'
 
 export default class Changes extends BaseCommand<typeof Changes> {
   static override summary = 'Compare two exports: which properties were added, updated or deleted'
-  static override description = `PREVIOUS and CURRENT are exports (CSV, NDJSON, JSON or Parquet files, or an --out-dir folder or its
+  static override description = paragraphs`PREVIOUS and CURRENT are exports (CSV, NDJSON, JSON or Parquet files, or an --out-dir folder or its
 manifest.json). Properties are matched by ServicePropertyID (APN when a record has none), county by county;
 values are compared as text, so a CSV and an NDJSON export of the same data show no change. The change file
 has one row per property added, updated (ChangedFields names what changed) or deleted, then the record's

@@ -2,10 +2,11 @@ import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../cli/base-command.js'
 import {NotFoundError} from '../errors.js'
+import {paragraphs} from '../cli/help-text.js'
 
 export default class Counties extends BaseCommand<typeof Counties> {
   static override summary = 'Find a county code (FIPS) by name, or a name by code'
-  static override description = `Searches the table of US counties shipped with sfl (generated from FHFA's public-domain
+  static override description = paragraphs`Searches the table of US counties shipped with sfl (generated from FHFA's public-domain
 2026 county list). SEARCH is a name or part of one ("sacramento", "Orange, FL") or the start of a FIPS code ("06").
 Names that nearly match are suggested when nothing contains SEARCH. Sends no request. Exit 3 when nothing is found.`
 

@@ -5,17 +5,22 @@ import {OUTPUTS} from '../render/formats.js'
 import {SchemaError, UsageError} from '../errors.js'
 import {fipsProblem} from '../api/validate.js'
 import type {BatchSummary} from '../jobs/batch-lookup.js'
+import {paragraphs} from '../cli/help-text.js'
 
 export default class Lookup extends BaseCommand<typeof Lookup> {
   static override summary = 'Look up one property (or a file of them) by address, APN or property ID'
-  static override description = `Exactly one of --address, --apn or --property-id, with --fips or --county, for one property.
-The county is checked against the US county list before anything is sent. An address is sent in its USPS
-Publication 28 standard form (--address-as-typed sends it unchanged); on a 404 sfl tries it as typed, then
-without the unit (marked matched_without_unit): at most 2 more requests, none with --no-fallback.
-The table gives a verdict per program with its reason; --explain adds them to json/ndjson as {data, explain}.
-Output is a table at a terminal and JSON in a pipe; --output picks json, ndjson, csv or table.
-Records are checked against the spec's schema: a violation is a warning, or exit 1 with --strict.
-With --input, reads a CSV or NDJSON file of lookups (see the README, "Batch lookups").`
+  static override description = paragraphs`Exactly one of --address, --apn or --property-id, with --fips or
+--county, for one property. The county is checked against the US county list before anything is sent. An address
+is sent in its USPS Publication 28 standard form (--address-as-typed sends it unchanged); on a 404 sfl tries it as
+typed, then without the unit: at most 2 more requests, none with --no-fallback.
+
+Output is a table at a terminal and JSON in a pipe; --output picks json, ndjson, csv or table. The table gives a
+verdict per program: the service's own flag, with its reason from the record; --explain adds them to json/ndjson
+as {data, explain}. A match without the unit is said beside the record: a row of the table, {data, match} in
+json/ndjson, a last column "match" in csv.
+
+Records are checked against the spec's schema: a violation is a warning, or exit 1 with --strict. With --input,
+reads a CSV or NDJSON file of lookups (see the README, "Batch lookups").`
 
   static override examples = [
     {

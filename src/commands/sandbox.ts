@@ -1,10 +1,11 @@
 import {Command, Flags} from '@oclif/core'
 
 import {DEMO_KEYS} from '../sandbox/keys.js'
+import {paragraphs} from '../cli/help-text.js'
 
 export default class SandboxCommand extends Command {
   static override summary = 'Start a local, spec-faithful emulator of the service on synthetic data'
-  static override description = `Serves GET /v1/special-financing with the spec's fields, options, errors and rate limits,
+  static override description = paragraphs`Serves GET /v1/special-financing with the spec's fields, options, errors and rate limits,
 on deterministic synthetic data (counties 06067, 06037, 48201 and 12086). Prints the base URL and the demo keys;
 Ctrl-C stops it. --page-size 0 sends a county as one JSON array; N > 0 pages it with an RFC 8288 Link header.`
 

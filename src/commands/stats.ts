@@ -2,11 +2,12 @@ import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../cli/base-command.js'
 import type {StatsDocument} from '../stats/render.js'
+import {paragraphs} from '../cli/help-text.js'
 
 export default class Stats extends BaseCommand<typeof Stats> {
   static override summary =
     'Statistics of an existing export: eligibility shares, CRA levels, values, assumable loans'
-  static override description = `Reads a CSV, NDJSON, JSON or Parquet export (as county-export writes them) and prints the same statistics
+  static override description = paragraphs`Reads a CSV, NDJSON, JSON or Parquet export (as county-export writes them) and prints the same statistics
 county-export prints after a run: shares of FHA, VA, USDA, assumable and FHA-condo eligibility (of the known
 values), CRA levels, FinalValue quartiles, ConfidenceScore median, and assumable loans by type with their
 median rate and equity gap. Streams the file in constant memory; figures past 100,000 values per metric come

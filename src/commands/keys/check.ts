@@ -4,11 +4,12 @@ import {BaseCommand} from '../../cli/base-command.js'
 import {ExitCode, UsageError} from '../../errors.js'
 import {maskKey} from '../../api/secrets.js'
 import {apnProblem, propertyIdProblem} from '../../api/validate.js'
+import {paragraphs} from '../../cli/help-text.js'
 
 export default class KeysCheck extends BaseCommand<typeof KeysCheck> {
   static override summary =
     'Check that the API key works: validity, rate limit left, county permissions and add-on options'
-  static override description = `Spends as few requests as it can (it says how many): one per --fips (the first record
+  static override description = paragraphs`Spends as few requests as it can (it says how many): one per --fips (the first record
 of the county), or one probe lookup. Without --fips it probes the profile's default county (\`sfl keys set --fips\`),
 or 06067 with --sandbox; otherwise it asks for --fips. Reports where the key came from and the county probed.
 Exit 0 when the key is valid and every asked county is permitted, 4 otherwise, 5 when the window is spent.`

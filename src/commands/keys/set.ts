@@ -7,11 +7,12 @@ import {maskKeyEnds, registerSecret} from '../../api/secrets.js'
 import {apiKeyProblem} from '../../api/validate.js'
 import {DEFAULT_PROFILE, loadConfig, saveConfig} from '../../config/profiles.js'
 import {readSecret} from '../../keys/prompt.js'
+import {paragraphs} from '../../cli/help-text.js'
 
 export default class KeysSet extends BaseCommand<typeof KeysSet> {
   static override summary =
     'Store an API key (and base URL) in a profile; the key is read from stdin or a hidden prompt'
-  static override description = `Never takes the key as an argument. The config file is created with mode 0600 under the
+  static override description = paragraphs`Never takes the key as an argument. The config file is created with mode 0600 under the
 CLI's config directory ($XDG_CONFIG_HOME/sfl, or $SFL_CONFIG_DIR).`
 
   static override examples = [
