@@ -1,3 +1,4 @@
+import {clockNotice} from './notices.js'
 import {Command, Flags, Interfaces} from '@oclif/core'
 
 import {assertSafeBaseUrl, HttpClient} from '../api/client.js'
@@ -187,6 +188,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       maxWaitMs: (f['max-wait'] ?? (this.constructor as typeof BaseCommand).defaultMaxWait) * 1000,
       // a long rate-limit wait says so (exports and batches draw their own progress instead)
       onEvent: (e) => {
+        if (e.type === 'clock') this.notice(clockNotice(e.skewMs))
         if (e.type === 'wait' && e.ms >= 5000)
           this.notice(
             `sfl: waiting ${Math.ceil(e.ms / 1000)} s for ${e.reason === '429' ? 'a 429' : 'the rate-limit reset'}`,
@@ -255,3 +257,4 @@ function describeKeySource(source: 'flag' | 'env' | 'profile' | 'stdin' | undefi
       return 'the config profile'
   }
 }
+

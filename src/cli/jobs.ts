@@ -97,10 +97,13 @@ async function runExport(
     const empty = s.counties.filter((c) => c.outcome?.kind === 'empty').map((c) => c.fips)
     const parts = [
       req.outDir
-        ? `${n(s.written)} records written to ${n(s.filesWritten)} county ${s.filesWritten === 1 ? 'file' : 'files'} in ${req.outDir}`
+        ? `${n(s.written)} records written to ${n(s.filesWritten)} county ${s.filesWritten === 1 ? 'file' : 'files'} in ${req.outDir}${s.filesRewritten ? ` (${n(s.filesRewritten)} earlier ${s.filesRewritten === 1 ? 'file' : 'files'} rewritten with the run's final columns)` : ''}`
         : `${n(s.written)} records written${s.wrote ? '' : ' (output left untouched: no county finished)'}`,
       `${ended.length}/${s.counties.length} counties ended`,
     ]
+    // "exactly once" when the service itself repeats: a ServicePropertyID is written once per county
+    if (s.duplicates)
+      parts.push(`${n(s.duplicates)} duplicate ${s.duplicates === 1 ? 'record' : 'records'} across pages dropped (the first kept)`)
     // --max-age: skipped without a request; listed when short, counted otherwise
     if (s.fresh.length)
       parts.push(
@@ -140,6 +143,9 @@ async function runExport(
         `  ${n(u.count)} ${u.column} value${u.count === 1 ? '' : 's'} not of the spec's type, written as null`,
       )
     if (s.rejectsFile) problems.push(`  the skipped records are listed in ${s.rejectsFile}`)
+    problems.push(...recordNotes(s, req.strict === true))
+    const lacking = optionsNotice(s)
+    if (lacking) io.notice(lacking)
     const out = s.stats ? await import('./stats-output.js') : undefined
     const shown = out && s.stats && out.statsShown(s.stopped) ? s.stats : undefined
     printSummary('sfl county-export', parts, ctx.scheduler, progress, {
@@ -153,6 +159,37 @@ async function runExport(
     if (shown && stats.json !== undefined) await out!.writeStatsJson(stats.json, shown)
     return s
   })
+}
+
+/**
+ * What the checks stage found, in a few lines: records that break the spec's rules (by field), the key
+ * echoed by the service (masked), and the option objects the key lacks (their columns are in no file).
+ */
+export function recordNotes(
+  s: {violations: Array<{field: string; records: number}>; keyEchoes: number; options: string[]; written: number},
+  strict: boolean,
+): string[] {
+  const out: string[] = []
+  const total = s.violations.reduce((m, v) => m + v.records, 0)
+  if (total > 0)
+    out.push(
+      `  records that break the spec's rules ${strict ? '(skipped, --strict)' : '(written as sent; --strict skips them)'}: ${s.violations
+        .slice(0, 6)
+        .map((v) => `${v.field} ${n(v.records)}`)
+        .join(', ')}${s.violations.length > 6 ? ', …' : ''}`,
+    )
+  if (s.keyEchoes > 0)
+    out.push(
+      `  the service echoed your API key ${n(s.keyEchoes)} ${s.keyEchoes === 1 ? 'time' : 'times'} in its answers; masked with * in the output. Rotate the key and tell the provider`,
+    )
+  return out
+}
+
+/** One notice a run: the option objects no record carried (the key lacks them): their columns are in no file. */
+export function optionsNotice(s: {options: string[]; written: number}): string | undefined {
+  const lacking = ['AssumableMortgage', 'FHACondoEligibility'].filter((o) => !s.options.includes(o))
+  if (s.written === 0 || lacking.length === 0) return undefined
+  return `sfl: no record carried ${lacking.join(' or ')} (spec 2.2 rule 2 / 2.3 rule 1: the key does not include ${lacking.length === 1 ? 'that option' : 'those options'}); ${lacking.length === 1 ? 'its' : 'their'} columns are in no file`
 }
 
 /** `lookup --input` at the terminal. */

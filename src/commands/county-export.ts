@@ -141,6 +141,10 @@ For a state or the whole country, --out-dir DIR writes one file per county as it
       delimiter: ',',
       multiple: true,
     }),
+    strict: Flags.boolean({
+      description:
+        "Skip (and list in the rejects file) records that break the spec's rules instead of writing them with a warning; the run then exits 7",
+    }),
     'max-record-bytes': Flags.integer({
       description: 'Skip (and list) any record larger than this many bytes instead of holding it in memory',
       default: 16 * 1024 * 1024,

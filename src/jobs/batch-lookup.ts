@@ -289,7 +289,7 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
           if (!ok) await target.drain()
         }
         writer.end()
-        await run.commit(target)
+        await target.commit()
         wrote = true
       } catch (error) {
         await target.abort()

@@ -106,6 +106,12 @@ export function columnsFor(shape: Shape): Column[] {
   return cols
 }
 
+/** A column from its header name (the inverse of how columns are named: `K`, or `Option.Field`). */
+export function columnOf(header: string): Column {
+  const dot = header.indexOf('.')
+  return dot === -1 ? {header, key: header} : {header, key: header.slice(0, dot), sub: header.slice(dot + 1)}
+}
+
 /** Select and order columns by `--fields` (names as in the header); unknown names are a usage error upstream. */
 export function selectColumns(all: Column[], fields: readonly string[] | undefined): Column[] {
   if (!fields || fields.length === 0) return all

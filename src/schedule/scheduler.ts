@@ -50,6 +50,8 @@ export type SchedulerEvent =
   | {type: 'wait'; reason: 'budget' | '429'; ms: number}
   | {type: 'retry'; attempt: number; delayMs: number; reason: string}
   | {type: 'response'; status: number}
+  /** A Date header too far from the local clock to correct by (once a run): the local clock is trusted. */
+  | {type: 'clock'; skewMs: number}
 
 export interface SchedulerStats {
   requests: number
@@ -89,6 +91,7 @@ export class Scheduler {
   private halted: Error | undefined
   private readonly haltController = new AbortController()
   private failStreak = 0
+  private skewTold = false
 
   constructor(readonly options: SchedulerOptions) {
     this.pool = pLimit(Math.max(1, options.concurrency))
@@ -110,6 +113,17 @@ export class Scheduler {
   /** Why the scheduler stopped dispatching, if it did. */
   get haltedBy(): Error | undefined {
     return this.halted
+  }
+
+  /**
+   * A window an earlier run of the same checkpoint spent, whose reset has not come yet: wait for it rather
+   * than spend a request on a 429 (spec 8.3: the budget returns at X-RateLimit-Reset).
+   */
+  assumeSpent(resetAtMs: number, limit?: number): void {
+    if (resetAtMs <= this.now() || this.remaining !== undefined) return
+    this.resetAtMs = resetAtMs
+    this.remaining = 0
+    if (limit !== undefined) this.limit = limit
   }
 
   budget(): BudgetView {
@@ -272,6 +286,10 @@ export class Scheduler {
   private observe(res: HttpResponse): void {
     const now = this.now()
     const o = parseRateLimit(res.headers, now)
+    if (o.skewIgnoredMs !== undefined && !this.skewTold) {
+      this.skewTold = true
+      this.emit({type: 'clock', skewMs: o.skewIgnoredMs})
+    }
     if (o.limit !== undefined) this.limit = o.limit
     if (o.remaining !== undefined) {
       if (o.resetAtMs !== undefined) {

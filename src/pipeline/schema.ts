@@ -1,0 +1,104 @@
+import {OPTION_NAMES} from '../api/spec.js'
+import type {Fields} from './fields.js'
+import type {RecordView} from './view.js'
+
+/**
+ * The columns of one run, the same in every file it writes (every county of an `--out-dir`, every format):
+ * spec 2.1's standard fields, all of them, in its order; then the unknown top-level fields seen anywhere in
+ * the run, in first-seen order (an object or list as one column of JSON text); then, for each option
+ * object the key includes (spec 2.2 rule 2 / 2.3 rule 1: the member is present, null or not, exactly
+ * when the key has the option), its members in the spec's order, then any unknown members seen. A
+ * column that appears late makes the files written before it out of date; the run rewrites them at its
+ * end (see src/pipeline/sinks.ts). `--fields` fixes the columns instead.
+ */
+export class RunSchema {
+  private seen = new Uint8Array(256)
+  private order: number[] = []
+  private cached: Int32Array | undefined
+  private readonly fixed: Int32Array | undefined
+
+  constructor(
+    readonly fields: Fields,
+    selected?: readonly string[],
+  ) {
+    this.fixed = selected?.length
+      ? Int32Array.from(selected, (name) => {
+          const dot = name.indexOf('.')
+          return dot === -1 ? fields.top(name) : fields.member(fields.top(name.slice(0, dot)), name.slice(dot + 1))
+        })
+      : undefined
+  }
+
+  /** The option objects the run has seen (the key includes them), by name. */
+  get options(): string[] {
+    return OPTION_NAMES.filter((o) => this.has(this.fields.optionId(o)))
+  }
+
+  /** Note the fields of a record written (a byte test a member); true when a column appeared. */
+  observe(view: RecordView): boolean {
+    const ids = view.ids
+    const seen = this.seen
+    let grew = false
+    for (let i = view.first, end = view.first + view.count; i < end; i++) {
+      const id = ids[i]!
+      if (id >= 0 && (id >= seen.length || seen[id] === 0)) grew = this.mark(id) || grew
+    }
+    return grew
+  }
+
+  /** Note columns already known (a resumed run's layouts, an earlier file's header). */
+  know(names: readonly string[]): void {
+    for (const name of names) {
+      const dot = name.indexOf('.')
+      const top = this.fields.top(dot === -1 ? name : name.slice(0, dot))
+      if (top >= 0) this.mark(top)
+      if (dot !== -1 && top >= 0 && this.fields.list[top]!.role === 'option') {
+        const sub = this.fields.member(top, name.slice(dot + 1))
+        if (sub >= 0) this.mark(sub)
+      }
+    }
+  }
+
+  /** The run's columns now, as field ids in output order (the same array until a column appears). */
+  columns(): Int32Array {
+    if (this.fixed) return this.fixed
+    if (this.cached) return this.cached
+    const list = this.fields.list
+    const cols: number[] = []
+    for (const f of list) if (f.role === 'standard') cols.push(f.id)
+    for (const id of this.order) if (list[id]!.role === 'unknown') cols.push(id)
+    for (const opt of OPTION_NAMES) {
+      const top = this.fields.optionId(opt)
+      if (!this.has(top)) continue
+      for (const f of list) if (f.parent === top && f.role === 'optionField') cols.push(f.id)
+      for (const id of this.order) if (list[id]!.parent === top && list[id]!.role === 'unknownMember') cols.push(id)
+    }
+    this.cached = Int32Array.from(cols)
+    return this.cached
+  }
+
+  /** Column names (headers) of `columns`. */
+  names(columns: Int32Array = this.columns()): string[] {
+    return Array.from(columns, (id) => this.fields.list[id]!.name)
+  }
+
+  private has(id: number): boolean {
+    return id < this.seen.length && this.seen[id] === 1
+  }
+
+  private mark(id: number): boolean {
+    if (id >= this.seen.length) {
+      const grown = new Uint8Array(Math.max(id + 1, this.seen.length * 2))
+      grown.set(this.seen)
+      this.seen = grown
+    }
+    if (this.seen[id] === 1) return false
+    this.seen[id] = 1
+    this.order.push(id)
+    const f = this.fields.list[id]!
+    // an option's members become columns with the option; a known member is no new column by itself
+    const grows = f.role === 'unknown' || f.role === 'option' || f.role === 'unknownMember'
+    if (grows) this.cached = undefined
+    return grows && this.fixed === undefined
+  }
+}
