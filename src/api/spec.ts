@@ -227,7 +227,9 @@ export const FIELD_TYPES: Record<string, SpecType> = Object.fromEntries(
 
 /** Spec 2.2 and 2.3 field types, by option and field. */
 export const OPTION_FIELD_TYPES: Record<OptionName, Record<string, SpecType>> = {
-  AssumableMortgage: Object.fromEntries(Object.entries(OPTION_RULES.AssumableMortgage).map(([k, r]) => [k, r.type])),
+  AssumableMortgage: Object.fromEntries(
+    Object.entries(OPTION_RULES.AssumableMortgage).map(([k, r]) => [k, r.type]),
+  ),
   FHACondoEligibility: Object.fromEntries(
     Object.entries(OPTION_RULES.FHACondoEligibility).map(([k, r]) => [k, r.type]),
   ),

@@ -257,4 +257,3 @@ function describeKeySource(source: 'flag' | 'env' | 'profile' | 'stdin' | undefi
       return 'the config profile'
   }
 }
-

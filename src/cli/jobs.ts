@@ -1,3 +1,4 @@
+import {keyEchoWarning} from '../api/secrets.js'
 import type {ExportRequest, ExportSummary} from '../jobs/county-export.js'
 import type {BatchRequest, BatchSummary} from '../jobs/batch-lookup.js'
 import type {RecordFormat} from '../io/record-writer.js'
@@ -103,7 +104,9 @@ async function runExport(
     ]
     // "exactly once" when the service itself repeats: a ServicePropertyID is written once per county
     if (s.duplicates)
-      parts.push(`${n(s.duplicates)} duplicate ${s.duplicates === 1 ? 'record' : 'records'} across pages dropped (the first kept)`)
+      parts.push(
+        `${n(s.duplicates)} duplicate ${s.duplicates === 1 ? 'record' : 'records'} across pages dropped (the first kept)`,
+      )
     // --max-age: skipped without a request; listed when short, counted otherwise
     if (s.fresh.length)
       parts.push(
@@ -166,7 +169,7 @@ async function runExport(
  * echoed by the service (masked), and the option objects the key lacks (their columns are in no file).
  */
 export function recordNotes(
-  s: {violations: Array<{field: string; records: number}>; keyEchoes: number; options: string[]; written: number},
+  s: {violations: Array<{field: string; records: number}>; keyEchoes: number},
   strict: boolean,
 ): string[] {
   const out: string[] = []
@@ -178,10 +181,7 @@ export function recordNotes(
         .map((v) => `${v.field} ${n(v.records)}`)
         .join(', ')}${s.violations.length > 6 ? ', …' : ''}`,
     )
-  if (s.keyEchoes > 0)
-    out.push(
-      `  the service echoed your API key ${n(s.keyEchoes)} ${s.keyEchoes === 1 ? 'time' : 'times'} in its answers; masked with * in the output. Rotate the key and tell the provider`,
-    )
+  if (s.keyEchoes > 0) out.push(`  ${keyEchoWarning(s.keyEchoes)}`)
   return out
 }
 
@@ -219,11 +219,17 @@ export async function runBatchJob(
       `${n(s.saved)} lookups saved by duplicate rows`,
     ]
     if (s.fromCheckpoint) parts.push(`${n(s.fromCheckpoint)} answers from the checkpoint`)
+    if (s.several)
+      parts.push(
+        `${n(s.several)} ${s.several === 1 ? 'row' : 'rows'} answered by several records (a row each, noted several_records)`,
+      )
+    const notes = recordNotes(s, req.strict === true)
     const out = s.stats ? await import('./stats-output.js') : undefined
     const shown = out && s.stats && out.statsShown(s.stopped) ? s.stats : undefined
     printSummary('sfl lookup --input', parts, ctx.scheduler, progress, {
       stopped: s.stopped,
       checkpoint: s.checkpoint,
+      problems: notes,
       details: shown && out!.statsLines(shown, {...stats, title: 'sfl lookup --input'}),
       quiet: io.quiet,
     })

@@ -217,7 +217,9 @@ export async function assertWritableTarget(out: string, flag = '--out'): Promise
     try {
       fstatSync(fd)
     } catch {
-      throw new UsageError(`${flag} ${out}: no file descriptor ${fd} is open in this process; redirect it in the shell first (${fd}>file)`)
+      throw new UsageError(
+        `${flag} ${out}: no file descriptor ${fd} is open in this process; redirect it in the shell first (${fd}>file)`,
+      )
     }
     return {kind: 'stream', fd}
   }
@@ -225,7 +227,9 @@ export async function assertWritableTarget(out: string, flag = '--out'): Promise
   const f = link?.isSymbolicLink() ? await stat(out).catch(() => undefined) : link
   if (f?.isDirectory()) throw new UsageError(`${flag} ${out} is a folder; give a file name`)
   if (f?.isBlockDevice())
-    throw new UsageError(`${flag} ${out} is a block device; sfl writes files, FIFOs and character devices only`)
+    throw new UsageError(
+      `${flag} ${out} is a block device; sfl writes files, FIFOs and character devices only`,
+    )
   if (f && (f.isFIFO() || f.isCharacterDevice() || f.isSocket())) return {kind: 'stream'}
   const dir = dirname(out)
   const d = await stat(dir).catch(() => undefined)

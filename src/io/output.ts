@@ -126,7 +126,11 @@ export class StreamFileTarget extends StreamTarget {
   }
 
   /** Open `path` for writing in order (a FIFO waits for its reader), or write to the descriptor `fd`. */
-  static async create(path: string, fd: number | undefined, onFailure: (error: Error) => void): Promise<StreamFileTarget> {
+  static async create(
+    path: string,
+    fd: number | undefined,
+    onFailure: (error: Error) => void,
+  ): Promise<StreamFileTarget> {
     let own = fd
     if (own === undefined) {
       try {

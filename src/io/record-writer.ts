@@ -1,4 +1,4 @@
-import {csvLine as cellsLine} from './csv-cell.js'
+import {csvLine as cellsLine} from '../text/csv-cell.js'
 import type {OutputTarget} from './output.js'
 
 export type RecordFormat = 'csv' | 'ndjson' | 'json'

@@ -58,7 +58,12 @@ export interface ExportDeps extends JobDeps {
   baseUrl: string
   /** The key, masked wherever an answer echoes it (spec 5.5). */
   apiKey?: string | undefined
-  onProgress?: (p: {countiesDone: number; counties: number; records: number; expected?: number | undefined}) => void
+  onProgress?: (p: {
+    countiesDone: number
+    counties: number
+    records: number
+    expected?: number | undefined
+  }) => void
 }
 
 export interface CountyReport {
@@ -170,7 +175,11 @@ class CountyExport {
       fields: req.fields,
     })
     this.units = req.fips.map((fips, index) => ({fips, index, pages: [], flushed: 0, ids: new IdSet()}))
-    this.journalPath = req.outDir ? outDirJournalPaths(req.outDir).journal : req.out ? journalPaths(req.out).journal : 'the checkpoint'
+    this.journalPath = req.outDir
+      ? outDirJournalPaths(req.outDir).journal
+      : req.out
+        ? journalPaths(req.out).journal
+        : 'the checkpoint'
     this.byFips = new Map(this.units.map((u) => [u.fips, u]))
   }
 
@@ -216,8 +225,9 @@ class CountyExport {
     await this.prepare(units)
     this.outputs = new ExportOutputs(this, manifest, now)
     // a county that finished before a stop but was not yet written (a crash in between) is written now
-    for (const u of units) if (u.outcome && isFinished(u.outcome.kind) && u.written === undefined && req.outDir)
-      await this.outputs.writeCounty(u).catch(run.absorbOrThrow)
+    for (const u of units)
+      if (u.outcome && isFinished(u.outcome.kind) && u.written === undefined && req.outDir)
+        await this.outputs.writeCounty(u).catch(run.absorbOrThrow)
     const resumedUnits = units.filter((u) => u.outcome && u.outcome.kind !== 'failed').length
     this.openStream()
     this.records = units.reduce((n, u) => n + u.pages.reduce((m, p) => m + p.records, 0), 0)
@@ -233,7 +243,8 @@ class CountyExport {
   private async prepare(units: Unit[]): Promise<void> {
     const dir = this.run.journal.partsDir
     for (const u of units) {
-      if (u.written !== undefined || u.pages.length === 0 || (u.outcome && !isFinished(u.outcome.kind))) continue
+      if (u.written !== undefined || u.pages.length === 0 || (u.outcome && !isFinished(u.outcome.kind)))
+        continue
       const bad = await verifyPages(dir, u.pages)
       if (bad) {
         this.deps.notice(`sfl: ${bad}; county ${u.fips} will be fetched again`)
@@ -245,7 +256,8 @@ class CountyExport {
     for (const u of units) {
       if (u.pages.length === 0) continue
       if (this.stats)
-        if (u.written !== undefined && this.req.outDir) await this.stats.recountFile(u.fips, this.outputs0Path(u))
+        if (u.written !== undefined && this.req.outDir)
+          await this.stats.recountFile(u.fips, this.outputs0Path(u))
         else await this.stats.recount(u.fips, dir, u.pages, this.layouts)
       if (u.outcome && isFinished(u.outcome.kind)) this.stats?.countyEnded(u.fips)
       // a county that goes on fetching must know the ids its earlier pages took
@@ -328,9 +340,11 @@ class CountyExport {
         },
         {
           // a page streams when its county is the head and every earlier page of it is out
-          stream: () => (this.stream && u.index === this.head && u.flushed === u.pages.length ? this.stream : undefined),
+          stream: () =>
+            this.stream && u.index === this.head && u.flushed === u.pages.length ? this.stream : undefined,
           pageStats: this.stats && (() => this.stats!.page()),
-          onPage: (part, direct, stats) => this.pageDone(u, units, part, direct, stats as PageStats | undefined),
+          onPage: (part, direct, stats) =>
+            this.pageDone(u, units, part, direct, stats as PageStats | undefined),
         },
       )
       u.outcome = ended(u)
@@ -339,7 +353,8 @@ class CountyExport {
       this.stats?.reset(u.fips) // not written: its figures are not the run's
       if (run.absorbStop(error)) return
       u.outcome = {...outcomeOf(error, run.message(error), u.pages.length === 0), records: 0}
-      if (u.pages.length > 0 && cutOff(error)) u.outcome = {...u.outcome, kind: 'failed', error: `${cutOff(error)}: ${u.outcome.error ?? ''}`}
+      if (u.pages.length > 0 && cutOff(error))
+        u.outcome = {...u.outcome, kind: 'failed', error: `${cutOff(error)}: ${u.outcome.error ?? ''}`}
     }
     run.journal.append({t: 'end', u: u.fips, outcome: u.outcome})
     if (this.req.outDir && isFinished(u.outcome.kind)) await this.outputs.writeCounty(u)
@@ -347,7 +362,13 @@ class CountyExport {
     if (this.stream && u.index === this.head) await this.advance(units)
   }
 
-  private async pageDone(u: Unit, units: Unit[], part: PagePart, direct: boolean, stats: PageStats | undefined): Promise<void> {
+  private async pageDone(
+    u: Unit,
+    units: Unit[],
+    part: PagePart,
+    direct: boolean,
+    stats: PageStats | undefined,
+  ): Promise<void> {
     if (stats) this.stats!.pageDone(u.fips, stats)
     if (direct) u.flushed = u.pages.length
     else if (this.stream && u.index === this.head) await this.advance(units) // the head's spooled page goes out now
@@ -377,7 +398,8 @@ class CountyExport {
   private advance(units: Unit[]): Promise<void> {
     this.advancing = this.advancing.then(async () => {
       const writer = this.stream!.writer
-      const flush = (u: Unit) => copyUnitPages(u, this.run.journal.partsDir, writer, this.req, this.stages, this.layouts)
+      const flush = (u: Unit) =>
+        copyUnitPages(u, this.run.journal.partsDir, writer, this.req, this.stages, this.layouts)
       while (this.head < units.length) {
         const u = units[this.head]!
         if (u.outcome && isFinished(u.outcome.kind)) await flush(u)
@@ -389,12 +411,27 @@ class CountyExport {
     return this.advancing
   }
 
-  private summary(units: Unit[], written: {wrote: boolean; written: number}, resumedUnits: number, fresh: string[]): ExportSummary {
+  private summary(
+    units: Unit[],
+    written: {wrote: boolean; written: number},
+    resumedUnits: number,
+    fresh: string[],
+  ): ExportSummary {
     const rejected = units.flatMap((u) =>
-      u.pages.flatMap((p) => (p.rejected ?? []).map((r: Rejected) => ({fips: u.fips, page: p.n, record: r.index, reason: r.reason}))),
+      u.pages.flatMap((p) =>
+        (p.rejected ?? []).map((r: Rejected) => ({
+          fips: u.fips,
+          page: p.n,
+          record: r.index,
+          reason: r.reason,
+        })),
+      ),
     )
     const violations = new Map<string, number>()
-    for (const u of units) for (const p of u.pages) for (const [f, c] of Object.entries(p.violations ?? {})) violations.set(f, (violations.get(f) ?? 0) + c)
+    for (const u of units)
+      for (const p of u.pages)
+        for (const [f, c] of Object.entries(p.violations ?? {}))
+          violations.set(f, (violations.get(f) ?? 0) + c)
     const run = this.run
     const finished = units.filter((u) => u.outcome && isFinished(u.outcome.kind))
     return {
@@ -412,7 +449,9 @@ class CountyExport {
       rejected,
       rejectsFile: this.outputs.rejectsFile,
       duplicates: units.reduce((n, u) => n + u.pages.reduce((m, p) => m + (p.duplicates ?? 0), 0), 0),
-      violations: [...violations].map(([field, records]) => ({field, records})).sort((a, b) => b.records - a.records),
+      violations: [...violations]
+        .map(([field, records]) => ({field, records}))
+        .sort((a, b) => b.records - a.records),
       keyEchoes: this.stages.keyEchoes,
       columns: this.stages.schema.names(),
       options: this.stages.schema.options,
@@ -420,7 +459,9 @@ class CountyExport {
       filesWritten: this.outputs.filesWritten,
       filesRewritten: this.outputs.filesRewritten,
       ...(this.stats && written.wrote ? {stats: this.stats.result(this.req.fips)} : {}),
-      ...(this.outputs.unfit.size ? {unfit: [...this.outputs.unfit].map(([column, count]) => ({column, count}))} : {}),
+      ...(this.outputs.unfit.size
+        ? {unfit: [...this.outputs.unfit].map(([column, count]) => ({column, count}))}
+        : {}),
       exitCode: run.exitCode(
         units.flatMap((u) => (u.outcome ? [u.outcome] : [])),
         finished.length > 0,
@@ -453,7 +494,13 @@ function cutOff(error: unknown): string | undefined {
 }
 
 /** An outcome as the journal holds it (optional members absent, not undefined). */
-function outcomeFrom(o: {kind: Outcome['kind']; records: number; exitCode: number; error?: string | undefined; skipped?: number | undefined}): Outcome {
+function outcomeFrom(o: {
+  kind: Outcome['kind']
+  records: number
+  exitCode: number
+  error?: string | undefined
+  skipped?: number | undefined
+}): Outcome {
   return {
     kind: o.kind,
     records: o.records,

@@ -84,7 +84,13 @@ export class ExportOutputs {
     await removeStaleTemps(path) // a run killed while writing this county's file left its temp
     const columns = this.x.stages.schema.names()
     const target = await this.x.run.outputTarget(path)
-    const count = await writeFile(this.x.run.journal.partsDir, u.pages, target, req.format, this.fileOptions(target, columns))
+    const count = await writeFile(
+      this.x.run.journal.partsDir,
+      u.pages,
+      target,
+      req.format,
+      this.fileOptions(target, columns),
+    )
     this.filesWritten++
     this.recordsToFiles += count
     const schema = schemaKey(columns)
@@ -119,7 +125,9 @@ export class ExportOutputs {
     await this.writeRejects(units, result.wrote)
     this.rememberWindow()
     // a run whose output could not be written (disk full) keeps its checkpoint: the rerun only assembles
-    const unwritten = req.outDir ? finished.some((u) => u.written === undefined) : finished.length > 0 && !result.wrote
+    const unwritten = req.outDir
+      ? finished.some((u) => u.written === undefined)
+      : finished.length > 0 && !result.wrote
     this.checkpoint = await run.finish(open || unwritten)
     return result
   }
@@ -153,10 +161,14 @@ export class ExportOutputs {
         const n = await writeFile(dir, pages, target, 'parquet', this.fileOptions(target, columns))
         return {wrote: true, written: n}
       }
-      const writer = new RecordWriter(target, req.format, {header: headerCells(columns, req.escapeFormulas), bom: req.bom})
+      const writer = new RecordWriter(target, req.format, {
+        header: headerCells(columns, req.escapeFormulas),
+        bom: req.bom,
+      })
       if (adopt) writer.ndjsonChunks(first.records)
       for (const p of pages)
-        if (!adopt || p !== first) await copyPage(dir, p, writer, req.format === 'csv' ? columns : undefined, this.x.layouts)
+        if (!adopt || p !== first)
+          await copyPage(dir, p, writer, req.format === 'csv' ? columns : undefined, this.x.layouts)
       writer.end()
       await target.commit()
       return {wrote: true, written: writer.count}
@@ -202,7 +214,10 @@ export class ExportOutputs {
         const {writeParquet} = await import('../io/parquet-writer.js')
         await writeParquet(target, {flat: readParquetRecords(path)}, {columns})
       } else {
-        const writer = new RecordWriter(target, 'csv', {header: headerCells(columns, req.escapeFormulas), bom: req.bom})
+        const writer = new RecordWriter(target, 'csv', {
+          header: headerCells(columns, req.escapeFormulas),
+          bom: req.bom,
+        })
         let at: Map<string, number> | undefined
         for await (const {fields} of readCsv(path)) {
           if (!at) {
@@ -230,7 +245,9 @@ export class ExportOutputs {
     const {req, run} = this.x
     const lines = units.flatMap((u) =>
       u.pages.flatMap((p) =>
-        (p.rejected ?? []).map((r) => `${JSON.stringify({fips: u.fips, page: p.n, record: r.index, reason: r.reason})}\n`),
+        (p.rejected ?? []).map(
+          (r) => `${JSON.stringify({fips: u.fips, page: p.n, record: r.index, reason: r.reason})}\n`,
+        ),
       ),
     )
     if (lines.length === 0 || !(req.out || req.outDir) || !wrote) return
@@ -242,6 +259,10 @@ export class ExportOutputs {
   private rememberWindow(): void {
     const b = this.x.run.budget()
     if (b.remaining === 0 && b.resetAtMs !== undefined && b.resetAtMs > Date.now())
-      this.x.run.journal.append({t: 'window', resetAt: b.resetAtMs, ...(b.limit !== undefined ? {limit: b.limit} : {})})
+      this.x.run.journal.append({
+        t: 'window',
+        resetAt: b.resetAtMs,
+        ...(b.limit !== undefined ? {limit: b.limit} : {}),
+      })
   }
 }

@@ -1,7 +1,7 @@
 import {join} from 'node:path'
 
 import {readCsv} from '../io/csv-reader.js'
-import {unguardCell} from '../io/csv-cell.js'
+import {unguardCell} from '../text/csv-cell.js'
 import {flattenRecord, readExport} from '../io/export-reader.js'
 import {readLines} from '../io/lines.js'
 import type {PagePart} from '../pipeline/spool.js'
@@ -72,7 +72,12 @@ export class ExportStats {
   }
 
   /** Recount a county's pages from an earlier process from their part files (a resumed run). */
-  async recount(fips: string, dir: string, pages: readonly PagePart[], layouts: ReadonlyArray<readonly string[]>): Promise<void> {
+  async recount(
+    fips: string,
+    dir: string,
+    pages: readonly PagePart[],
+    layouts: ReadonlyArray<readonly string[]>,
+  ): Promise<void> {
     const acc = this.county(fips)
     const facts = emptyFacts()
     for (const p of pages) {
@@ -88,7 +93,9 @@ export class ExportStats {
         continue
       }
       for await (const l of readLines(join(dir, p.file)))
-        acc.add(factsOfFlat(flattenRecord(JSON.parse(l.bytes.toString('utf8')) as Record<string, unknown>), facts))
+        acc.add(
+          factsOfFlat(flattenRecord(JSON.parse(l.bytes.toString('utf8')) as Record<string, unknown>), facts),
+        )
     }
   }
 

@@ -17,14 +17,19 @@ export async function copyUnitPages(
   layouts: ReadonlyArray<readonly string[]>,
 ): Promise<void> {
   const columns = req.format === 'csv' ? stages.schema.names() : undefined
-  for (; u.flushed < u.pages.length; u.flushed++) await copyPage(dir, u.pages[u.flushed]!, writer, columns, layouts)
+  for (; u.flushed < u.pages.length; u.flushed++)
+    await copyPage(dir, u.pages[u.flushed]!, writer, columns, layouts)
 }
 
 /**
  * A resumed county goes on fetching: the ServicePropertyIDs its earlier pages took are read back from
  * their part files, so a record the service repeats on a later page is still written once.
  */
-export async function rebuildIds(u: CountyUnit, dir: string, layouts: ReadonlyArray<readonly string[]>): Promise<void> {
+export async function rebuildIds(
+  u: CountyUnit,
+  dir: string,
+  layouts: ReadonlyArray<readonly string[]>,
+): Promise<void> {
   u.ids.begin()
   const take = (v: unknown) => {
     const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{1,11}$/.test(v) ? Number(v) : NaN

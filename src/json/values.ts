@@ -63,7 +63,18 @@ export function decodeEscapes(text: string): string {
       out += String.fromCharCode(parseInt(text.slice(i + 2, i + 6), 16))
       seg = i + 6
     } else {
-      out += e === 0x62 ? '\b' : e === 0x66 ? '\f' : e === 0x6e ? '\n' : e === 0x72 ? '\r' : e === 0x74 ? '\t' : text[i + 1]
+      out +=
+        e === 0x62
+          ? '\b'
+          : e === 0x66
+            ? '\f'
+            : e === 0x6e
+              ? '\n'
+              : e === 0x72
+                ? '\r'
+                : e === 0x74
+                  ? '\t'
+                  : text[i + 1]
       seg = i + 2
     }
   }

@@ -270,7 +270,10 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
       if (c !== close) {
         // `080`, `1.5.2`, `truex` stop here
         const num = (kind & KIND_MASK) === NUMBER && c !== COMMA && c !== CLOSE_OBJ && c !== CLOSE_ARR
-        return w.fail(num ? 'a number JSON does not allow' : `expected ',' or '${String.fromCharCode(close)}'`, p)
+        return w.fail(
+          num ? 'a number JSON does not allow' : `expected ',' or '${String.fromCharCode(close)}'`,
+          p,
+        )
       }
       p++
       depth--
@@ -388,7 +391,7 @@ export function numberEnd(b: Uint8Array, p: number, n: number): number {
   }
   if (c === ZERO) p++
   else if (c > ZERO && c <= NINE) {
-    for (p++; p < n && (c = b[p]!) >= ZERO && c <= NINE; ) p++
+    for (p++; p < n && (c = b[p]!) >= ZERO && c <= NINE;) p++
   } else return -p
   if (p >= n) return p
   c = b[p]!
@@ -397,7 +400,7 @@ export function numberEnd(b: Uint8Array, p: number, n: number): number {
     if (++p >= n) return -n
     c = b[p]!
     if (c < ZERO || c > NINE) return -p
-    for (p++; p < n && (c = b[p]!) >= ZERO && c <= NINE; ) p++
+    for (p++; p < n && (c = b[p]!) >= ZERO && c <= NINE;) p++
     if (p >= n) return p | frac
     c = b[p]!
   }
@@ -410,7 +413,7 @@ export function numberEnd(b: Uint8Array, p: number, n: number): number {
       c = b[p]!
     }
     if (c < ZERO || c > NINE) return -p
-    for (p++; p < n && (c = b[p]!) >= ZERO && c <= NINE; ) p++
+    for (p++; p < n && (c = b[p]!) >= ZERO && c <= NINE;) p++
   }
   return p | frac
 }

@@ -2,7 +2,7 @@ import type {HttpClient, HttpResponse} from '../api/client.js'
 import {ForbiddenError, InvalidKeyError, NotFoundError, RateLimitExceededError} from '../errors.js'
 import {countyUrl, endpointUrl, buildQueryString} from '../api/query.js'
 import {OPTION_NAMES, type OptionName} from '../api/spec.js'
-import {DataScanner} from '../io/data-scanner.js'
+import {RecordScanner} from '../pipeline/records.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 
 export type Permission = 'permitted' | 'not permitted'
@@ -41,12 +41,12 @@ export function optionsOf(record: Record<string, unknown> | undefined): Record<O
 
 /** Read records until the first one, then drop the connection: a county page costs one record of bandwidth. */
 async function firstRecord(res: HttpResponse): Promise<Record<string, unknown> | undefined> {
-  const scanner = new DataScanner()
+  // the records stage every path reads bodies with (src/pipeline/records.ts): one envelope rule
+  const scanner = new RecordScanner()
   for await (const chunk of res.body) {
-    const [first] = scanner.push(chunk)
-    if (first) {
+    if (scanner.push(chunk) > 0) {
       res.cancel()
-      return JSON.parse(first.toString('utf8')) as Record<string, unknown>
+      return JSON.parse(scanner.records[0]!.toString('utf8')) as Record<string, unknown>
     }
   }
   scanner.end()

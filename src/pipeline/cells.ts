@@ -1,4 +1,4 @@
-import {csvCell, isFormulaStart} from '../io/csv-cell.js'
+import {csvCell, isFormulaStart} from '../text/csv-cell.js'
 import {ESCAPED, FALSE, HAS_COMMA, KIND_MASK, NULL, NUMBER, STRING, TRUE} from '../json/walk.js'
 import {compactJson, hasLayout, stringValue} from '../json/values.js'
 import type {RecordView} from './view.js'

@@ -40,8 +40,13 @@ export class RecordChecks {
     let required = 0
     for (const f of fields.list) {
       if (f.role === 'standard' && !f.rule!.optional) required++
-      if (f.role === 'optionField') this.optionMembers.set(f.parent, (this.optionMembers.get(f.parent) ?? 0) + 1)
-      if (f.rule?.values) this.values.set(f.id, f.rule.values.map((v) => Buffer.from(v)))
+      if (f.role === 'optionField')
+        this.optionMembers.set(f.parent, (this.optionMembers.get(f.parent) ?? 0) + 1)
+      if (f.rule?.values)
+        this.values.set(
+          f.id,
+          f.rule.values.map((v) => Buffer.from(v)),
+        )
     }
     this.required = required
     this.quick = new QuickRules(fields, required, this.optionMembers, this.values)
@@ -100,7 +105,8 @@ export class RecordChecks {
           if (kind === OBJECT) {
             option = id
             optionSeen = 0
-          } else if (kind !== NULL) broken += this.fault(id, `expected an object or null, got ${kindName(kind)}`, out)
+          } else if (kind !== NULL)
+            broken += this.fault(id, `expected an object or null, got ${kindName(kind)}`, out)
         }
         continue
       }
@@ -128,7 +134,8 @@ export class RecordChecks {
   private missing(stamp: Int32Array, serial: number, out: string[] | undefined): number {
     let broken = 0
     for (const f of this.fields.list)
-      if (f.role === 'standard' && !f.rule!.optional && stamp[f.id] !== serial) broken += this.fault(f.id, 'missing', out)
+      if (f.role === 'standard' && !f.rule!.optional && stamp[f.id] !== serial)
+        broken += this.fault(f.id, 'missing', out)
     return broken
   }
 
@@ -169,7 +176,8 @@ export function valueFault(
       const integral = rule.type !== 'float'
       if (!integral && rule.min === undefined && rule.max === undefined) return undefined
       const v = numberValue(b, s, e)
-      if (integral && (k & NOT_INTEGER) !== 0 && !Number.isSafeInteger(v)) return `${shown(b, s, e)} is not a whole number`
+      if (integral && (k & NOT_INTEGER) !== 0 && !Number.isSafeInteger(v))
+        return `${shown(b, s, e)} is not a whole number`
       if (rule.min !== undefined && v < rule.min) return `${shown(b, s, e)} is under the minimum ${rule.min}`
       if (rule.max !== undefined && v > rule.max) return `${shown(b, s, e)} is over the maximum ${rule.max}`
       return undefined
@@ -227,7 +235,12 @@ function allDigits(b: Uint8Array, s: number, e: number): boolean {
 /** YYYY-MM-DD exactly (spec 2.2, 2.3 `date`). */
 function isDate(b: Uint8Array, s: number, e: number): boolean {
   return (
-    e - s === 10 && allDigits(b, s, s + 4) && b[s + 4] === 0x2d && allDigits(b, s + 5, s + 7) && b[s + 7] === 0x2d && allDigits(b, s + 8, s + 10)
+    e - s === 10 &&
+    allDigits(b, s, s + 4) &&
+    b[s + 4] === 0x2d &&
+    allDigits(b, s + 5, s + 7) &&
+    b[s + 7] === 0x2d &&
+    allDigits(b, s + 8, s + 10)
   )
 }
 
@@ -256,9 +269,11 @@ function shown(b: Uint8Array, s: number, e: number): string {
 }
 
 export function kindName(kind: number): string {
-  return (['nothing', 'a string', 'a number', 'true', 'false', 'null', 'an object', 'a list'] as const)[kind] ?? 'a value'
+  return (
+    (['nothing', 'a string', 'a number', 'true', 'false', 'null', 'an object', 'a list'] as const)[kind] ??
+    'a value'
+  )
 }
-
 
 // quick tests
 const OP_NONE = 0
@@ -315,7 +330,11 @@ class QuickRules {
       if (!r) continue
       if (f.role === 'standard' && !r.optional) this.requiredTop[f.id] = 1
       const kinds =
-        r.type === 'boolean' ? (1 << TRUE) | (1 << FALSE) : r.type === 'varchar' || r.type === 'date' || r.type === 'datetime' ? 1 << STRING : 1 << NUMBER
+        r.type === 'boolean'
+          ? (1 << TRUE) | (1 << FALSE)
+          : r.type === 'varchar' || r.type === 'date' || r.type === 'datetime'
+            ? 1 << STRING
+            : 1 << NUMBER
       this.kinds[f.id] = kinds | (r.nullable ? 1 << NULL : 0)
       if (kinds === 1 << NUMBER) {
         if (r.min !== undefined || r.max !== undefined || r.type !== 'float') this.ops[f.id] = OP_RANGE
@@ -324,7 +343,11 @@ class QuickRules {
         this.integral[f.id] = r.type === 'float' ? 0 : 1
       } else if (kinds === 1 << STRING) {
         this.size[f.id] = r.size ?? 0x7fffffff
-        this.ops[f.id] = r.values ? OP_VALUES : r.digits || r.upper || r.type !== 'varchar' ? OP_SHAPE : OP_SIZE
+        this.ops[f.id] = r.values
+          ? OP_VALUES
+          : r.digits || r.upper || r.type !== 'varchar'
+            ? OP_SHAPE
+            : OP_SIZE
       }
     }
   }
@@ -376,7 +399,8 @@ class QuickRules {
         let any = false
         for (const v of this.values.get(id)!) if (stringIs(b, s, e, v)) any = true
         if (!any) return false
-      } else if (op === OP_SHAPE && shapeFault(this.fields.list[id]!.rule!, b, s + 1, e - 1) !== undefined) return false
+      } else if (op === OP_SHAPE && shapeFault(this.fields.list[id]!.rule!, b, s + 1, e - 1) !== undefined)
+        return false
     }
     if (required !== this.requiredTotal) return false
     if (open0 ? seen0 !== this.optionCount[0] : seen0 !== 0) return false

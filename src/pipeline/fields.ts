@@ -146,7 +146,7 @@ export class Namer {
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.length)
     const end = first + count
     let prev = this.root
-    for (let i = first; i < end; ) {
+    for (let i = first; i < end;) {
       const node = this.find(this.root, prev, bytes, dv, entries, i, -1)
       ids[i++] = node.id
       prev = node
@@ -193,7 +193,14 @@ export class Namer {
   }
 
   /** A name not among the usual successors: looked up by its text, and remembered. */
-  private miss(start: KeyNode, cands: KeyNode[], bytes: Buffer, entries: Int32Array, at: number, parent: number): KeyNode {
+  private miss(
+    start: KeyNode,
+    cands: KeyNode[],
+    bytes: Buffer,
+    entries: Int32Array,
+    at: number,
+    parent: number,
+  ): KeyNode {
     const ks = entries[at + KEY_S]!
     const ke = entries[at + KEY_E]!
     const raw = bytes.toString('utf8', ks, ke)

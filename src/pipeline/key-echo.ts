@@ -19,7 +19,10 @@ export class KeyEcho {
   occurrences = 0
 
   constructor(key: string | undefined) {
-    const forms = key && key.length >= MIN_MASKED_KEY ? [key, JSON.stringify(key).slice(1, -1), key.replaceAll('/', '\\/')] : []
+    const forms =
+      key && key.length >= MIN_MASKED_KEY
+        ? [key, JSON.stringify(key).slice(1, -1), key.replaceAll('/', '\\/')]
+        : []
     this.patterns = [...new Set(forms)].map((f) => Buffer.from(f))
     this.longest = Math.max(0, ...this.patterns.map((p) => p.length))
   }

@@ -78,7 +78,9 @@ export class Pagination {
         `the next-page link after page ${page} leads back to a page already fetched; the service's pagination loops`,
       )
     if (page >= MAX_PAGES)
-      throw new BadResponseError(`more than ${MAX_PAGES.toLocaleString('en-US')} pages; taken as a pagination loop`)
+      throw new BadResponseError(
+        `more than ${MAX_PAGES.toLocaleString('en-US')} pages; taken as a pagination loop`,
+      )
     this.seen.add(key)
     return link
   }

@@ -1,5 +1,6 @@
 import {isUtf8} from 'node:buffer'
 
+import {redact} from '../api/secrets.js'
 import {BadResponseError, TruncatedBodyError} from '../errors.js'
 import {BROKEN, INCOMPLETE, scanString, Walk, walkValue, ESCAPED} from '../json/walk.js'
 import {decodeEscapes} from '../json/values.js'
@@ -119,7 +120,9 @@ export class RecordScanner {
       throw new TruncatedBodyError(`the response body ended mid-JSON after ${this.seen} records`)
     if (!this.sawData) throw new BadResponseError('the response has no `data` field (spec 4)')
     if (this.status === undefined)
-      throw new BadResponseError('the response has no `status` field; spec 4 answers with "status": "success"')
+      throw new BadResponseError(
+        'the response has no `status` field; spec 4 answers with "status": "success"',
+      )
   }
 
   /** The envelope machine over buf from p; stops at the end, carrying an incomplete token over. */
@@ -131,7 +134,10 @@ export class RecordScanner {
       const c = buf[p]!
       switch (this.state) {
         case START:
-          if (c !== 0x7b) throw malformed('the response body is not a JSON object (spec 4)')
+          if (c !== 0x7b)
+            throw malformed(
+              `the service answered 200 with a body that is not a JSON object (spec 4): ${snippet(buf, p)}`,
+            )
           this.state = FIRST_KEY
           p++
           break
@@ -211,7 +217,9 @@ export class RecordScanner {
       }
       // spec 4: data is a record or a list of records; null, a string or a number is a broken answer
       if (c !== 0x7b)
-        throw malformed("the response's `data` is not a record or a list of records (spec 4); the answer is malformed")
+        throw malformed(
+          "the response's `data` is not a record or a list of records (spec 4); the answer is malformed",
+        )
       return this.record(buf, p, n, AFTER_MEMBER)
     }
     this.skipWalk.count = 0
@@ -284,7 +292,10 @@ export class RecordScanner {
     this.seen++
     if (bytes.length > this.limits.maxRecordBytes) {
       this.walk.count = base
-      this.rejected.push({index: this.seen, reason: `larger than ${this.limits.maxRecordBytes.toLocaleString('en-US')} bytes`})
+      this.rejected.push({
+        index: this.seen,
+        reason: `larger than ${this.limits.maxRecordBytes.toLocaleString('en-US')} bytes`,
+      })
       return
     }
     // RFC 8259 section 8.1: JSON text is UTF-8; a record that is not would reach the output as U+FFFD
@@ -320,10 +331,21 @@ export class RecordScanner {
   private hold(buf: Buffer, p: number): -1 {
     // records never come here that large (the collector takes them); a key or another envelope member
     // of that size is not a spec answer
-    if (buf.length - p > CARRY_LIMIT) throw malformed('a member of the response envelope is larger than 1 MiB')
+    if (buf.length - p > CARRY_LIMIT)
+      throw malformed('a member of the response envelope is larger than 1 MiB')
     this.carry = Buffer.from(buf.subarray(p))
     return -1
   }
+}
+
+/** The start of a body that is not JSON (a proxy's page, say), short, one line, the key masked. */
+function snippet(buf: Buffer, p: number): string {
+  const text = buf
+    .toString('utf8', p, p + 120)
+    .replace(/\s+/g, ' ')
+    .trim()
+  const cut = redact(text).slice(0, 80)
+  return `"${cut}${text.length > 80 ? '…' : ''}"`
 }
 
 /** Why a walk failed: a cap as it is, a break of the grammar with where in the record it is. */

@@ -1,15 +1,13 @@
 import {OPTION_NAMES} from '../api/spec.js'
+import {columnsFor, emptyShape} from '../model/columns.js'
 import type {Fields} from './fields.js'
 import type {RecordView} from './view.js'
 
 /**
  * The columns of one run, the same in every file it writes (every county of an `--out-dir`, every format):
- * spec 2.1's standard fields, all of them, in its order; then the unknown top-level fields seen anywhere in
- * the run, in first-seen order (an object or list as one column of JSON text); then, for each option
- * object the key includes (spec 2.2 rule 2 / 2.3 rule 1: the member is present, null or not, exactly
- * when the key has the option), its members in the spec's order, then any unknown members seen. A
+ * the one column rule (src/model/columns.ts `columnsFor`) over every field seen anywhere in the run. A
  * column that appears late makes the files written before it out of date; the run rewrites them at its
- * end (see src/pipeline/sinks.ts). `--fields` fixes the columns instead.
+ * end (src/jobs/export-outputs.ts). `--fields` fixes the columns instead.
  */
 export class RunSchema {
   private seen = new Uint8Array(256)
@@ -24,7 +22,9 @@ export class RunSchema {
     this.fixed = selected?.length
       ? Int32Array.from(selected, (name) => {
           const dot = name.indexOf('.')
-          return dot === -1 ? fields.top(name) : fields.member(fields.top(name.slice(0, dot)), name.slice(dot + 1))
+          return dot === -1
+            ? fields.top(name)
+            : fields.member(fields.top(name.slice(0, dot)), name.slice(dot + 1))
         })
       : undefined
   }
@@ -63,17 +63,19 @@ export class RunSchema {
   columns(): Int32Array {
     if (this.fixed) return this.fixed
     if (this.cached) return this.cached
+    // the one column rule (src/model/columns.ts), over the fields seen in first-seen order
     const list = this.fields.list
-    const cols: number[] = []
-    for (const f of list) if (f.role === 'standard') cols.push(f.id)
-    for (const id of this.order) if (list[id]!.role === 'unknown') cols.push(id)
-    for (const opt of OPTION_NAMES) {
-      const top = this.fields.optionId(opt)
-      if (!this.has(top)) continue
-      for (const f of list) if (f.parent === top && f.role === 'optionField') cols.push(f.id)
-      for (const id of this.order) if (list[id]!.parent === top && list[id]!.role === 'unknownMember') cols.push(id)
+    const shape = emptyShape()
+    for (const id of this.order) {
+      const f = list[id]!
+      if (f.parent === -1) shape.top.push(f.name)
+      else if (f.role === 'unknownMember') {
+        const opt = list[f.parent]!.name
+        const subs = shape.nested.get(opt) ?? []
+        shape.nested.set(opt, [...subs, f.name.slice(opt.length + 1)])
+      }
     }
-    this.cached = Int32Array.from(cols)
+    this.cached = Int32Array.from(columnsFor(shape), (c) => this.fields.idOf(c.header)!)
     return this.cached
   }
 

@@ -2,7 +2,7 @@ import {createReadStream} from 'node:fs'
 import {join} from 'node:path'
 
 import {LocalIoError} from '../errors.js'
-import {guardCell} from '../io/csv-cell.js'
+import {guardCell} from '../text/csv-cell.js'
 import {readCsv} from '../io/csv-reader.js'
 import {readLines} from '../io/lines.js'
 import type {OutputTarget} from '../io/output.js'
@@ -89,7 +89,10 @@ export class PageSpool {
   async close(): Promise<{file: string; segments?: Segment[]}> {
     if (this.env.encoder) {
       await this.seg?.part.close()
-      return {file: this.file, segments: this.segments.map(({file, layout, records}) => ({file, layout, records}))}
+      return {
+        file: this.file,
+        segments: this.segments.map(({file, layout, records}) => ({file, layout, records})),
+      }
     }
     // an empty page still gets its (empty) part, so every journaled page names a file that exists
     if (!this.part) await this.open()
@@ -172,7 +175,8 @@ export async function copyPage(
     return chunks(part.file)
   }
   for await (const l of readLines(join(dir, part.file))) {
-    if (!l.complete) throw new LocalIoError(`the part file ${part.file} ends mid-record; rerun with --restart`)
+    if (!l.complete)
+      throw new LocalIoError(`the part file ${part.file} ends mid-record; rerun with --restart`)
     if (!writer.json(l.bytes)) await writer.target.drain()
   }
 }
@@ -216,7 +220,8 @@ export async function writeFile(
     }
     const header = headerCells(opts.columns, opts.escapeFormulas)
     const writer = new RecordWriter(target, format, {header, bom: opts.bom})
-    for (const p of pages) await copyPage(partsDir, p, writer, format === 'csv' ? opts.columns : undefined, opts.layouts)
+    for (const p of pages)
+      await copyPage(partsDir, p, writer, format === 'csv' ? opts.columns : undefined, opts.layouts)
     writer.end()
     await opts.commit()
     return writer.count

@@ -142,7 +142,13 @@ function pass(
 ): Promise<void> | undefined {
   const view = stages.view
   const first = scanner.first[k]!
-  view.set(scanner.records[k]!, scanner.walk.entries, first, scanner.entriesEnd(k) - first, scanner.spaced[k] === 1)
+  view.set(
+    scanner.records[k]!,
+    scanner.walk.entries,
+    first,
+    scanner.entriesEnd(k) - first,
+    scanner.spaced[k] === 1,
+  )
   if (stages.checks.check(view, out.violations) > 0) {
     out.violating++
     if (stages.options.strict) {
@@ -162,4 +168,28 @@ function pass(
   out.records++
   sink.facts?.(stages.facts.read(view))
   return sink.record(view, scanner.statusOk)
+}
+
+/**
+ * The problems of one record (a parsed object or its JSON text) against the spec's rules, as the checks
+ * stage finds them on every path: one line each, none when it conforms. For callers that hold a record
+ * rather than a body (the sandbox's conformance tests, the library's `checkRecord`).
+ */
+export function recordProblems(record: unknown): string[] {
+  const text = typeof record === 'string' ? record : JSON.stringify(record)
+  const stages = new RecordStages({strict: false})
+  const scanner = stages.scanner()
+  const n = scanner.push(Buffer.from(`{"status":"success","data":[${text}]}`))
+  scanner.end()
+  const bad = scanner.takeRejected()[0]
+  if (bad) return [`(record): ${bad.reason}`]
+  if (n !== 1) return ['(record): not one JSON object']
+  const view = stages.view
+  view.set(
+    scanner.records[0]!,
+    scanner.walk.entries,
+    scanner.first[0]!,
+    scanner.entriesEnd(0) - scanner.first[0]!,
+  )
+  return stages.checks.problems(view)
 }

@@ -35,7 +35,9 @@ export function csvCell(text: string, escapeFormulas: boolean): string {
 
 /** A guarded cell's text back as it was (for reading sfl's own CSV: `sfl stats`, `sfl changes`). */
 export function unguardCell(text: string): string {
-  return text.length > 1 && text.charCodeAt(0) === 0x27 && isFormulaStart(text.charCodeAt(1)) ? text.slice(1) : text
+  return text.length > 1 && text.charCodeAt(0) === 0x27 && isFormulaStart(text.charCodeAt(1))
+    ? text.slice(1)
+    : text
 }
 
 /** One CSV line with its CRLF end (RFC 4180), each text made a cell by `csvCell`. */
