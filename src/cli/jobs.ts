@@ -1,7 +1,7 @@
 import type {ExportRequest, ExportSummary} from '../jobs/county-export.js'
 import type {BatchRequest, BatchSummary} from '../jobs/batch-lookup.js'
 import type {RecordFormat} from '../io/record-writer.js'
-import type {Context} from './base-command.js'
+import type {Context} from './service-command.js'
 import {printSummary, withCleanInterrupt, withRunSession} from './session.js'
 import type {StatsOptions} from './stats-output.js'
 
