@@ -1,7 +1,7 @@
 import {Command, Flags, Interfaces} from '@oclif/core'
 
 import {ExitCode, SflError} from '../errors.js'
-import {registerSecret} from '../api/secrets.js'
+import {redact, registerSecret} from '../api/secrets.js'
 import {forTerminal} from '../render/terminal.js'
 import type {OutputFormat} from '../render/formats.js'
 
@@ -70,6 +70,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected override async catch(
     err: Error & {exitCode?: number; oclif?: {exit?: number}},
   ): Promise<unknown> {
+    // --json: the error is also the one JSON document on stdout (oclif's own catch prints it for the rest)
+    if (this.jsonEnabled() && (err.oclif?.exit === undefined || 'parse' in err)) this.logJsonError(err)
     if (err instanceof SflError) {
       process.stderr.write(`Error: ${forTerminal(err.message)}\n`)
       process.exitCode = err.exitCode
@@ -86,6 +88,32 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     if (this.flags?.debug && err.stack) process.stderr.write(`${forTerminal(err.stack)}\n`)
     process.exitCode = ExitCode.unexpected
     return undefined
+  }
+
+  /**
+   * --json's document, written as every other output is (process.stdout, two-space JSON, no colour codes):
+   * oclif's own goes through console.log with colourised tokens.
+   */
+  override logJson(json: unknown): void {
+    process.stdout.write(`${JSON.stringify(json, null, 2)}\n`)
+  }
+
+  /**
+   * oclif's error document, `{"error": {"name", "message"}}`, with the exit code the run ends with (and the
+   * HTTP status when there was one); only these fields: a parse error's own fields hold the argv, which can
+   * hold a key. The error line on stderr stays as it is (README "Exit codes").
+   */
+  private logJsonError(err: Error & {exitCode?: number; status?: unknown}): void {
+    const exitCode =
+      err instanceof SflError ? err.exitCode : 'parse' in err ? ExitCode.usage : ExitCode.unexpected
+    this.logJson({
+      error: {
+        name: err.name,
+        message: redact(err.message),
+        exitCode,
+        ...(typeof err.status === 'number' ? {status: err.status} : {}),
+      },
+    })
   }
 
   /** A flag or argument mistake: one error line, a hint, the usage line (src/render/usage-error.ts). */
