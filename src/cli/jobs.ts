@@ -181,6 +181,9 @@ export async function runBatchJob(
       `${n(s.rows)} rows${counts.length ? ` (${counts.join(', ')})` : ''}`,
       `${n(s.saved)} lookups saved by duplicate rows`,
     ]
+    // rows whose cells are all empty (Excel's `,,,,`): skipped like empty lines, and said
+    const blank = req.input.blankRows
+    if (blank) parts.splice(1, 0, `${n(blank)} blank ${blank === 1 ? 'row' : 'rows'} skipped`)
     if (s.fromCheckpoint) parts.push(`${n(s.fromCheckpoint)} answers from the checkpoint`)
     const out = s.stats ? await import('./stats-output.js') : undefined
     const shown = out && s.stats && out.statsShown(s.stopped) ? s.stats : undefined
