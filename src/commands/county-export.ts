@@ -132,6 +132,11 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
       description:
         "Print the plan (counties, requests, time at the key's limit; JSON with --json) after one probe request; nothing is exported",
     }),
+    // oclif's --json (enableJsonFlag), described for this command: it is the plan's, not the export's
+    json: Flags.boolean({
+      description: 'With --dry-run: print the plan as one JSON document (the export format is --output)',
+      helpGroup: 'GLOBAL',
+    }),
     'no-probe': Flags.boolean({
       description: 'With --dry-run: send nothing, and plan with the default 1,000 requests/hour (spec 8.2)',
     }),

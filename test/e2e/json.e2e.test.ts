@@ -93,13 +93,11 @@ describe('connection flags only on the commands that send requests', () => {
     expect(r.stdout).toContain('--quiet')
   })
 
-  it.each([['lookup'], ['county-export'], ['keys', 'check']])(
-    'sfl %s --help lists them all',
-    async (...cmd) => {
-      const r = await sfl([...cmd, '--help'])
-      for (const flag of CONNECTION) expect(r.stdout).toContain(flag)
-    },
-  )
+  it.each([['lookup'], ['county-export'], ['keys check']])('sfl %s --help lists them all', async (cmd) => {
+    const r = await sfl([...cmd.split(' '), '--help'])
+    expect(r.code).toBe(0)
+    for (const flag of CONNECTION) expect(r.stdout).toContain(flag)
+  })
 
   it.each([
     [['stats', 'F', '--base-url', 'http://x/v1'], '--base-url'],
