@@ -204,7 +204,11 @@ async function readCheckpoint(
       units.set(u, unit)
       if (e['t'] === 'page') unit.pages++
       else if (e['t'] === 'reset') Object.assign(unit, {ended: false, pages: 0})
-      else if (e['t'] === 'end') unit.ended = (e['outcome'] as {kind?: string})?.kind !== 'failed'
+      else if (e['t'] === 'end') {
+        const kind = (e['outcome'] as {kind?: string})?.kind
+        unit.ended = kind !== 'failed'
+        unit.forbidden = kind === 'forbidden'
+      }
     }
   } catch {
     return undefined

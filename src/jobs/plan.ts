@@ -31,11 +31,20 @@ export interface CountyNeed {
   min: number
   estimate: number | undefined
   /**
-   * Where the figure comes from: fresh (--max-age) or ended in the checkpoint (nothing to send); the pages
+   * Where the figure comes from: fresh (--max-age), ended in the checkpoint, or ended there refused (403,
+   * `refused before`): nothing to send; the pages
    * the last run recorded; the probe's own answer (`probed`, or `not permitted`: a 403, one request that
    * brings nothing); `assumed` like the probed county; `unknown`.
    */
-  why: 'fresh' | 'checkpoint' | 'last run' | 'probed' | 'not permitted' | 'assumed' | 'unknown'
+  why:
+    | 'fresh'
+    | 'checkpoint'
+    | 'refused before'
+    | 'last run'
+    | 'probed'
+    | 'not permitted'
+    | 'assumed'
+    | 'unknown'
 }
 
 /** Known, not assumed: `requests` is what the county takes (the last run's pages: the data may have grown). */
@@ -47,6 +56,8 @@ export interface CheckpointUnit {
   ended: boolean
   /** Pages already fetched and kept. */
   pages: number
+  /** It ended `forbidden` (403): the key may not use it; named in the plan. */
+  forbidden?: boolean
 }
 
 /**
@@ -106,7 +117,7 @@ export function countyNeeds(
   return fips.map((f): CountyNeed => {
     if (known.fresh?.has(f)) return {fips: f, min: 0, estimate: 0, why: 'fresh'}
     const cp = known.checkpoint?.get(f)
-    if (cp?.ended) return {fips: f, min: 0, estimate: 0, why: 'checkpoint'}
+    if (cp?.ended) return {fips: f, min: 0, estimate: 0, why: cp.forbidden ? 'refused before' : 'checkpoint'}
     const left = (pages: number) => Math.max(1, pages - (cp?.pages ?? 0))
     const probed = known.probe?.fips === f ? probedPages(known.probe) : undefined
     if (probed) {
@@ -244,7 +255,9 @@ export function makePlan(
   }
 }
 
-const toFetch = (p: Plan) => p.needs.filter((c) => c.why !== 'fresh' && c.why !== 'checkpoint')
+/** Ended in the checkpoint, refused or not: a rerun does not ask for them. */
+const ended = (c: CountyNeed) => c.why === 'checkpoint' || c.why === 'refused before'
+const toFetch = (p: Plan) => p.needs.filter((c) => c.why !== 'fresh' && !ended(c))
 const exactPlan = (p: Plan) => p.needs.every(isExact)
 const plural = (x: number, one: string, many: string) => `${n(x)} ${x === 1 ? one : many}`
 
@@ -369,7 +382,7 @@ function unknownWhy(p: Plan): string {
 /** The plan as text: the headline, then counties, requests, budget and what was sent, one line each. */
 export function renderPlan(p: Plan, nowMs: number): string {
   const fresh = p.needs.filter((c) => c.why === 'fresh')
-  const fromCheckpoint = p.needs.filter((c) => c.why === 'checkpoint')
+  const fromCheckpoint = p.needs.filter(ended)
   const fetch = toFetch(p)
   const lines = [planHeadline(p, nowMs)]
   const counties = [`${n(p.counties)} asked`]
@@ -383,6 +396,11 @@ export function renderPlan(p: Plan, nowMs: number): string {
   for (const c of refused)
     lines.push(
       `Refused    ${p.names ? p.names(c.fips) : c.fips}: not permitted for this key (HTTP 403 to the probe): 1 request (the refusal), no data. The key may be limited to other counties too: \`sfl keys check --fips CODE\` tells, one request each`,
+    )
+  const before = p.needs.filter((c) => c.why === 'refused before')
+  if (before.length)
+    lines.push(
+      `Refused    ${before.map((c) => (p.names && before.length <= (p.listUpTo ?? 20) ? p.names(c.fips) : c.fips)).join('; ')}: not permitted for this key (HTTP 403 in the checkpoint's run); not asked again`,
     )
   const req = requestsDetail(p)
   if (req.length) lines.push(`Requests   ${req.join('; ')}`)
@@ -404,7 +422,10 @@ export interface PlanDocument {
   fresh: string[]
   endedInCheckpoint: string[]
   toFetch: string[]
-  /** Counties the probe found the key not permitted for (403): one request each, no data. */
+  /**
+   * Counties the key is not permitted for (403): the probed one (one request, no data), and those the
+   * checkpoint's run was refused (not asked again).
+   */
   notPermitted: string[]
   /** The fewest requests the run can take. */
   requests: number
@@ -441,9 +462,11 @@ export function planJson(p: Plan): PlanDocument {
   return {
     counties: p.counties,
     fresh: p.needs.filter((c) => c.why === 'fresh').map((c) => c.fips),
-    endedInCheckpoint: p.needs.filter((c) => c.why === 'checkpoint').map((c) => c.fips),
+    endedInCheckpoint: p.needs.filter(ended).map((c) => c.fips),
     toFetch: fetch.map((c) => c.fips),
-    notPermitted: fetch.filter((c) => c.why === 'not permitted').map((c) => c.fips),
+    notPermitted: p.needs
+      .filter((c) => c.why === 'not permitted' || c.why === 'refused before')
+      .map((c) => c.fips),
     requests: p.requests,
     requestsExact: exactPlan(p),
     requestsEstimate: p.estimate ?? null,

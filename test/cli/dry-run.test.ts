@@ -190,3 +190,33 @@ describe('a paged service that does not say its size', () => {
     })
   })
 })
+
+describe('counties the last run was refused', () => {
+  it('a 403 recorded in the checkpoint is named, not asked again, and listed as not permitted', async () => {
+    // 06001 refused (403); 06067 fails (500) so the run stays open and keeps its checkpoint
+    const server = await startScenario((r) => (r.fips === '06001' ? {status: 403} : {status: 500}))
+    cleanups.push(() => server.close())
+    const dir = mkdtempSync(join(tmpdir(), 'sfl-plan-refused-'))
+    cleanups.push(() => rmSync(dir, {recursive: true, force: true}))
+    const out = join(dir, 'o.ndjson')
+    const clock = virtualClock(Date.parse('2026-11-22T08:25:05Z'))
+    const run = context(server.baseUrl, 'test-key-123', clock, {})
+    const s = await runCountyExport(
+      {...run, signal: new AbortController().signal, notice: () => undefined},
+      {fips: ['06001', '06067'], out, format: 'ndjson', restart: false, bom: false, escapeFormulas: true},
+    )
+    expect(s.counties.map((c) => c.outcome?.kind)).toEqual(['forbidden', 'failed'])
+    const before = server.requests.length
+    const {text, json} = await dryRun({
+      ...planRequest(['06001', '06067'], async () => run, clock),
+      out,
+      probe: undefined,
+    })
+    expect(server.requests).toHaveLength(before)
+    expect(text).toContain('Counties   2 asked; 1 already ended in the checkpoint; 1 to fetch')
+    expect(text).toContain(
+      "Refused    Alameda County, CA (06001): not permitted for this key (HTTP 403 in the checkpoint's run); not asked again",
+    )
+    expect(json).toMatchObject({notPermitted: ['06001'], endedInCheckpoint: ['06001'], toFetch: ['06067']})
+  })
+})
