@@ -1,72 +1,22 @@
-import {clockNotice} from './notices.js'
 import {Command, Flags, Interfaces} from '@oclif/core'
 
-import {assertSafeBaseUrl, HttpClient} from '../api/client.js'
-import {ExitCode, MissingKeyError, SflError, UsageError} from '../errors.js'
-import {registerSecret} from '../api/secrets.js'
-import {apiKeyProblem} from '../api/validate.js'
+import {ExitCode, SflError} from '../errors.js'
+import {redact, registerSecret} from '../api/secrets.js'
 import {forTerminal} from '../render/terminal.js'
-import {loadConfig, resolveSettings} from '../config/profiles.js'
-import type {Scheduler, SchedulerOptions} from '../schedule/scheduler.js'
-import type {Sandbox} from '../sandbox/server.js'
 import type {OutputFormat} from '../render/formats.js'
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof BaseCommand)['baseFlags'] & T['flags']
 >
 
-/** Everything a command needs to talk to the service, resolved once from flags > env > profile. */
-export interface Context {
-  baseUrl: string
-  profile: string
-  /** The key in use; print only through maskKey. */
-  apiKey: string
-  client: HttpClient
-  scheduler: Scheduler
-  sandbox?: Sandbox
-}
-
 /**
- * Shared flags, configuration precedence and the error → exit code mapping (README "Exit codes").
+ * The flags every command has (--debug, --quiet) and the error → exit code mapping (README "Exit codes").
+ * A command that talks to the service extends ServiceCommand (src/cli/service-command.ts), which adds the
+ * connection flags; one that sends no request (stats, changes, counties, keys list) has none of them.
  * Commands stay thin: parse, call one function, render.
  */
 export abstract class BaseCommand<T extends typeof Command> extends Command {
   static override baseFlags = {
-    'base-url': Flags.string({
-      description: 'Service base URL including its /v1 segment [env: SFL_BASE_URL]',
-      helpGroup: 'CONNECTION',
-    }),
-    'api-key': Flags.string({
-      description:
-        'API key, or - to read it from stdin (prefer SFL_API_KEY or `sfl keys set`: a key given as a flag lands in shell history and the process list) [env: SFL_API_KEY]',
-      helpGroup: 'CONNECTION',
-    }),
-    profile: Flags.string({
-      description: 'Credential profile to use [env: SFL_PROFILE]',
-      helpGroup: 'CONNECTION',
-    }),
-    sandbox: Flags.boolean({
-      description: 'Run against the embedded sandbox (synthetic data, demo key sandbox-full)',
-      helpGroup: 'CONNECTION',
-    }),
-    timeout: Flags.integer({
-      description:
-        'Deadline in seconds for each request as a whole: connect, headers and reading the body [default: 30; county-export 900, a whole county can be one body]',
-      min: 1,
-      helpGroup: 'CONNECTION',
-    }),
-    retries: Flags.integer({
-      description: 'Retries for 5xx and network errors',
-      default: 3,
-      min: 0,
-      helpGroup: 'CONNECTION',
-    }),
-    'max-wait': Flags.integer({
-      description:
-        'Longest wait in seconds for a rate-limit reset before giving up (exit 5) [default: 60; county-export 3600]',
-      min: 0,
-      helpGroup: 'CONNECTION',
-    }),
     debug: Flags.boolean({
       description: 'Show requests and responses on stderr (the key masked)',
       helpGroup: 'GLOBAL',
@@ -79,22 +29,17 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   }
 
   flags!: BaseFlags<T>
-  protected ctx?: Context
-  /** Default of --max-wait for this command, seconds. */
-  protected static defaultMaxWait = 60
-  /** Default of --timeout for this command, seconds. */
-  protected static defaultTimeout = 30
 
   public override async init(): Promise<void> {
     await super.init()
     const {flags} = await this.parse({
       flags: this.ctor.flags,
       baseFlags: (super.ctor as typeof BaseCommand).baseFlags,
+      enableJsonFlag: this.ctor.enableJsonFlag,
       args: this.ctor.args,
       strict: this.ctor.strict,
     })
     this.flags = flags as BaseFlags<T>
-    registerSecret(this.flags['api-key'])
     registerSecret(process.env['SFL_API_KEY'])
   }
 
@@ -121,89 +66,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return flag ?? (process.stdout.isTTY ? 'table' : 'json')
   }
 
-  /** Resolve base URL and key (flag > env > profile), refuse unsafe ones, and build the client + scheduler. */
-  async context(schedule: Partial<SchedulerOptions> = {}): Promise<Context> {
-    if (this.ctx) return this.ctx
-    const f = this.flags
-    const {config, warning} = await loadConfig(this.config.configDir)
-    if (warning) this.warnAlways(warning)
-    const fromStdin = f['api-key'] === '-'
-    let flagKey = f['api-key']
-    if (fromStdin) {
-      if ((f as {input?: unknown}).input === '-')
-        throw new UsageError(
-          '--api-key - and --input - both read stdin; pass the key with SFL_API_KEY instead',
-        )
-      const {readKeyFromStdin} = await import('../keys/prompt.js')
-      flagKey = await readKeyFromStdin()
-    }
-    const settings = resolveSettings(
-      {profile: f.profile, baseUrl: f['base-url'], apiKey: flagKey},
-      process.env,
-      config,
-    )
-    registerSecret(settings.apiKey)
-    if (settings.apiKeySource === 'flag' && !fromStdin)
-      this.warnAlways(
-        '--api-key puts the key in your shell history and in the process list (`ps`), where other users of this machine can read it for the whole run; prefer `--api-key -` (reads stdin), SFL_API_KEY or `sfl keys set`',
-      )
-    let baseUrl = settings.baseUrl
-    let apiKey = settings.apiKey
-    let sandbox: Sandbox | undefined
-    if (f.sandbox) {
-      const [{startSandbox}, {demoKey, SANDBOX_DEFAULT_KEY}] = await Promise.all([
-        import('../sandbox/server.js'),
-        import('../sandbox/keys.js'),
-      ])
-      sandbox = await startSandbox({port: 0})
-      baseUrl = sandbox.baseUrl
-      apiKey = demoKey(apiKey) ? apiKey : SANDBOX_DEFAULT_KEY
-      this.notice(`sfl: using the embedded sandbox at ${baseUrl} (synthetic data, key ${apiKey})`)
-    }
-    if (!baseUrl)
-      throw new UsageError(
-        'no service base URL: pass --base-url, set SFL_BASE_URL, store one with `sfl keys set --base-url URL`, or try --sandbox',
-      )
-    assertSafeBaseUrl(baseUrl)
-    ;(await import('../api/endpoint-check.js')).assertVersionedBaseUrl(baseUrl) // spec 4, 9.1: …/v1
-    if (!apiKey)
-      throw new MissingKeyError(
-        'no API key: set SFL_API_KEY, run `sfl keys set` (reads the key from stdin or a hidden prompt), or try --sandbox',
-      )
-    const keyProblem = apiKeyProblem(apiKey)
-    if (keyProblem)
-      throw new UsageError(
-        `the API key (from ${describeKeySource(fromStdin ? 'stdin' : settings.apiKeySource)}) ${keyProblem}; nothing was sent`,
-      )
-    const {Scheduler} = await import('../schedule/scheduler.js')
-    const client = new HttpClient({
-      apiKey,
-      timeoutMs: (f.timeout ?? (this.constructor as typeof BaseCommand).defaultTimeout) * 1000,
-      userAgent: `${this.config.name}/${this.config.version} node/${process.versions.node}`,
-      debug: this.debugLine,
-    })
-    const scheduler = new Scheduler({
-      concurrency: 1,
-      retries: f.retries,
-      maxWaitMs: (f['max-wait'] ?? (this.constructor as typeof BaseCommand).defaultMaxWait) * 1000,
-      // a long rate-limit wait says so (exports and batches draw their own progress instead)
-      onEvent: (e) => {
-        if (e.type === 'clock') this.notice(clockNotice(e.skewMs))
-        if (e.type === 'wait' && e.ms >= 5000)
-          this.notice(
-            `sfl: waiting ${Math.ceil(e.ms / 1000)} s for ${e.reason === '429' ? 'a 429' : 'the rate-limit reset'}`,
-          )
-      },
-      ...schedule,
-    })
-    this.ctx = {baseUrl, profile: settings.profile, apiKey, client, scheduler, ...(sandbox ? {sandbox} : {})}
-    return this.ctx
-  }
-
   /** Map every error to its documented exit code; the key never reaches the message. */
   protected override async catch(
     err: Error & {exitCode?: number; oclif?: {exit?: number}},
   ): Promise<unknown> {
+    // --json: the error is also the one JSON document on stdout (oclif's own catch prints it for the rest)
+    if (this.jsonEnabled() && (err.oclif?.exit === undefined || 'parse' in err)) this.logJsonError(err)
     if (err instanceof SflError) {
       process.stderr.write(`Error: ${forTerminal(err.message)}\n`)
       process.exitCode = err.exitCode
@@ -222,6 +90,32 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return undefined
   }
 
+  /**
+   * --json's document, written as every other output is (process.stdout, two-space JSON, no colour codes):
+   * oclif's own goes through console.log with colourised tokens.
+   */
+  override logJson(json: unknown): void {
+    process.stdout.write(`${JSON.stringify(json, null, 2)}\n`)
+  }
+
+  /**
+   * oclif's error document, `{"error": {"name", "message"}}`, with the exit code the run ends with (and the
+   * HTTP status when there was one); only these fields: a parse error's own fields hold the argv, which can
+   * hold a key. The error line on stderr stays as it is (README "Exit codes").
+   */
+  private logJsonError(err: Error & {exitCode?: number; status?: unknown}): void {
+    const exitCode =
+      err instanceof SflError ? err.exitCode : 'parse' in err ? ExitCode.usage : ExitCode.unexpected
+    this.logJson({
+      error: {
+        name: err.name,
+        message: redact(err.message),
+        exitCode,
+        ...(typeof err.status === 'number' ? {status: err.status} : {}),
+      },
+    })
+  }
+
   /** A flag or argument mistake: one error line, a hint, the usage line (src/render/usage-error.ts). */
   private async usageError(message: string): Promise<void> {
     const {usageErrorText} = await import('../render/usage-error.js')
@@ -237,23 +131,5 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       }),
     )
     process.exitCode = ExitCode.usage
-  }
-
-  protected override async finally(err: Error | undefined): Promise<unknown> {
-    await this.ctx?.sandbox?.close()
-    return super.finally(err)
-  }
-}
-
-function describeKeySource(source: 'flag' | 'env' | 'profile' | 'stdin' | undefined): string {
-  switch (source) {
-    case 'flag':
-      return '--api-key'
-    case 'stdin':
-      return '--api-key - (stdin)'
-    case 'env':
-      return 'SFL_API_KEY'
-    default:
-      return 'the config profile'
   }
 }

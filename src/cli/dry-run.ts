@@ -12,17 +12,21 @@ import {
   DEFAULT_BUDGET,
   makePlan,
   planJson,
+  probeTarget,
   renderPlan,
   type Budget,
   type CheckpointUnit,
   type Plan,
+  type PlanDocument,
+  type ProbeFinding,
 } from '../jobs/plan.js'
-import type {Context} from './base-command.js'
+import type {Context} from './service-command.js'
 
 /**
  * `county-export --dry-run`: read what earlier runs left (DIR/manifest.json, the checkpoint), learn the
- * key's budget from ONE probe request (the way `keys check` does, src/keys/check.ts) unless --no-probe,
- * and print the plan (src/jobs/plan.ts). Nothing is exported.
+ * key's budget and the size of one county from ONE probe request (as `keys check` sends it, src/keys/
+ * check.ts) unless --no-probe, and make the plan (src/jobs/plan.ts) as text and as JSON; the command
+ * prints one. Nothing is exported.
  */
 export interface DryRunRequest {
   fips: string[]
@@ -38,11 +42,18 @@ export interface DryRunRequest {
   maxRequests?: number | undefined
   /** The connection for the probe; undefined with --no-probe. */
   probe: (() => Promise<Context>) | undefined
-  json: boolean
   now?: () => number
 }
 
-export async function dryRun(req: DryRunRequest): Promise<{plan: Plan; exitCode: number}> {
+export interface DryRunResult {
+  plan: Plan
+  /** 0, or 4 when the probe's key was refused (the run would stop at once). */
+  exitCode: number
+  text: string
+  json: PlanDocument
+}
+
+export async function dryRun(req: DryRunRequest): Promise<DryRunResult> {
   const now = req.now ?? Date.now
   const manifest = req.outDir ? await readManifest(req.outDir) : undefined
   if (req.outDir) checkFormat(manifest, req.format, req.outDir) // as the run would: nothing sent
@@ -57,23 +68,20 @@ export async function dryRun(req: DryRunRequest): Promise<{plan: Plan; exitCode:
       ? journalPaths(req.out).journal
       : undefined
   const checkpoint = journal && !req.restart ? await readCheckpoint(journal, req.fips) : undefined
-  const needs = countyNeeds(req.fips, {
-    ...(fresh ? {fresh} : {}),
-    lastPages,
-    ...(checkpoint ? {checkpoint} : {}),
-  })
-  const first = needs.find((c) => c.requests > 0)
-  const probed: {budget: Budget; note: string; sent: number; exitCode?: number} = !first
+  const known = {...(fresh ? {fresh} : {}), lastPages, ...(checkpoint ? {checkpoint} : {})}
+  const target = probeTarget(countyNeeds(req.fips, known))
+  const probed: Probed = !target
     ? {budget: DEFAULT_BUDGET, note: 'no probe: nothing to fetch', sent: 0}
     : req.probe
-      ? await probeBudget(req.probe, first.fips)
+      ? await probeBudget(req.probe, target)
       : {budget: DEFAULT_BUDGET, note: 'no probe sent (--no-probe)', sent: 0}
   const plan = makePlan({
     counties: req.fips.length,
-    needs,
+    needs: countyNeeds(req.fips, {...known, probe: probed.finding}),
     budget: probed.budget,
     budgetNote: probed.note,
     probeRequests: probed.sent,
+    probe: probed.finding,
     maxAge: req.maxAge,
     names: (f) => {
       const c = countyByFips(f)
@@ -83,8 +91,12 @@ export async function dryRun(req: DryRunRequest): Promise<{plan: Plan; exitCode:
     reserve: req.reserve,
     maxRequests: req.maxRequests,
   })
-  process.stdout.write(req.json ? `${JSON.stringify(planJson(plan), null, 2)}\n` : renderPlan(plan, now()))
-  return {plan, exitCode: probed.exitCode ?? ExitCode.ok}
+  return {
+    plan,
+    exitCode: probed.exitCode ?? ExitCode.ok,
+    text: renderPlan(plan, now()),
+    json: planJson(plan),
+  }
 }
 
 function existsIn(dir: string, rel: string): boolean {
@@ -92,15 +104,22 @@ function existsIn(dir: string, rel: string): boolean {
   return existsSync(join(dir, rel))
 }
 
+/** What the probe brought: the budget, how it was learned, and what it saw of its county. */
+interface Probed {
+  budget: Budget
+  note: string
+  sent: number
+  exitCode?: number
+  finding?: ProbeFinding
+}
+
 /**
- * One request, as `keys check` sends it (the first record of the county, then the connection dropped), to
- * read X-RateLimit-Limit / -Remaining / -Reset (spec 8.3). Any failure leaves the default figures (spec
- * 8.2) and says why; an invalid key also sets exit 4, since the run itself would stop at once.
+ * One request, as `keys check` sends it (no retry, no wait), to read X-RateLimit-Limit / -Remaining /
+ * -Reset (spec 8.3) and the county's size: X-Total-Count, a next link and the first page's records (src/
+ * keys/check.ts). Any failure leaves the default figures (spec 8.2) and says why; an invalid key also sets
+ * exit 4, since the run itself would stop at once.
  */
-async function probeBudget(
-  connect: () => Promise<Context>,
-  fips: string,
-): Promise<{budget: Budget; note: string; sent: number; exitCode?: number}> {
+async function probeBudget(connect: () => Promise<Context>, fips: string): Promise<Probed> {
   let ctx: Context
   try {
     ctx = await connect()
@@ -109,6 +128,7 @@ async function probeBudget(
     return {budget: DEFAULT_BUDGET, note: `no probe sent: ${redact(error.message)}`, sent: 0}
   }
   const {checkKey} = await import('../keys/check.js')
+  const none: ProbeFinding = {fips, answer: 'none'}
   try {
     const r = await checkKey(ctx, {
       profile: ctx.profile,
@@ -116,6 +136,7 @@ async function probeBudget(
       keySource: ctx.sandbox ? 'sandbox' : 'env',
       fips: [fips],
       why: 'asked',
+      countPages: true,
     })
     const sent = ctx.scheduler.stats.requests
     if (!r.valid)
@@ -124,25 +145,36 @@ async function probeBudget(
         note: `the probe to ${fips} was refused: the API key is invalid or missing (HTTP 401), so the run would stop at once`,
         sent,
         exitCode: ExitCode.auth,
+        finding: none,
       }
+    const refused = r.counties[fips] === 'not permitted'
+    const finding: ProbeFinding = r.windowSpent
+      ? none
+      : refused
+        ? {fips, answer: 'not permitted'}
+        : r.firstPage
+          ? {answer: 'records', ...r.firstPage}
+          : {fips, answer: 'empty'}
     const {limit, remaining, reset} = r.rateLimit
     if (limit === null || remaining === null)
       return {
         budget: DEFAULT_BUDGET,
         note: `one probe request to ${fips}; its answer carried no X-RateLimit headers`,
         sent,
+        finding,
       }
-    const refused = r.counties[fips] === 'not permitted' ? `; the key is not permitted for ${fips}` : ''
     return {
       budget: {source: 'probe', limit, remaining, resetAtMs: reset === null ? undefined : reset * 1000},
-      note: `from one probe request to ${fips}${refused}`,
+      note: `from one probe request to ${fips}${refused ? ', refused with 403' : ''}`,
       sent,
+      finding,
     }
   } catch (error) {
     return {
       budget: DEFAULT_BUDGET,
       note: `the probe to ${fips} failed (${redact((error as Error).message.split('\n')[0]!)})`,
       sent: ctx.scheduler.stats.requests,
+      finding: none,
     }
   }
 }
@@ -172,7 +204,11 @@ async function readCheckpoint(
       units.set(u, unit)
       if (e['t'] === 'page') unit.pages++
       else if (e['t'] === 'reset') Object.assign(unit, {ended: false, pages: 0})
-      else if (e['t'] === 'end') unit.ended = (e['outcome'] as {kind?: string})?.kind !== 'failed'
+      else if (e['t'] === 'end') {
+        const kind = (e['outcome'] as {kind?: string})?.kind
+        unit.ended = kind !== 'failed'
+        unit.forbidden = kind === 'forbidden'
+      }
     }
   } catch {
     return undefined

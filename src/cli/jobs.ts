@@ -2,7 +2,7 @@ import {keyEchoWarning} from '../api/secrets.js'
 import type {ExportRequest, ExportSummary} from '../jobs/county-export.js'
 import type {BatchRequest, BatchSummary} from '../jobs/batch-lookup.js'
 import type {RecordFormat} from '../io/record-writer.js'
-import type {Context} from './base-command.js'
+import type {Context} from './service-command.js'
 import {printSummary, withCleanInterrupt, withRunSession} from './session.js'
 import type {StatsOptions} from './stats-output.js'
 
@@ -218,6 +218,9 @@ export async function runBatchJob(
       `${n(s.rows)} rows${counts.length ? ` (${counts.join(', ')})` : ''}`,
       `${n(s.saved)} lookups saved by duplicate rows`,
     ]
+    // rows whose cells are all empty (Excel's `,,,,`): skipped like empty lines, and said
+    const blank = req.input.blankRows
+    if (blank) parts.splice(1, 0, `${n(blank)} blank ${blank === 1 ? 'row' : 'rows'} skipped`)
     if (s.fromCheckpoint) parts.push(`${n(s.fromCheckpoint)} answers from the checkpoint`)
     if (s.several)
       parts.push(

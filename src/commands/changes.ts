@@ -1,8 +1,9 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../cli/base-command.js'
-import type {ChangeSummary} from '../jobs/changes.js'
 import {paragraphs} from '../cli/help-text.js'
+import {UsageError} from '../errors.js'
+import type {ChangesDocument} from '../cli/json-output.js'
 
 export default class Changes extends BaseCommand<typeof Changes> {
   static override summary = 'Compare two exports: which properties were added, updated or deleted'
@@ -11,8 +12,9 @@ manifest.json). Properties are matched by ServicePropertyID (APN when a record h
 values are compared as text, so a CSV and an NDJSON export of the same data show no change. The change file
 has one row per property added, updated (ChangedFields names what changed) or deleted, then the record's
 columns (the previous record for a deleted one) and, for updated rows, the previous values. ValuationDate is
-not compared unless --ignore-fields says otherwise. Sends no request. Exit 0 with or without changes
-(--exit-code: 1 when there are changes, like git diff --exit-code).`
+not compared unless --ignore-fields says otherwise. --json prints the summary as JSON on stdout (with --out:
+the change file cannot share stdout). Sends no request. Exit 0 with or without changes (--exit-code: 1 when
+there are changes, like git diff --exit-code).`
 
   static override examples = [
     {
@@ -25,6 +27,8 @@ not compared unless --ignore-fields says otherwise. Sends no request. Exit 0 wit
         '<%= config.bin %> changes exports/2026-10 exports/2026-11 --output ndjson --ignore-fields none',
     },
   ]
+
+  static override enableJsonFlag = true
 
   static override args = {
     previous: Args.string({
@@ -52,9 +56,21 @@ not compared unless --ignore-fields says otherwise. Sends no request. Exit 0 wit
     'exit-code': Flags.boolean({description: 'Exit 1 when there are changes (0 when there are none)'}),
   }
 
-  async run(): Promise<ChangeSummary> {
+  /**
+   * SFL_CONTENT_TYPE=json (oclif's switch for --json) applies only when stdout is free, with --out;
+   * --json itself without --out is refused below.
+   */
+  override jsonEnabled(): boolean {
+    return super.jsonEnabled() && (this.argv.includes('--json') || this.flags?.out !== undefined)
+  }
+
+  async run(): Promise<ChangesDocument> {
     const {args} = await this.parse(Changes)
     const f = this.flags
+    if (this.jsonEnabled() && f.out === undefined)
+      throw new UsageError(
+        '--json prints the summary on stdout: give --out FILE for the change file; nothing was read',
+      )
     const {compareExports, changeFormat, changeSummaryLine, ignoreList} = await import('../jobs/changes.js')
     const {checkSide} = await import('../jobs/change-sides.js')
     const ignore = ignoreList(f['ignore-fields'])
@@ -74,6 +90,6 @@ not compared unless --ignore-fields says otherwise. Sends no request. Exit 0 wit
     )
     this.notice(changeSummaryLine(s))
     if (f['exit-code'] && s.added + s.updated + s.deleted > 0) process.exitCode = 1
-    return s
+    return (await import('../cli/json-output.js')).changesDocument(s, args.previous, args.current)
   }
 }

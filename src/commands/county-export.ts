@@ -3,15 +3,16 @@ import {join, resolve} from 'node:path'
 
 import {Flags} from '@oclif/core'
 
-import {BaseCommand} from '../cli/base-command.js'
+import {ServiceCommand} from '../cli/service-command.js'
 import {UsageError} from '../errors.js'
 import {fipsProblem} from '../api/validate.js'
 import {canonicalField} from '../model/field-names.js'
 import type {ExportSummary} from '../jobs/county-export.js'
 import type {ChangesPlan} from '../cli/jobs.js'
 import {paragraphs} from '../cli/help-text.js'
+import type {PlanDocument} from '../jobs/plan.js'
 
-export default class CountyExport extends BaseCommand<typeof CountyExport> {
+export default class CountyExport extends ServiceCommand<typeof CountyExport> {
   static override summary =
     'Export whole counties to CSV, NDJSON, JSON or Parquet: streamed, rate-limit aware, resumable'
   static override description = paragraphs`Each county is fetched with the county-wide form of the endpoint (fips only), as one array or
@@ -21,7 +22,8 @@ checkpoint beside --out; running the same command again continues it (--restart 
 
 For a state or the whole country, --out-dir DIR writes one file per county as it finishes
 (DIR/state=CA/fips=06067/data.csv) and DIR/manifest.json; with --max-age 30d, counties exported less than
-30 days ago are skipped. --dry-run prints the plan: counties, requests, and the time at the key's limit.`
+30 days ago are skipped. --dry-run prints the plan: counties, requests (measured on one county by one probe
+request, the rest assumed alike and said so), and the time at the key's limit; --json prints it as JSON.`
 
   static override examples = [
     {
@@ -61,7 +63,13 @@ For a state or the whole country, --out-dir DIR writes one file per county as it
       description: 'The whole country: the plan first (one probe request), then the run',
       command: '<%= config.bin %> county-export --all-counties --out-dir exports --dry-run',
     },
+    {
+      description: 'The plan of a Parquet run, as JSON for a script',
+      command: '<%= config.bin %> county-export --state CA --out-dir exports -o parquet --dry-run --json',
+    },
   ]
+
+  static override enableJsonFlag = true
 
   static override flags = {
     fips: Flags.string({description: 'County code to export (repeatable)', multiple: true}),
@@ -122,7 +130,12 @@ For a state or the whole country, --out-dir DIR writes one file per county as it
     'max-requests': Flags.integer({description: 'Most requests this run may send', min: 1}),
     'dry-run': Flags.boolean({
       description:
-        "Print the plan (counties, requests, time at the key's limit; JSON with --output json) after one probe request; nothing is exported",
+        "Print the plan (counties, requests, time at the key's limit; JSON with --json) after one probe request; nothing is exported",
+    }),
+    // oclif's --json (enableJsonFlag), described for this command: it is the plan's, not the export's
+    json: Flags.boolean({
+      description: 'With --dry-run: print the plan as one JSON document (the export format is --output)',
+      helpGroup: 'GLOBAL',
     }),
     'no-probe': Flags.boolean({
       description: 'With --dry-run: send nothing, and plan with the default 1,000 requests/hour (spec 8.2)',
@@ -164,8 +177,20 @@ For a state or the whole country, --out-dir DIR writes one file per county as it
   // a county sent as one array can be hundreds of MB: the whole-request deadline has to allow for it
   protected static override defaultTimeout = 900
 
-  async run(): Promise<ExportSummary | undefined> {
+  /**
+   * --json is the plan's (with --dry-run); SFL_CONTENT_TYPE=json (oclif's switch for it) applies only to
+   * a plan, since a run's stdout may carry records. --json without --dry-run is refused in run().
+   */
+  override jsonEnabled(): boolean {
+    return super.jsonEnabled() && (this.argv.includes('--json') || this.argv.includes('--dry-run'))
+  }
+
+  async run(): Promise<ExportSummary | PlanDocument | undefined> {
     const f = this.flags
+    if (this.jsonEnabled() && !f['dry-run'])
+      throw new UsageError(
+        '--json prints the plan of --dry-run; a run writes records (--output picks their format) and --stats-json FILE its statistics',
+      )
     const fips = await this.countyList()
     const {outDir, maxAgeMs} = await this.checkTargets()
     // a Parquet file ends with its footer and is read by seeking to it: it cannot be streamed to stdout
@@ -178,7 +203,7 @@ For a state or the whole country, --out-dir DIR writes one file per county as it
     const changes = await this.changesPlan()
     if (f['dry-run']) {
       const {dryRun} = await import('../cli/dry-run.js')
-      const {exitCode} = await dryRun({
+      const plan = await dryRun({
         fips,
         out: f.out,
         outDir,
@@ -190,10 +215,15 @@ For a state or the whole country, --out-dir DIR writes one file per county as it
         maxRequests: f['max-requests'],
         // the one probe: no retries and no waiting for a reset, so it stays one request
         probe: f['no-probe'] ? undefined : () => this.context({retries: 0, maxWaitMs: 0, concurrency: 1}),
-        json: f.output === 'json',
       })
-      process.exitCode = exitCode
-      return undefined
+      process.exitCode = plan.exitCode
+      // --json: oclif prints the returned plan, the one thing on stdout
+      if (this.jsonEnabled()) return plan.json
+      // the old spelling: --output json named the plan's format too (it is the export's format)
+      const old = f.output === 'json'
+      if (old) this.warn((await import('../cli/json-output.js')).OUTPUT_JSON_DEPRECATED)
+      process.stdout.write(old ? `${JSON.stringify(plan.json, null, 2)}\n` : plan.text)
+      return plan.json
     }
     // one file of thousands of counties is written only when the run ends (README "Nationwide runs")
     if (fips.length >= 100 && !outDir)

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 
-import {BaseCommand} from '../cli/base-command.js'
+import {ServiceCommand} from '../cli/service-command.js'
 import {OUTPUTS} from '../render/formats.js'
 import {SchemaError, UsageError} from '../errors.js'
 import {keyEchoWarning} from '../api/secrets.js'
@@ -8,7 +8,7 @@ import {fipsProblem} from '../api/validate.js'
 import type {BatchSummary} from '../jobs/batch-lookup.js'
 import {paragraphs} from '../cli/help-text.js'
 
-export default class Lookup extends BaseCommand<typeof Lookup> {
+export default class Lookup extends ServiceCommand<typeof Lookup> {
   static override summary = 'Look up one property (or a file of them) by address, APN or property ID'
   static override description = paragraphs`Exactly one of --address, --apn or --property-id, with --fips or
 --county, for one property. The county is checked against the US county list before anything is sent. An address

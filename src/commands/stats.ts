@@ -11,15 +11,18 @@ export default class Stats extends BaseCommand<typeof Stats> {
 county-export prints after a run: shares of FHA, VA, USDA, assumable and FHA-condo eligibility (of the known
 values), CRA levels, FinalValue quartiles, ConfidenceScore median, and assumable loans by type with their
 median rate and equity gap. Streams the file in constant memory; figures past 100,000 values per metric come
-from a sketch within 1% and are marked ≈. Sends no request. Exit 2 when the file cannot be read.`
+from a sketch within 1% and are marked ≈. --json prints the same document as county-export --stats-json.
+Sends no request. Exit 2 when the file cannot be read.`
 
   static override examples = [
     {description: 'Statistics of a CSV export', command: '<%= config.bin %> stats sacramento.csv'},
     {
       description: 'Per county, as JSON for a script',
-      command: '<%= config.bin %> stats all.ndjson --by-county --output json',
+      command: '<%= config.bin %> stats all.ndjson --by-county --json',
     },
   ]
+
+  static override enableJsonFlag = true
 
   static override args = {
     file: Args.string({description: 'The export file (CSV, NDJSON, JSON or Parquet)', required: true}),
@@ -31,7 +34,7 @@ from a sketch within 1% and are marked ≈. Sends no request. Exit 2 when the fi
       char: 'o',
       options: ['table', 'json'] as const,
       default: 'table',
-      description: 'Output format (json: the same document as county-export --stats-json)',
+      description: 'Output format (json: deprecated, use --json)',
     })(),
   }
 
@@ -43,8 +46,12 @@ from a sketch within 1% and are marked ≈. Sends no request. Exit 2 when the fi
     const {forTerminal} = await import('../render/terminal.js')
     const s = await statsOfFile(args.file)
     const doc = statsDocument(s.run, byCounty ? s.counties : [])
-    if (this.flags.output === 'json') process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`)
-    else {
+    // --json: oclif prints the returned document, and nothing else goes to stdout
+    if (this.jsonEnabled()) return doc
+    if (this.flags.output === 'json') {
+      this.warn((await import('../cli/json-output.js')).OUTPUT_JSON_DEPRECATED)
+      process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`)
+    } else {
       const lines = renderStats(args.file, s.run)
       if (byCounty) for (const c of s.counties) lines.push(...renderStats(`county ${c.fips}`, c.report))
       process.stdout.write(`${lines.map((l) => forTerminal(l)).join('\n')}\n`)

@@ -50,6 +50,8 @@ export class BatchInput {
     readonly sources: Sources,
     /** The file starts with a UTF-8 BOM: a CSV output keeps one, so Excel reopens it as UTF-8. */
     readonly bom: boolean,
+    /** CSV rows whose cells are all empty (`,,,,` as Excel saves a formatted blank row): skipped, counted. */
+    readonly blankRows = 0,
   ) {}
 
   /**
@@ -68,6 +70,7 @@ export class BatchInput {
     const columns: string[] = []
     const seen = new Set<string>()
     let rows = 0
+    let blank = 0
     // the whole file once: structure (and NDJSON's columns, which any line may add) before any request
     if (kind === 'csv') {
       try {
@@ -75,6 +78,7 @@ export class BatchInput {
         const onChunk = hash ? (t: string) => void hash.update(t) : undefined
         for await (const r of readCsv(path, onChunk ? {onChunk} : {}))
           if (rows++ === 0) columns.push(...headerColumns(r.fields, name))
+          else if (blankRow(r.fields)) blank++
       } catch (error) {
         if (error instanceof CsvSyntaxError)
           throw new InputError(`${name} line ${error.line}: ${error.message}`)
@@ -96,7 +100,7 @@ export class BatchInput {
       throw new InputError(
         `${name} line 1: no fips column; add one, name yours with --map fips=COLUMN, or give a default county with --fips`,
       )
-    return new BatchInput(path, name, kind, columns, defaultFips, sources, bom)
+    return new BatchInput(path, name, kind, columns, defaultFips, sources, bom, blank)
   }
 
   /** Every data row, in order, validated as a lookup. */
@@ -218,6 +222,7 @@ async function* rawRows(path: string, name: string, kind: 'csv' | 'ndjson'): Asy
         yield {line: 1, values: {header: columns.join('\u0000')}}
         continue
       }
+      if (blankRow(fields)) continue // skipped like an empty line, in every pass alike (counted by open)
       const values: Record<string, string> = {}
       for (let i = 0; i < columns.length; i++) values[columns[i]!] = fields[i] ?? ''
       yield {line, values}
@@ -226,6 +231,16 @@ async function* rawRows(path: string, name: string, kind: 'csv' | 'ndjson'): Asy
     if (error instanceof CsvSyntaxError) throw new InputError(`${name} line ${error.line}: ${error.message}`)
     throw error
   }
+}
+
+/**
+ * A row with nothing in any cell (Excel saves a blank row that was ever formatted as `,,,,`, and often a
+ * run of them at the end): no lookup and nothing to carry through, so it is skipped like an empty line
+ * rather than reported as an invalid row. Cells of spaces only count as empty, as they do for a lookup.
+ */
+export function blankRow(fields: readonly string[]): boolean {
+  for (const f of fields) if (f.trim() !== '') return false
+  return true
 }
 
 /**

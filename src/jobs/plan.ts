@@ -22,14 +22,33 @@ export function parseDuration(text: string, flag = '--max-age'): number {
   return Math.round(Number(m[1]) * UNITS[m[2]!.toLowerCase()]!)
 }
 
-/** What one county will cost. */
+/**
+ * What one county will cost: `min` is the fewest requests it can take (a 404, a 403 or one page is one),
+ * `estimate` what it is expected to take, or undefined when nothing says (spec 4 leaves pagination open).
+ */
 export interface CountyNeed {
   fips: string
-  /** Requests: exact when known from an earlier run, else the least it can take (one). */
-  requests: number
-  exact: boolean
-  why: 'fresh' | 'checkpoint' | 'last run' | 'unknown'
+  min: number
+  estimate: number | undefined
+  /**
+   * Where the figure comes from: fresh (--max-age), ended in the checkpoint, or ended there refused (403,
+   * `refused before`): nothing to send; the pages
+   * the last run recorded; the probe's own answer (`probed`, or `not permitted`: a 403, one request that
+   * brings nothing); `assumed` like the probed county; `unknown`.
+   */
+  why:
+    | 'fresh'
+    | 'checkpoint'
+    | 'refused before'
+    | 'last run'
+    | 'probed'
+    | 'not permitted'
+    | 'assumed'
+    | 'unknown'
 }
+
+/** Known, not assumed: `requests` is what the county takes (the last run's pages: the data may have grown). */
+export const isExact = (c: CountyNeed): boolean => c.estimate !== undefined && c.why !== 'assumed'
 
 /** A county's state in an unfinished run's checkpoint. */
 export interface CheckpointUnit {
@@ -37,11 +56,53 @@ export interface CheckpointUnit {
   ended: boolean
   /** Pages already fetched and kept. */
   pages: number
+  /** It ended `forbidden` (403): the key may not use it; named in the plan. */
+  forbidden?: boolean
 }
 
 /**
- * Per county: fresh (--max-age) and ended in the checkpoint cost nothing; a county the manifest recorded
- * takes the pages it took last time (less those the checkpoint holds, at least one); any other at least one.
+ * What the --dry-run probe's one request learned about the county it went to (src/keys/check.ts):
+ * `records` with the first page's size facts, `empty` (404), `not permitted` (403), or `none` (no answer
+ * about the county: the key refused, the window spent, a failure).
+ */
+export interface ProbeFinding {
+  fips: string
+  answer: 'records' | 'empty' | 'not permitted' | 'none'
+  /** The answer linked a next page (RFC 8288): the service pages counties. */
+  next?: boolean
+  /** X-Total-Count: the records the service says the county holds. */
+  total?: number | null
+  /** Records on the first page, counted when it linked a next page. */
+  pageRecords?: number | null
+}
+
+/** The probed county's requests as measured (min = estimate), or at least 2 when it is paged but unsized. */
+export function probedPages(p: ProbeFinding): {min: number; estimate: number | undefined} | undefined {
+  if (p.answer === 'empty' || p.answer === 'not permitted') return {min: 1, estimate: 1}
+  if (p.answer !== 'records') return undefined
+  if (!p.next) return {min: 1, estimate: 1} // the answer was the whole county (or its only page)
+  if (p.total != null && p.pageRecords != null && p.pageRecords > 0) {
+    const pages = Math.max(2, Math.ceil(p.total / p.pageRecords))
+    return {min: pages, estimate: pages}
+  }
+  return {min: 2, estimate: undefined}
+}
+
+/**
+ * What the other counties are assumed to take, from the probed one: as many pages (a paged answer with
+ * X-Total-Count and a counted page), or one request each (an answer that held the whole county). Nothing
+ * is assumed from a 404, a 403, a paged answer that did not say its size, or no answer.
+ */
+export function assumedPages(p: ProbeFinding | undefined): number | undefined {
+  if (!p || p.answer !== 'records') return undefined
+  return probedPages(p)?.estimate
+}
+
+/**
+ * Per county: fresh (--max-age) and ended in the checkpoint cost nothing; the probed county what its
+ * answer showed; a county the manifest recorded the pages it took last time; any other at least one, and
+ * as many as the probed county when the probe gives something to assume. Pages the checkpoint holds are
+ * taken off (at least one request is left for a county that has not ended).
  */
 export function countyNeeds(
   fips: readonly string[],
@@ -49,17 +110,35 @@ export function countyNeeds(
     fresh?: ReadonlySet<string>
     lastPages?: ReadonlyMap<string, number>
     checkpoint?: ReadonlyMap<string, CheckpointUnit>
+    probe?: ProbeFinding | undefined
   },
 ): CountyNeed[] {
-  return fips.map((f) => {
-    if (known.fresh?.has(f)) return {fips: f, requests: 0, exact: true, why: 'fresh'}
+  const assumed = assumedPages(known.probe)
+  return fips.map((f): CountyNeed => {
+    if (known.fresh?.has(f)) return {fips: f, min: 0, estimate: 0, why: 'fresh'}
     const cp = known.checkpoint?.get(f)
-    if (cp?.ended) return {fips: f, requests: 0, exact: true, why: 'checkpoint'}
+    if (cp?.ended) return {fips: f, min: 0, estimate: 0, why: cp.forbidden ? 'refused before' : 'checkpoint'}
+    const left = (pages: number) => Math.max(1, pages - (cp?.pages ?? 0))
+    const probed = known.probe?.fips === f ? probedPages(known.probe) : undefined
+    if (probed) {
+      const why = known.probe!.answer === 'not permitted' ? 'not permitted' : 'probed'
+      return {
+        fips: f,
+        min: left(probed.min),
+        estimate: probed.estimate === undefined ? undefined : left(probed.estimate),
+        why,
+      }
+    }
     const last = known.lastPages?.get(f)
-    if (last !== undefined)
-      return {fips: f, requests: Math.max(1, last - (cp?.pages ?? 0)), exact: true, why: 'last run'}
-    return {fips: f, requests: 1, exact: false, why: 'unknown'}
+    if (last !== undefined) return {fips: f, min: left(last), estimate: left(last), why: 'last run'}
+    if (assumed !== undefined) return {fips: f, min: 1, estimate: left(assumed), why: 'assumed'}
+    return {fips: f, min: 1, estimate: undefined, why: 'unknown'}
   })
+}
+
+/** The county the probe goes to: the first not known from an earlier run, else the first to fetch. */
+export function probeTarget(needs: readonly CountyNeed[]): string | undefined {
+  return (needs.find((c) => c.why === 'unknown') ?? needs.find((c) => c.min > 0))?.fips
 }
 
 /** The key's budget: from the probe's X-RateLimit headers (spec 8.3) or the spec's default (8.2). */
@@ -111,16 +190,20 @@ export function planTiming(
   return {requests, nowLeft, perWindow, windowsAfter, waitMs: untilReset + (windowsAfter - 1) * windowMs}
 }
 
-/** "2 h 35 min", "35 min", "under a minute". */
+/** "2 h 35 min", "35 min", "18 s" (a short window, as a test server or a tight key has). */
 export function fmtDuration(ms: number): string {
+  if (ms < 59_500) return `${Math.round(ms / 1000)} s`
   const min = Math.round(ms / 60_000)
-  if (min === 0) return 'under a minute'
   if (min < 60) return `${min} min`
   return `${Math.floor(min / 60)} h${min % 60 ? ` ${String(min % 60).padStart(2, '0')} min` : ''}`
 }
 
 const n = (x: number) => x.toLocaleString('en-US')
-const hhmm = (ms: number) => `${new Date(ms).toISOString().slice(11, 16)} UTC`
+/** "09:00 UTC", or "20:55:20 UTC" when the seconds matter (a short window). */
+const hhmm = (ms: number) => {
+  const t = new Date(ms).toISOString()
+  return `${t.slice(11, t.slice(17, 19) === '00' ? 16 : 19)} UTC`
+}
 
 export interface Plan {
   /** Counties asked, in order. */
@@ -131,11 +214,18 @@ export interface Plan {
   budgetNote: string
   /** Requests the plan itself sent (the probe): 0 or 1. */
   probeRequests: number
-  /** Requests the counties to fetch need (at least: a county not exported before may take more pages). */
+  /** What the probe learned about its county, when it was sent. */
+  probe?: ProbeFinding | undefined
+  /** The fewest requests the counties to fetch can take. */
   requests: number
-  /** `--max-requests`: the run stops after this many; `timing` is for the requests it sends. */
+  /** The requests expected (known, measured or assumed: see the needs); undefined when some are unknown. */
+  estimate: number | undefined
+  /** `--max-requests`: the run stops after this many; the timings are for the requests it sends. */
   maxRequests?: number | undefined
+  /** The time of the fewest requests. */
   timing: Timing
+  /** The time of the estimate; undefined with it. */
+  timingEstimate: Timing | undefined
   maxAge?: string | undefined
   /** Counties named in the text when there are no more than this. */
   listUpTo?: number
@@ -144,46 +234,156 @@ export interface Plan {
 
 /** Build the plan from the counties' needs and the budget. */
 export function makePlan(
-  input: Omit<Plan, 'timing' | 'requests'> & {nowMs: number; reserve?: number | undefined},
+  input: Omit<Plan, 'timing' | 'timingEstimate' | 'requests' | 'estimate'> & {
+    nowMs: number
+    reserve?: number | undefined
+  },
 ): Plan {
-  const requests = input.needs.reduce((s, c) => s + c.requests, 0)
+  const requests = input.needs.reduce((s, c) => s + c.min, 0)
+  const estimate = input.needs.every((c) => c.estimate !== undefined)
+    ? input.needs.reduce((s, c) => s + c.estimate!, 0)
+    : undefined
   const {nowMs, reserve, ...rest} = input
-  const sent = input.maxRequests === undefined ? requests : Math.min(requests, input.maxRequests)
-  return {...rest, requests, timing: planTiming(sent, input.budget, nowMs, reserve ?? 0)}
+  const sent = (x: number) => (input.maxRequests === undefined ? x : Math.min(x, input.maxRequests))
+  const time = (x: number) => planTiming(sent(x), input.budget, nowMs, reserve ?? 0)
+  return {
+    ...rest,
+    requests,
+    estimate,
+    timing: time(requests),
+    timingEstimate: estimate === undefined ? undefined : time(estimate),
+  }
 }
 
-/** The one summary line, e.g. "3,221 counties, 3,221+ requests: 812 now (…) plus 3 more windows …". */
+/** Ended in the checkpoint, refused or not: a rerun does not ask for them. */
+const ended = (c: CountyNeed) => c.why === 'checkpoint' || c.why === 'refused before'
+const toFetch = (p: Plan) => p.needs.filter((c) => c.why !== 'fresh' && !ended(c))
+const exactPlan = (p: Plan) => p.needs.every(isExact)
+const plural = (x: number, one: string, many: string) => `${n(x)} ${x === 1 ? one : many}`
+
+/**
+ * "15 requests" (known), "about 40 requests (at least 13)" (some assumed), "at least 58 requests (page
+ * counts unknown)" (nothing to assume from).
+ */
+function requestsPhrase(p: Plan): string {
+  if (exactPlan(p)) return plural(p.requests, 'request', 'requests')
+  if (p.estimate !== undefined)
+    return p.estimate === p.requests
+      ? `at least ${plural(p.requests, 'request', 'requests')} (likely ${n(p.estimate)}: see Requests)`
+      : `about ${n(p.estimate)} requests (at least ${n(p.requests)})`
+  return `at least ${plural(p.requests, 'request', 'requests')} (page counts unknown)`
+}
+
+/**
+ * The wait of a timing: "within the current window", or the windows after it and how long until the
+ * last one opens. Windows after the next are taken to be an hour long (spec 8.2 states the limit per
+ * hour; the X-RateLimit headers give only the current window's reset).
+ */
+function waitPhrase(t: Timing, window: string, bound: 'about' | 'at least', least = ''): string {
+  if (t.waitMs === 0) return `within the current window (${window})`
+  if (t.waitMs === undefined)
+    return `more than the current window (${window}) and --reserve leaves no later window anything`
+  const hour = t.windowsAfter > 1 ? ' (taken to be an hour long, spec 8.2)' : ''
+  const more = `${bound === 'at least' ? 'at least ' : ''}${n(t.windowsAfter)} more at ${n(t.perWindow)} a window${hour}`
+  return `${bound} ${fmtDuration(t.waitMs)} of waiting${least}: 1 window (${window}) plus ${more}, plus the time the last window's requests take`
+}
+
+/** The one summary line, e.g. "4 counties, about 40 requests (at least 13): about 18 s of waiting: …". */
 export function planHeadline(p: Plan, nowMs: number): string {
-  const t = p.timing
-  const toFetch = p.needs.filter((c) => c.why !== 'fresh' && c.why !== 'checkpoint').length
-  const exact = p.needs.every((c) => c.exact)
-  const all = `${n(p.requests)}${exact ? '' : '+'} ${p.requests === 1 && exact ? 'request' : 'requests'}`
+  void nowMs
+  const fetch = toFetch(p)
+  const refused = fetch.filter((c) => c.why === 'not permitted').length
+  const notes = [
+    ...(fetch.length !== p.counties ? [`${n(fetch.length)} to fetch`] : []),
+    ...(refused ? [`${n(refused)} not permitted`] : []),
+  ]
+  const counties = `${plural(p.counties, 'county', 'counties')}${notes.length ? ` (${notes.join(', ')})` : ''}`
+  if (p.requests === 0) return `${counties}, no requests needed: every county is fresh or finished`
+  const exact = exactPlan(p)
+  const upper = p.estimate ?? p.requests
   // --max-requests: the run sends that many and stops; the time is for those
   const req =
-    p.maxRequests !== undefined && (p.maxRequests < p.requests || !exact)
-      ? `${all}, this run at most ${n(p.maxRequests)} (--max-requests; rerun to continue)`
-      : all
-  const counties = `${n(p.counties)} ${p.counties === 1 ? 'county' : 'counties'}${toFetch !== p.counties ? ` (${n(toFetch)} to fetch)` : ''}`
+    p.maxRequests !== undefined && (p.maxRequests < upper || p.estimate === undefined)
+      ? `${requestsPhrase(p)}, this run at most ${n(p.maxRequests)} (--max-requests; rerun to continue)`
+      : requestsPhrase(p)
   const b = p.budget
   const window =
     b.source === 'probe'
       ? `now ${n(b.remaining)} of ${n(b.limit)} left${b.resetAtMs !== undefined ? `, resets ${hhmm(b.resetAtMs)}` : ''}`
       : `the default ${n(b.limit)}/hour, window assumed full`
-  if (p.requests === 0) return `${counties}, no requests needed: every county is fresh or finished`
-  if (t.waitMs === 0) return `${counties}, ${req}: within the current window (${window})`
-  if (t.waitMs === undefined)
-    return `${counties}, ${req}: more than the current window (${window}) and --reserve leaves no later window anything`
-  void nowMs
-  return `${counties}, ${req}: 1 window (${window}) plus ${n(t.windowsAfter)} more at ${n(t.perWindow)}/hour: about ${fmtDuration(t.waitMs)} (plus the time the last window's requests take)`
+  // known requests, or a cap the least already reaches (the run sends exactly --max-requests): one time
+  const capped = p.maxRequests !== undefined && p.maxRequests <= p.requests
+  if (exact || capped) return `${counties}, ${req}: ${waitPhrase(p.timing, window, 'about')}`
+  if (p.timingEstimate !== undefined) {
+    // the least requests' wait beside the estimate's: a range, not a point
+    const low = p.timing.waitMs
+    const least =
+      low === p.timingEstimate.waitMs || low === undefined
+        ? ''
+        : ` (at least ${low === 0 ? 'none' : fmtDuration(low)})`
+    return `${counties}, ${req}: ${waitPhrase(p.timingEstimate, window, 'about', least)}`
+  }
+  // sizes unknown: only the least is known, and "within the current window" holds only for it
+  if (p.timing.waitMs === 0)
+    return `${counties}, ${req}: the current window holds ${n(p.requests)} (${window}); more windows if the counties take more pages`
+  return `${counties}, ${req}: ${waitPhrase(p.timing, window, 'at least')}`
 }
 
-/** The plan as text: the headline, then counties, requests, budget and time, one line each. */
+/** The Requests line's parts: how each group of counties was estimated. */
+function requestsDetail(p: Plan): string[] {
+  const fetch = toFetch(p)
+  const of = (why: CountyNeed['why']) => fetch.filter((c) => c.why === why)
+  const sum = (cs: CountyNeed[], k: 'min' | 'estimate') => cs.reduce((s, c) => s + (c[k] ?? 0), 0)
+  const out: string[] = []
+  const probe = p.probe
+  const probed = of('probed')
+  if (probe && probed.length) {
+    const c = probed[0]!
+    const total = probe.total != null ? ` (X-Total-Count ${n(probe.total)})` : ''
+    out.push(
+      probe.answer === 'empty'
+        ? `1 for ${c.fips}: the probe found no records (404)`
+        : !probe.next
+          ? `1 for ${c.fips}: it came whole in one answer${total}`
+          : c.estimate !== undefined
+            ? `${n(c.estimate)} for ${c.fips}: ${plural(c.estimate, 'page', 'pages')} of ${n(probe.pageRecords!)}${total}`
+            : `at least ${n(c.min)} for ${c.fips}: it comes in pages, but the service did not say how many records it holds (no X-Total-Count)`,
+    )
+  }
+  const assumed = of('assumed')
+  if (assumed.length) {
+    const each = probe && !probe.next ? 'assumed to come whole too' : 'assumed alike'
+    out.push(
+      `about ${n(sum(assumed, 'estimate'))} for ${assumed.length === 1 ? 'the other county' : `the ${n(assumed.length)} other counties`}, ${each} (at least ${n(sum(assumed, 'min'))}: a smaller county takes fewer pages)`,
+    )
+  }
+  const lastRun = of('last run')
+  if (lastRun.length)
+    out.push(
+      `${n(sum(lastRun, 'min'))} for ${plural(lastRun.length, 'county', 'counties')} from the pages the last run recorded (the data may have grown)`,
+    )
+  const unknown = of('unknown')
+  if (unknown.length)
+    out.push(
+      `at least ${n(unknown.length)} for ${plural(unknown.length, 'county', 'counties')} of unknown size (${unknownWhy(p)}): one request each when the service sends whole counties, one per page when it pages them`,
+    )
+  return out
+}
+
+/** Why nothing could be assumed about the counties the probe did not see. */
+function unknownWhy(p: Plan): string {
+  if (!p.probe) return p.probeRequests ? 'the probe learned nothing' : 'no probe sent'
+  if (p.probe.answer === 'not permitted') return `the probe to ${p.probe.fips} was refused`
+  if (p.probe.answer === 'empty') return `the probed county ${p.probe.fips} is empty`
+  if (p.probe.answer === 'none') return 'the probe got no answer about its county'
+  return `${p.probe.fips} is paged but did not say its size`
+}
+
+/** The plan as text: the headline, then counties, requests, budget and what was sent, one line each. */
 export function renderPlan(p: Plan, nowMs: number): string {
   const fresh = p.needs.filter((c) => c.why === 'fresh')
-  const fromCheckpoint = p.needs.filter((c) => c.why === 'checkpoint')
-  const fetch = p.needs.filter((c) => c.why !== 'fresh' && c.why !== 'checkpoint')
-  const lastRun = fetch.filter((c) => c.why === 'last run')
-  const unknown = fetch.filter((c) => c.why === 'unknown')
+  const fromCheckpoint = p.needs.filter(ended)
+  const fetch = toFetch(p)
   const lines = [planHeadline(p, nowMs)]
   const counties = [`${n(p.counties)} asked`]
   if (fresh.length) counties.push(`${n(fresh.length)} fresh (finished less than ${p.maxAge} ago), skipped`)
@@ -192,15 +392,17 @@ export function renderPlan(p: Plan, nowMs: number): string {
   lines.push(`Counties   ${counties.join('; ')}`)
   if (fetch.length > 0 && fetch.length <= (p.listUpTo ?? 20))
     lines.push(`           ${fetch.map((c) => (p.names ? p.names(c.fips) : c.fips)).join('; ')}`)
-  const req: string[] = []
-  if (lastRun.length)
-    req.push(
-      `${n(lastRun.reduce((s, c) => s + c.requests, 0))} for ${n(lastRun.length)} ${lastRun.length === 1 ? 'county' : 'counties'} from the pages the last run recorded (the data may have grown)`,
+  const refused = fetch.filter((c) => c.why === 'not permitted')
+  for (const c of refused)
+    lines.push(
+      `Refused    ${p.names ? p.names(c.fips) : c.fips}: not permitted for this key (HTTP 403 to the probe): 1 request (the refusal), no data. The key may be limited to other counties too: \`sfl keys check --fips CODE\` tells, one request each`,
     )
-  if (unknown.length)
-    req.push(
-      `at least ${n(unknown.length)} for ${n(unknown.length)} ${unknown.length === 1 ? 'county' : 'counties'} not exported before (one per county when the service sends whole counties; one per page when it paginates)`,
+  const before = p.needs.filter((c) => c.why === 'refused before')
+  if (before.length)
+    lines.push(
+      `Refused    ${before.map((c) => (p.names && before.length <= (p.listUpTo ?? 20) ? p.names(c.fips) : c.fips)).join('; ')}: not permitted for this key (HTTP 403 in the checkpoint's run); not asked again`,
     )
+  const req = requestsDetail(p)
   if (req.length) lines.push(`Requests   ${req.join('; ')}`)
   const b = p.budget
   lines.push(
@@ -209,24 +411,69 @@ export function renderPlan(p: Plan, nowMs: number): string {
       : `Budget     the default ${n(b.limit)} requests/hour (spec 8.2), window assumed full: ${p.budgetNote}`,
   )
   lines.push(
-    `Sent       ${p.probeRequests} ${p.probeRequests === 1 ? 'request (the probe)' : 'requests'}; nothing was exported`,
+    `Sent       ${p.probeRequests} ${p.probeRequests === 1 ? 'request (the probe; counted in the budget above)' : 'requests'}; nothing was exported`,
   )
   return `${lines.join('\n')}\n`
 }
 
-/** The plan for scripts (`--dry-run --output json`): stable keys, times as ISO 8601 and seconds. */
-export function planJson(p: Plan): Record<string, unknown> {
-  const t = p.timing
+/** `county-export --dry-run --json`: the plan for scripts (README "Nationwide runs"). */
+export interface PlanDocument {
+  counties: number
+  fresh: string[]
+  endedInCheckpoint: string[]
+  toFetch: string[]
+  /**
+   * Counties the key is not permitted for (403): the probed one (one request, no data), and those the
+   * checkpoint's run was refused (not asked again).
+   */
+  notPermitted: string[]
+  /** The fewest requests the run can take. */
+  requests: number
+  /** true when every county's requests are known (not assumed): `requests` is then what the run takes. */
+  requestsExact: boolean
+  /** The requests expected (some assumed, see estimateBasis); null when the counties' sizes are unknown. */
+  requestsEstimate: number | null
+  /** How the estimate was made, as the text says it; null when nothing was estimated. */
+  estimateBasis: string | null
+  probe: ProbeFinding | null
+  maxRequests: number | null
+  /** What `waitSeconds` is for: `requests`, or fewer under --max-requests. */
+  requestsThisRun: number
+  budget: {source: Budget['source']; limit: number; remaining: number; resetAt: string | null; note: string}
+  /** For `requests`, the least: windows after the current one and the wait until the last opens. */
+  windowsAfterCurrent: number | null
+  waitSeconds: number | null
+  /** The same for `requestsEstimate`; null without one. */
+  windowsAfterCurrentEstimate: number | null
+  waitSecondsEstimate: number | null
+  /** Requests the plan sent (the probe), already counted in budget.remaining. */
+  probeRequests: number
+}
+
+const windows = (t: Timing | undefined) =>
+  t === undefined || !Number.isFinite(t.windowsAfter) ? null : t.windowsAfter
+const seconds = (t: Timing | undefined) =>
+  t === undefined || t.waitMs === undefined ? null : Math.round(t.waitMs / 1000)
+
+/** The plan for scripts: stable keys, times as ISO 8601 and seconds. */
+export function planJson(p: Plan): PlanDocument {
+  const fetch = toFetch(p)
+  const detail = requestsDetail(p)
   return {
     counties: p.counties,
     fresh: p.needs.filter((c) => c.why === 'fresh').map((c) => c.fips),
-    endedInCheckpoint: p.needs.filter((c) => c.why === 'checkpoint').map((c) => c.fips),
-    toFetch: p.needs.filter((c) => c.why !== 'fresh' && c.why !== 'checkpoint').map((c) => c.fips),
+    endedInCheckpoint: p.needs.filter(ended).map((c) => c.fips),
+    toFetch: fetch.map((c) => c.fips),
+    notPermitted: p.needs
+      .filter((c) => c.why === 'not permitted' || c.why === 'refused before')
+      .map((c) => c.fips),
     requests: p.requests,
-    requestsExact: p.needs.every((c) => c.exact),
+    requestsExact: exactPlan(p),
+    requestsEstimate: p.estimate ?? null,
+    estimateBasis: detail.length ? detail.join('; ') : null,
+    probe: p.probe ?? null,
     maxRequests: p.maxRequests ?? null,
-    /** What the wait below is for: `requests`, or fewer under --max-requests. */
-    requestsThisRun: t.requests,
+    requestsThisRun: p.timing.requests,
     budget: {
       source: p.budget.source,
       limit: p.budget.limit,
@@ -234,8 +481,10 @@ export function planJson(p: Plan): Record<string, unknown> {
       resetAt: p.budget.resetAtMs === undefined ? null : new Date(p.budget.resetAtMs).toISOString(),
       note: p.budgetNote,
     },
-    windowsAfterCurrent: Number.isFinite(t.windowsAfter) ? t.windowsAfter : null,
-    waitSeconds: t.waitMs === undefined ? null : Math.round(t.waitMs / 1000),
+    windowsAfterCurrent: windows(p.timing),
+    waitSeconds: seconds(p.timing),
+    windowsAfterCurrentEstimate: windows(p.timingEstimate),
+    waitSecondsEstimate: seconds(p.timingEstimate),
     probeRequests: p.probeRequests,
   }
 }

@@ -1,6 +1,7 @@
 import type {HttpClient, HttpResponse} from '../api/client.js'
 import {ForbiddenError, InvalidKeyError, NotFoundError, RateLimitExceededError} from '../errors.js'
 import {countyUrl, endpointUrl, buildQueryString} from '../api/query.js'
+import {nextLink} from '../api/link.js'
 import {OPTION_NAMES, type OptionName} from '../api/spec.js'
 import {RecordScanner} from '../pipeline/records.js'
 import type {Scheduler} from '../schedule/scheduler.js'
@@ -24,7 +25,22 @@ export interface KeyReport {
   counties: Record<string, Permission>
   options: Record<OptionName, OptionState>
   requestsUsed: number
+  /** With `countPages` (the --dry-run probe): what the first county's answer said about its size. */
+  firstPage?: PageFinding & {fips: string}
 }
+
+/** What the first answer for a county says about the county's size (the --dry-run plan, src/jobs/plan.ts). */
+export interface PageFinding {
+  /** The answer linked a next page (RFC 8288 Link rel="next"): the service pages the county. */
+  next: boolean
+  /** X-Total-Count: the records the service says the county holds; null when it did not say. */
+  total: number | null
+  /** Records on the page, counted to its end when it linked a next page; null when not counted. */
+  pageRecords: number | null
+}
+
+/** A page is read to its end to count its records only up to this size (a page, not a county). */
+export const PAGE_COUNT_MAX_BYTES = 32 * 1024 * 1024
 
 export type Probe = {kind: 'apn' | 'property_id' | 'address'; value: string}
 
@@ -54,6 +70,35 @@ async function firstRecord(res: HttpResponse): Promise<Record<string, unknown> |
 }
 
 /**
+ * The first record, and what the answer says about the county's size: X-Total-Count, a next link, and,
+ * when there is a next link, the records on this page (read to its end, at most PAGE_COUNT_MAX_BYTES; a
+ * page costs no more requests to read whole). Without a next link the answer is the whole county (or its
+ * only page): the first record is enough.
+ */
+async function firstPage(
+  res: HttpResponse,
+): Promise<{record: Record<string, unknown> | undefined; page: PageFinding}> {
+  const next = nextLink(res.headers['link'], res.url) !== undefined
+  const t = res.headers['x-total-count']?.trim()
+  const total = t !== undefined && /^\d{1,15}$/.test(t) ? Number(t) : null
+  if (!next) return {record: await firstRecord(res), page: {next, total, pageRecords: null}}
+  const scanner = new RecordScanner()
+  let record: Record<string, unknown> | undefined
+  let bytes = 0
+  for await (const chunk of res.body) {
+    bytes += chunk.length
+    if (scanner.push(chunk) > 0 && record === undefined)
+      record = JSON.parse(scanner.records[0]!.toString('utf8')) as Record<string, unknown>
+    if (bytes > PAGE_COUNT_MAX_BYTES) {
+      res.cancel()
+      return {record, page: {next, total, pageRecords: null}}
+    }
+  }
+  scanner.end() // a page cut short is not counted as a page size: it throws (the probe failed)
+  return {record, page: {next, total, pageRecords: scanner.seen}}
+}
+
+/**
  * As few requests as the answer needs: one per county (the first record of a one-record page, which says
  * both whether the key may use the county and which options it carries), or one probe lookup.
  */
@@ -68,6 +113,8 @@ export async function checkKey(
     why: 'asked' | 'profile default' | 'sandbox demo county'
     probe?: Probe | undefined
     countyName?: (fips: string) => string | undefined
+    /** Also count the first county's page (firstPage): the --dry-run probe, which sizes the run. */
+    countPages?: boolean
   },
 ): Promise<KeyReport> {
   const report: KeyReport = {
@@ -110,7 +157,12 @@ export async function checkKey(
         : countyUrl(deps.baseUrl, fips)
     if (i === 0) report.probed = {fips, name: opts.countyName?.(fips) ?? null, why: opts.why}
     try {
-      const rec = await deps.scheduler.run(send(url), firstRecord)
+      let rec: Record<string, unknown> | undefined
+      if (i === 0 && opts.countPages && !opts.probe) {
+        const first = await deps.scheduler.run(send(url), firstPage)
+        rec = first.record
+        report.firstPage = {fips, ...first.page}
+      } else rec = await deps.scheduler.run(send(url), firstRecord)
       sample ??= rec
       if (asked) report.counties[fips] = 'permitted'
     } catch (error) {

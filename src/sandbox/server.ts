@@ -87,6 +87,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   })
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // RFC 9110 6.6.1: the Date is the sandbox's clock, the one its X-RateLimit-Reset is on (an injected
+    // clock in tests; a client corrects the reset by the Date's skew)
+    res.setHeader('Date', new Date(o.now()).toUTCString())
     const url = new URL(req.url ?? '/', 'http://sandbox')
     const query = Object.fromEntries(url.searchParams)
     const rawKey = req.headers['x-api-key']

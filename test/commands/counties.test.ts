@@ -16,7 +16,7 @@ describe('sfl counties', () => {
     expect(r.stdout).toBe('Did you mean:\n  Sacramento County, CA (06067)\n')
   })
   it('json for a script', async () => {
-    const r = await runCommand(Counties, ['06067', '-o', 'json'])
+    const r = await runCommand(Counties, ['06067', '--json'])
     expect(JSON.parse(r.stdout).matches).toEqual([{fips: '06067', state: 'CA', name: 'Sacramento County'}])
   })
 })

@@ -165,17 +165,7 @@ describe('county-export --out-dir: one file per county and a manifest', () => {
   it('--dry-run sends exactly one request (the probe), --no-probe none; the plan uses the manifest', async () => {
     const dir = tmp()
     let sent = mark()
-    const probed = await run([
-      '--fips',
-      '06067',
-      '--fips',
-      '12086',
-      '--out-dir',
-      dir,
-      '--dry-run',
-      '--output',
-      'json',
-    ])
+    const probed = await run(['--fips', '06067', '--fips', '12086', '--out-dir', dir, '--dry-run', '--json'])
     expect(probed.exitCode).toBe(0)
     expect(sent()).toEqual(['06067'])
     const plan = JSON.parse(probed.stdout) as {
@@ -184,9 +174,11 @@ describe('county-export --out-dir: one file per county and a manifest', () => {
       budget: {source: string; limit: number}
       probeRequests: number
     }
+    // the probe read 06067's first page: 5 pages of 400 (X-Total-Count 2,000); 12086 assumed alike
     expect(plan).toMatchObject({
-      requests: 2,
+      requests: 6,
       requestsExact: false,
+      requestsEstimate: 10,
       budget: {source: 'probe', limit: 1000},
       probeRequests: 1,
     })
@@ -207,7 +199,7 @@ describe('county-export --out-dir: one file per county and a manifest', () => {
     expect(known.exitCode).toBe(0)
     expect(sent()).toEqual([])
     expect(known.stdout.split('\n')[0]).toBe(
-      '2 counties, 6+ requests: within the current window (the default 1,000/hour, window assumed full)',
+      '2 counties, at least 6 requests (page counts unknown): the current window holds 6 (the default 1,000/hour, window assumed full); more windows if the counties take more pages',
     )
     expect(known.stdout).toContain('Requests   5 for 1 county from the pages the last run recorded')
     const fresh = await run([
@@ -287,7 +279,7 @@ describe('a stopped --out-dir run', () => {
       // the plan knows from the checkpoint that 06067 ended; 12086 needs at least one more request
       const plan = await runCommand(CountyExport, [...args, '--dry-run', '--no-probe'], e)
       expect(plan.stdout.split('\n').slice(0, 2)).toEqual([
-        '2 counties (1 to fetch), 1+ requests: within the current window (the default 1,000/hour, window assumed full)',
+        '2 counties (1 to fetch), at least 1 request (page counts unknown): the current window holds 1 (the default 1,000/hour, window assumed full); more windows if the counties take more pages',
         'Counties   2 asked; 1 already ended in the checkpoint; 1 to fetch',
       ])
       expect(server.requests.length).toBe(before)
@@ -326,21 +318,21 @@ describe('the --dry-run probe is one request whatever it meets', () => {
           'retry-after': '1200',
         },
       },
-      /^1 county, 1\+ requests: 1 window \(now 0 of 1,000 left, resets \d\d:\d\d UTC\) plus 1 more at 1,000\/hour: about 20 min/,
+      /^1 county, at least 1 request \(page counts unknown\): at least 20 min of waiting: 1 window \(now 0 of 1,000 left, resets \d\d:\d\d(:\d\d)? UTC\) plus at least 1 more at 1,000 a window/,
       /Budget {5}0 of 1,000 left this window/,
       0,
     ],
     [
       'a server error: no retry, the default figures, and why',
       {status: 500},
-      /^1 county, 1\+ requests: within the current window \(the default 1,000\/hour, window assumed full\)/,
+      /^1 county, at least 1 request \(page counts unknown\): the current window holds 1 \(the default 1,000\/hour, window assumed full\)/,
       /Budget {5}the default 1,000 requests\/hour \(spec 8.2\), window assumed full: the probe to 06067 failed \(/,
       0,
     ],
     [
       'an invalid key (401): exit 4, the run would stop at once',
       {status: 401},
-      /^1 county, 1\+ requests/,
+      /^1 county, at least 1 request/,
       /the probe to 06067 was refused: the API key is invalid or missing \(HTTP 401\)/,
       4,
     ],

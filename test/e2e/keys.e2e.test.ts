@@ -18,7 +18,7 @@ describe('sfl keys check', () => {
   const env = (key: string) => ({SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: key})
 
   it('reports a full key as the stable JSON object, spending one request per county', async () => {
-    const r = await sfl(['keys', 'check', '--fips', '06067', '--output', 'json'], {env: env('sandbox-full')})
+    const r = await sfl(['keys', 'check', '--fips', '06067', '--json'], {env: env('sandbox-full')})
     expect(r.code).toBe(0)
     const report = JSON.parse(r.stdout)
     expect(report).toEqual({
@@ -40,7 +40,7 @@ describe('sfl keys check', () => {
     ['sandbox-assumable', 'included', 'not included'],
     ['sandbox-condo', 'not included', 'included'],
   ])('tells which options %s includes', async (key, am, condo) => {
-    const r = await sfl(['keys', 'check', '--fips', '06067', '-o', 'json'], {env: env(key)})
+    const r = await sfl(['keys', 'check', '--fips', '06067', '--json'], {env: env(key)})
     expect(JSON.parse(r.stdout).options).toEqual({AssumableMortgage: am, FHACondoEligibility: condo})
   })
 
@@ -64,7 +64,7 @@ describe('sfl keys check', () => {
     expect(r.stdout).toMatch(/Key\s+INVALID or missing/)
     expect(r.stdout).toMatch(/SFL_API_KEY or `sfl keys set`/)
     expect(r.stdout + r.stderr).not.toContain('sk_live_REVOKED_0000000000')
-    const j = await sfl(['keys', 'check', '--fips', '06067', '-o', 'json'], {
+    const j = await sfl(['keys', 'check', '--fips', '06067', '--json'], {
       env: env('sk_live_REVOKED_0000000000'),
     })
     expect(JSON.parse(j.stdout)).toMatchObject({valid: false, requestsUsed: 1})
@@ -72,7 +72,7 @@ describe('sfl keys check', () => {
 
   it('learns the options from a probe property', async () => {
     const r = await sfl(
-      ['keys', 'check', '--fips', '06067', '--probe-property-id', '30000000006', '-o', 'json'],
+      ['keys', 'check', '--fips', '06067', '--probe-property-id', '30000000006', '--json'],
       {env: env('sandbox-assumable')},
     )
     expect(JSON.parse(r.stdout)).toMatchObject({
@@ -125,7 +125,7 @@ describe('sfl keys set / list / remove', () => {
     expect(list.stdout).not.toContain('sandbox-condo')
 
     // the profile supplies base URL and key; SFL_API_KEY overrides the key; --api-key overrides both
-    const viaProfile = await sfl(['keys', 'check', '--fips', '06067', '-o', 'json'], {
+    const viaProfile = await sfl(['keys', 'check', '--fips', '06067', '--json'], {
       configDir,
       env: {SFL_PROFILE: 'prod'},
     })
@@ -134,14 +134,14 @@ describe('sfl keys set / list / remove', () => {
       keySource: 'profile',
       options: {FHACondoEligibility: 'included', AssumableMortgage: 'not included'},
     })
-    const viaEnv = await sfl(['keys', 'check', '--fips', '06067', '-o', 'json', '--profile', 'prod'], {
+    const viaEnv = await sfl(['keys', 'check', '--fips', '06067', '--json', '--profile', 'prod'], {
       configDir,
       env: {SFL_API_KEY: 'sandbox-assumable'},
     })
     expect(JSON.parse(viaEnv.stdout).options.AssumableMortgage).toBe('included')
     expect(JSON.parse(viaEnv.stdout).keySource).toBe('env')
     const viaFlag = await sfl(
-      ['keys', 'check', '--fips', '06067', '-o', 'json', '--profile', 'prod', '--api-key', 'sandbox-basic'],
+      ['keys', 'check', '--fips', '06067', '--json', '--profile', 'prod', '--api-key', 'sandbox-basic'],
       {
         configDir,
         env: {SFL_API_KEY: 'sandbox-assumable'},
@@ -209,7 +209,7 @@ describe('sfl keys check: source, county, spent window (issue 15)', () => {
       input: 'sandbox-full\n',
     })
     expect(set.code).toBe(0)
-    const r = await sfl(['keys', 'check', '-o', 'json'], {configDir})
+    const r = await sfl(['keys', 'check', '--json'], {configDir})
     expect(JSON.parse(r.stdout)).toMatchObject({
       keySource: 'profile',
       probed: {fips: '48201', name: 'Harris County, TX', why: 'profile default'},
@@ -218,7 +218,7 @@ describe('sfl keys check: source, county, spent window (issue 15)', () => {
   })
 
   it('--sandbox without --fips probes the demo county 06067 and says so', async () => {
-    const r = await sfl(['keys', 'check', '--sandbox', '-o', 'json'])
+    const r = await sfl(['keys', 'check', '--sandbox', '--json'])
     expect(JSON.parse(r.stdout)).toMatchObject({
       keySource: 'sandbox',
       probed: {fips: '06067', why: 'sandbox demo county'},
@@ -243,14 +243,14 @@ describe('sfl keys check: source, county, spent window (issue 15)', () => {
     const tight = await startSandbox({limit: 1})
     try {
       const e = {SFL_BASE_URL: tight.baseUrl, SFL_API_KEY: 'sandbox-full'}
-      expect((await sfl(['keys', 'check', '--fips', '06067', '-o', 'json'], {env: e})).code).toBe(0)
+      expect((await sfl(['keys', 'check', '--fips', '06067', '--json'], {env: e})).code).toBe(0)
       const r = await sfl(['keys', 'check', '--fips', '06067', '-o', 'table'], {env: e})
       expect(r.code).toBe(5)
       expect(r.stdout).toMatch(
         /^Rate limit\s+0 of 1 left this window, resets .*\(in (\d+ h )?\d+ (min|s)\)$/m,
       )
       expect(r.stdout).toContain('SPENT: this window has no requests left (HTTP 429)')
-      const j = await sfl(['keys', 'check', '--fips', '06067', '-o', 'json'], {env: e})
+      const j = await sfl(['keys', 'check', '--fips', '06067', '--json'], {env: e})
       expect(j.code).toBe(5)
       expect(JSON.parse(j.stdout)).toMatchObject({
         valid: true,

@@ -52,7 +52,7 @@ describe('the API key never leaks', () => {
       for (const args of [
         ...lookups,
         ...exports,
-        ['keys', 'check', '--fips', '06067', '-o', 'json'],
+        ['keys', 'check', '--fips', '06067', '--json'],
         ['keys', 'check', '--fips', '48201', '-o', 'table'],
       ])
         runs.push([key, [...args, '--debug', ...(how === 'flag' ? ['--api-key', key] : [])], how])

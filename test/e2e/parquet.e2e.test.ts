@@ -394,8 +394,8 @@ describe('Parquet with the other analyst tools', () => {
     await withSandbox({}, async (sb) => {
       const env = {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'}
       const {out} = await exportBoth(env, '06067')
-      const fromParquet = await sfl(['stats', out.parquet, '--output', 'json'], {env})
-      const fromNdjson = await sfl(['stats', out.ndjson, '--output', 'json'], {env})
+      const fromParquet = await sfl(['stats', out.parquet, '--json'], {env})
+      const fromNdjson = await sfl(['stats', out.ndjson, '--json'], {env})
       expect(fromParquet.code, fromParquet.stderr).toBe(0)
       expect(JSON.parse(fromParquet.stdout)).toEqual(JSON.parse(fromNdjson.stdout))
       expect((JSON.parse(fromParquet.stdout) as {run: {records: number}}).run.records).toBe(2000)

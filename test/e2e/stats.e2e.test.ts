@@ -225,8 +225,8 @@ describe('run statistics after an export, and sfl stats', () => {
       expect(r.code).toBe(0)
       expect(r.stderr).toBe('') // --quiet: no table
     }
-    const fromCsv = await sfl(['stats', join(d, 'x.csv'), '--output', 'json'])
-    const fromNdjson = await sfl(['stats', join(d, 'x.ndjson'), '--output', 'json'])
+    const fromCsv = await sfl(['stats', join(d, 'x.csv'), '--json'])
+    const fromNdjson = await sfl(['stats', join(d, 'x.ndjson'), '--json'])
     expect(fromCsv.code).toBe(0)
     expect(fromNdjson.code).toBe(0)
     const csvDoc = JSON.parse(fromCsv.stdout) as Record<string, unknown>
@@ -257,7 +257,7 @@ describe('run statistics after an export, and sfl stats', () => {
       ['06113', 2],
     ])
     expect(counties[0]).toEqual({fips: '06067', ...SACRAMENTO})
-    const st = await sfl(['stats', out, '--by-county', '--output', 'json'])
+    const st = await sfl(['stats', out, '--by-county', '--json'])
     expect(st.code).toBe(0)
     expect(JSON.parse(st.stdout)).toEqual(doc)
     const table = await sfl(['stats', out, '--by-county'])

@@ -6,6 +6,7 @@ import {join} from 'node:path'
 
 import {
   BatchInput,
+  blankRow,
   compactKey,
   dedupeKey,
   InputError,
@@ -160,6 +161,40 @@ describe('batch input parsing', () => {
       'in.csv: the keys "fips" and "FIPS" both name fips; use one spelling, or pick one with --map fips=fips',
     )
   })
+
+  it('skips and counts a CSV as Excel saves it: BOM, CRLF, blank rows (,,,) in the middle and at the end', async () => {
+    const path = join(dir, `in-${n++}.csv`)
+    writeFileSync(
+      path,
+      '\ufeffName,fips,apn,Notes\r\n' +
+        'a,06067,078-0123-045,x\r\n' +
+        ',,,\r\n' + // a formatted blank row in the middle
+        'b,06067,078-0123-046,\r\n' +
+        ' , ,,\r\n' + // spaces only: nothing to look up or carry either
+        '\r\n' + // a truly empty line, skipped as before (not counted as a blank row)
+        ',,,\r\n,,,\r\n', // the run of blank rows Excel leaves at the end
+    )
+    const input = await BatchInput.open(path, 'in.csv', undefined)
+    expect(input.blankRows).toBe(4)
+    const rows: InputRow[] = []
+    for await (const r of input.rows()) rows.push(r)
+    expect(rows.map((r) => [r.line, r.values['Name'], r.invalid])).toEqual([
+      [2, 'a', undefined],
+      [4, 'b', undefined],
+    ])
+    // the output pass sees the same rows, in the same places
+    const records: number[] = []
+    for await (const r of input.records()) records.push(r.line)
+    expect(records).toEqual([2, 4])
+  })
+
+  it.each([
+    [['', '', ''], true],
+    [[' ', '\t', ''], true],
+    [[''], true],
+    [['', '', '0'], false],
+    [['', '"', ''], false],
+  ])('blankRow(%j) is %s', (fields, blank) => expect(blankRow(fields)).toBe(blank))
 
   it('remembers whether the input starts with a BOM', async () => {
     const path = join(dir, `bom-${n++}.csv`)

@@ -1,16 +1,22 @@
 import {describe, expect, it} from 'vitest'
+import fc from 'fast-check'
 
 import {
+  assumedPages,
   countyNeeds,
   DEFAULT_BUDGET,
+  isExact,
   fmtDuration,
   makePlan,
   parseDuration,
   planHeadline,
   planJson,
   planTiming,
+  probedPages,
+  probeTarget,
   renderPlan,
   type Budget,
+  type ProbeFinding,
 } from '../../src/jobs/plan.js'
 
 const MIN = 60_000
@@ -93,7 +99,8 @@ describe('the plan arithmetic: time at the key limit', () => {
   })
 
   it.each([
-    [0, 'under a minute'],
+    [0, '0 s'],
+    [18_400, '18 s'],
     [35 * MIN, '35 min'],
     [2 * HOUR + 35 * MIN, '2 h 35 min'],
     [3 * HOUR, '3 h'],
@@ -116,13 +123,14 @@ describe('requests per county', () => {
       ]),
     })
     expect(needs).toEqual([
-      {fips: '06067', requests: 0, exact: true, why: 'fresh'},
-      {fips: '12086', requests: 0, exact: true, why: 'checkpoint'},
-      {fips: '48201', requests: 5, exact: true, why: 'last run'},
+      {fips: '06067', min: 0, estimate: 0, why: 'fresh'},
+      {fips: '12086', min: 0, estimate: 0, why: 'checkpoint'},
+      {fips: '48201', min: 5, estimate: 5, why: 'last run'},
       // an empty county (404) took no page but still takes one request
-      {fips: '06037', requests: 1, exact: true, why: 'last run'},
-      {fips: '01001', requests: 1, exact: false, why: 'unknown'},
+      {fips: '06037', min: 1, estimate: 1, why: 'last run'},
+      {fips: '01001', min: 1, estimate: undefined, why: 'unknown'},
     ])
+    expect(needs.map(isExact)).toEqual([true, true, true, true, false])
   })
 })
 
@@ -140,9 +148,9 @@ describe('the plan as printed', () => {
     nowMs: NOW,
   })
 
-  it('the headline says counties, requests, the window now and the time at the limit', () => {
+  it('sizes unknown: the headline gives the least requests and the least wait, never a point', () => {
     expect(planHeadline(plan, NOW)).toBe(
-      "3,221 counties, 3,221+ requests: 1 window (now 812 of 1,000 left, resets 09:00 UTC) plus 3 more at 1,000/hour: about 2 h 35 min (plus the time the last window's requests take)",
+      "3,221 counties, at least 3,221 requests (page counts unknown): at least 2 h 35 min of waiting: 1 window (now 812 of 1,000 left, resets 09:00 UTC) plus at least 3 more at 1,000 a window (taken to be an hour long, spec 8.2), plus the time the last window's requests take",
     )
   })
 
@@ -161,10 +169,10 @@ describe('the plan as printed', () => {
     })
     expect(renderPlan(small, NOW)).toBe(
       [
-        '3 counties (2 to fetch), 16+ requests: within the current window (the default 1,000/hour, window assumed full)',
+        '3 counties (2 to fetch), at least 16 requests (page counts unknown): the current window holds 16 (the default 1,000/hour, window assumed full); more windows if the counties take more pages',
         'Counties   3 asked; 1 fresh (finished less than 30d ago), skipped; 2 to fetch',
         '           06067; 48201',
-        'Requests   15 for 1 county from the pages the last run recorded (the data may have grown); at least 1 for 1 county not exported before (one per county when the service sends whole counties; one per page when it paginates)',
+        'Requests   15 for 1 county from the pages the last run recorded (the data may have grown); at least 1 for 1 county of unknown size (no probe sent): one request each when the service sends whole counties, one per page when it pages them',
         'Budget     the default 1,000 requests/hour (spec 8.2), window assumed full: no probe sent (--no-probe)',
         'Sent       0 requests; nothing was exported',
         '',
@@ -183,7 +191,7 @@ describe('the plan as printed', () => {
       nowMs: NOW,
     })
     expect(planHeadline(capped, NOW)).toBe(
-      '3,221 counties, 3,221+ requests, this run at most 500 (--max-requests; rerun to continue): within the current window (now 812 of 1,000 left, resets 09:00 UTC)',
+      '3,221 counties, at least 3,221 requests (page counts unknown), this run at most 500 (--max-requests; rerun to continue): within the current window (now 812 of 1,000 left, resets 09:00 UTC)',
     )
     expect(planJson(capped)).toMatchObject({
       requests: 3221,
@@ -226,8 +234,13 @@ describe('the plan as printed', () => {
       fresh: [],
       endedInCheckpoint: [],
       toFetch: needs.map((c) => c.fips),
+      notPermitted: [],
       requests: 3221,
       requestsExact: false,
+      requestsEstimate: null,
+      estimateBasis:
+        'at least 3,221 for 3,221 counties of unknown size (the probe learned nothing): one request each when the service sends whole counties, one per page when it pages them',
+      probe: null,
       maxRequests: null,
       requestsThisRun: 3221,
       budget: {
@@ -239,7 +252,228 @@ describe('the plan as printed', () => {
       },
       windowsAfterCurrent: 3,
       waitSeconds: 2 * 3600 + 35 * 60,
+      windowsAfterCurrentEstimate: null,
+      waitSecondsEstimate: null,
       probeRequests: 1,
     })
+  })
+})
+
+describe("what the probe's one answer says about its county", () => {
+  const page = (over: Partial<ProbeFinding>): ProbeFinding => ({fips: '06067', answer: 'records', ...over})
+  it.each<[string, ProbeFinding, ReturnType<typeof probedPages>, number | undefined]>([
+    [
+      'a next link, X-Total-Count 2,000 and 200 on the page: 10 pages, the others assumed alike',
+      page({next: true, total: 2000, pageRecords: 200}),
+      {min: 10, estimate: 10},
+      10,
+    ],
+    [
+      'a last page that is partly full still costs a request',
+      page({next: true, total: 2001, pageRecords: 200}),
+      {min: 11, estimate: 11},
+      11,
+    ],
+    [
+      'no next link: the answer held the whole county',
+      page({next: false, total: 2000}),
+      {min: 1, estimate: 1},
+      1,
+    ],
+    [
+      'paged but no X-Total-Count: at least 2, size unknown, nothing to assume',
+      page({next: true, total: null, pageRecords: 200}),
+      {min: 2, estimate: undefined},
+      undefined,
+    ],
+    [
+      'paged but the page not counted (too large to read)',
+      page({next: true, total: 5000, pageRecords: null}),
+      {min: 2, estimate: undefined},
+      undefined,
+    ],
+    [
+      'a 404: one request, nothing to assume',
+      {fips: '06067', answer: 'empty'},
+      {min: 1, estimate: 1},
+      undefined,
+    ],
+    [
+      'a 403: one request (the refusal), nothing to assume',
+      {fips: '06067', answer: 'not permitted'},
+      {min: 1, estimate: 1},
+      undefined,
+    ],
+    ['no answer about the county', {fips: '06067', answer: 'none'}, undefined, undefined],
+  ])('%s', (_name, finding, pages, assumed) => {
+    expect(probedPages(finding)).toEqual(pages)
+    expect(assumedPages(finding)).toBe(assumed)
+  })
+
+  it('the probe goes to the first county no earlier run sized, else the first to fetch', () => {
+    const lastPages = new Map([['06067', 10]])
+    expect(probeTarget(countyNeeds(['06067', '12086'], {lastPages}))).toBe('12086')
+    expect(probeTarget(countyNeeds(['06067', '12086'], {fresh: new Set(['06067'])}))).toBe('12086')
+    expect(probeTarget(countyNeeds(['06067'], {lastPages}))).toBe('06067')
+    expect(probeTarget(countyNeeds(['06067'], {fresh: new Set(['06067'])}))).toBeUndefined()
+  })
+
+  it('the probed county is measured, the others assumed like it, less the pages a checkpoint holds', () => {
+    const needs = countyNeeds(['06067', '12086', '48201', '06037'], {
+      lastPages: new Map([['48201', 15]]),
+      checkpoint: new Map([['06037', {ended: false, pages: 4}]]),
+      probe: page({next: true, total: 2000, pageRecords: 200}),
+    })
+    expect(needs).toEqual([
+      {fips: '06067', min: 10, estimate: 10, why: 'probed'},
+      {fips: '12086', min: 1, estimate: 10, why: 'assumed'},
+      {fips: '48201', min: 15, estimate: 15, why: 'last run'},
+      {fips: '06037', min: 1, estimate: 6, why: 'assumed'},
+    ])
+    expect(needs.map(isExact)).toEqual([true, false, true, false])
+  })
+})
+
+describe('honest plans (issue 23)', () => {
+  // 30 requests per 20 s; the probe left 29, and the window turns in 18 s
+  const tight: Budget = {source: 'probe', limit: 30, remaining: 29, resetAtMs: NOW + 18_000}
+  const four = ['06067', '06037', '12086', '48201']
+
+  it('a paged service and a tight key: about N requests, how they were estimated, and the wait as a range', () => {
+    const probe: ProbeFinding = {fips: '06067', answer: 'records', next: true, total: 2000, pageRecords: 200}
+    const p = makePlan({
+      counties: 4,
+      needs: countyNeeds(four, {probe}),
+      budget: tight,
+      budgetNote: 'from one probe request to 06067',
+      probeRequests: 1,
+      probe,
+      nowMs: NOW,
+    })
+    expect(renderPlan(p, NOW)).toBe(
+      [
+        "4 counties, about 40 requests (at least 13): about 18 s of waiting (at least none): 1 window (now 29 of 30 left, resets 08:25:18 UTC) plus 1 more at 30 a window, plus the time the last window's requests take",
+        'Counties   4 asked; 4 to fetch',
+        '           06067; 06037; 12086; 48201',
+        'Requests   10 for 06067: 10 pages of 200 (X-Total-Count 2,000); about 30 for the 3 other counties, assumed alike (at least 3: a smaller county takes fewer pages)',
+        'Budget     29 of 30 left this window, resets 08:25:18 UTC (from one probe request to 06067)',
+        'Sent       1 request (the probe; counted in the budget above); nothing was exported',
+        '',
+      ].join('\n'),
+    )
+    expect(planJson(p)).toMatchObject({
+      requests: 13,
+      requestsExact: false,
+      requestsEstimate: 40,
+      windowsAfterCurrent: 0,
+      waitSeconds: 0,
+      windowsAfterCurrentEstimate: 1,
+      waitSecondsEstimate: 18,
+      probe,
+    })
+  })
+
+  it('a 403 on the probe: the county is named, costs its one refused request, and nothing is assumed from it', () => {
+    const probe: ProbeFinding = {fips: '06001', answer: 'not permitted'}
+    const p = makePlan({
+      counties: 3,
+      needs: countyNeeds(['06001', '06067', '12086'], {probe}),
+      budget: probed(812),
+      budgetNote: 'from one probe request to 06001, refused with 403',
+      probeRequests: 1,
+      probe,
+      nowMs: NOW,
+    })
+    const text = renderPlan(p, NOW)
+    expect(text.split('\n')[0]).toBe(
+      '3 counties (1 not permitted), at least 3 requests (page counts unknown): the current window holds 3 (now 812 of 1,000 left, resets 09:00 UTC); more windows if the counties take more pages',
+    )
+    expect(text).toContain(
+      'Refused    06001: not permitted for this key (HTTP 403 to the probe): 1 request (the refusal), no data.',
+    )
+    expect(text).toContain(
+      'Requests   at least 2 for 2 counties of unknown size (the probe to 06001 was refused)',
+    )
+    expect(planJson(p)).toMatchObject({notPermitted: ['06001'], requests: 3, requestsEstimate: null})
+  })
+
+  it('--all-counties without a probe: the least requests and the least time, no point estimate', () => {
+    const p = makePlan({
+      counties: 3235,
+      needs: countyNeeds(
+        Array.from({length: 3235}, (_, i) => String(i).padStart(5, '0')),
+        {},
+      ),
+      budget: DEFAULT_BUDGET,
+      budgetNote: 'no probe sent (--no-probe)',
+      probeRequests: 0,
+      nowMs: NOW,
+    })
+    expect(planHeadline(p, NOW)).toBe(
+      "3,235 counties, at least 3,235 requests (page counts unknown): at least 3 h of waiting: 1 window (the default 1,000/hour, window assumed full) plus at least 3 more at 1,000 a window (taken to be an hour long, spec 8.2), plus the time the last window's requests take",
+    )
+    expect(planJson(p)).toMatchObject({
+      requestsEstimate: null,
+      waitSeconds: 3 * 3600,
+      waitSecondsEstimate: null,
+    })
+  })
+
+  it('a county that came whole: the others assumed whole too, within the window only because that fits', () => {
+    const probe: ProbeFinding = {fips: '06067', answer: 'records', next: false, total: 2000}
+    const p = makePlan({
+      counties: 4,
+      needs: countyNeeds(four, {probe}),
+      budget: probed(999),
+      budgetNote: 'from one probe request to 06067',
+      probeRequests: 1,
+      probe,
+      nowMs: NOW,
+    })
+    expect(planHeadline(p, NOW)).toBe(
+      '4 counties, at least 4 requests (likely 4: see Requests): within the current window (now 999 of 1,000 left, resets 09:00 UTC)',
+    )
+    expect(renderPlan(p, NOW)).toContain(
+      'Requests   1 for 06067: it came whole in one answer (X-Total-Count 2,000); about 3 for the 3 other counties, assumed to come whole too',
+    )
+  })
+
+  it('property: "within the current window" only when the most the plan expects fits what is left', () => {
+    const need = fc.oneof(
+      fc.record({why: fc.constant('last run' as const), min: fc.integer({min: 1, max: 50})}),
+      fc.record({why: fc.constant('unknown' as const), min: fc.constant(1)}),
+      fc.record({why: fc.constant('assumed' as const), min: fc.constant(1)}),
+    )
+    fc.assert(
+      fc.property(
+        fc.array(need, {minLength: 1, maxLength: 30}),
+        fc.integer({min: 1, max: 40}),
+        fc.integer({min: 0, max: 1000}),
+        fc.integer({min: 0, max: 5}),
+        fc.option(fc.integer({min: 1, max: 2000}), {nil: undefined}),
+        (raw, assumed, remaining, reserve, maxRequests) => {
+          const needs = raw.map((r, i) => ({
+            fips: String(i).padStart(5, '0'),
+            min: r.min,
+            estimate: r.why === 'unknown' ? undefined : r.why === 'assumed' ? Math.max(1, assumed) : r.min,
+            why: r.why,
+          }))
+          const p = makePlan({
+            counties: needs.length,
+            needs,
+            budget: {source: 'probe', limit: 1000, remaining, resetAtMs: RESET},
+            budgetNote: 'test',
+            probeRequests: 1,
+            maxRequests,
+            reserve,
+            nowMs: NOW,
+          })
+          expect(p.estimate === undefined || p.estimate >= p.requests).toBe(true)
+          const most = Math.min(p.estimate ?? Infinity, maxRequests ?? Infinity)
+          if (planHeadline(p, NOW).includes('within the current window'))
+            expect(most).toBeLessThanOrEqual(Math.max(0, remaining - reserve))
+        },
+      ),
+    )
   })
 })

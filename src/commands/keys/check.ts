@@ -1,30 +1,34 @@
 import {Flags} from '@oclif/core'
 
-import {BaseCommand} from '../../cli/base-command.js'
+import {ServiceCommand} from '../../cli/service-command.js'
 import {ExitCode, UsageError} from '../../errors.js'
 import {maskKey} from '../../api/secrets.js'
 import {apnProblem, propertyIdProblem} from '../../api/validate.js'
 import {paragraphs} from '../../cli/help-text.js'
+import type {KeyReport} from '../../keys/check.js'
 
-export default class KeysCheck extends BaseCommand<typeof KeysCheck> {
+export default class KeysCheck extends ServiceCommand<typeof KeysCheck> {
   static override summary =
     'Check that the API key works: validity, rate limit left, county permissions and add-on options'
   static override description = paragraphs`Spends as few requests as it can (it says how many): one per --fips (the first record
 of the county), or one probe lookup. Without --fips it probes the profile's default county (\`sfl keys set --fips\`),
 or 06067 with --sandbox; otherwise it asks for --fips. Reports where the key came from and the county probed.
+--json prints the report as one JSON document (also the default in a pipe).
 Exit 0 when the key is valid and every asked county is permitted, 4 otherwise, 5 when the window is spent.`
 
   static override examples = [
     {description: 'Before a call', command: '<%= config.bin %> keys check --fips 06067'},
     {
       description: 'In CI, as JSON',
-      command: 'SFL_API_KEY=$KEY <%= config.bin %> keys check --fips 06067 --fips 48201 --output json',
+      command: 'SFL_API_KEY=$KEY <%= config.bin %> keys check --fips 06067 --fips 48201 --json',
     },
     {
       description: 'Learn the options from a known property',
       command: '<%= config.bin %> keys check --fips 06067 --probe-property-id 30000000006',
     },
   ]
+
+  static override enableJsonFlag = true
 
   static override flags = {
     fips: Flags.string({description: 'County to check permission for (repeatable)', multiple: true}),
@@ -43,11 +47,11 @@ Exit 0 when the key is valid and every asked county is permitted, 4 otherwise, 5
     output: Flags.option({
       char: 'o',
       options: ['table', 'json'] as const,
-      description: 'Output format [default: table at a terminal, else json]',
+      description: 'Output format [default: table at a terminal, else json] (json: deprecated, use --json)',
     })(),
   }
 
-  async run(): Promise<void> {
+  async run(): Promise<KeyReport> {
     const f = this.flags
     const {countyFromFlags} = await import('../../address/county-flags.js')
     for (const fips of f.fips ?? []) countyFromFlags({fips}) // a code no county has: exit 2, no request
@@ -79,13 +83,17 @@ Exit 0 when the key is valid and every asked county is permitted, 4 otherwise, 5
     })
     const {checkKey, renderReport, reportOk} = await import('../../keys/check.js')
     const report = await checkKey(ctx, {profile: ctx.profile, probe, ...plan})
+    if (report.windowSpent) process.exitCode = ExitCode.rateLimit
+    else if (!reportOk(report)) process.exitCode = ExitCode.auth
+    // --json: oclif prints the returned report, and nothing else goes to stdout
+    if (this.jsonEnabled()) return report
+    if (f.output === 'json') this.warn((await import('../../cli/json-output.js')).OUTPUT_JSON_DEPRECATED)
     const format = f.output ?? (process.stdout.isTTY ? 'table' : 'json')
     process.stdout.write(
       format === 'json'
         ? `${JSON.stringify(report, null, 2)}\n`
         : renderReport(report, Date.now(), maskKey(ctx.apiKey), plan.fips),
     )
-    if (report.windowSpent) process.exitCode = ExitCode.rateLimit
-    else if (!reportOk(report)) process.exitCode = ExitCode.auth
+    return report
   }
 }

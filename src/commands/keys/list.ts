@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
+import {connectionFlags} from '../../cli/flags.js'
 import {maskKeyEnds} from '../../api/secrets.js'
 import {DEFAULT_PROFILE, loadConfig} from '../../config/profiles.js'
 import {sanitizeForTerminal} from '../../render/terminal.js'
@@ -9,6 +10,7 @@ export default class KeysList extends BaseCommand<typeof KeysList> {
   static override summary = 'List stored profiles with their keys masked'
   static override examples = ['<%= config.bin %> keys list', '<%= config.bin %> keys list --output json']
   static override flags = {
+    profile: connectionFlags.profile,
     output: Flags.option({
       char: 'o',
       options: ['table', 'json'] as const,

@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
+import {connectionFlags} from '../../cli/flags.js'
 import {assertSafeBaseUrl} from '../../api/client.js'
 import {UsageError} from '../../errors.js'
 import {maskKeyEnds, registerSecret} from '../../api/secrets.js'
@@ -27,6 +28,13 @@ CLI's config directory ($XDG_CONFIG_HOME/sfl, or $SFL_CONFIG_DIR).`
   ]
 
   static override flags = {
+    profile: connectionFlags.profile,
+    'base-url': connectionFlags['base-url'],
+    // refused with a reason (the key would land in shell history), not as an unknown flag
+    'api-key': Flags.string({
+      hidden: true,
+      description: 'Not accepted: the key is read from stdin or a prompt',
+    }),
     fips: Flags.string({
       description: 'Default county of this profile, probed by `keys check` when no --fips is given',
     }),

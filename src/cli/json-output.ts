@@ -1,0 +1,45 @@
+import type {ChangeSummary} from '../jobs/changes.js'
+
+/**
+ * `--json` (oclif's `enableJsonFlag`): a command returns its document from `run()` and oclif prints it, the
+ * one thing on stdout. These are the pieces the commands share: the notice for the old `--output json`
+ * spelling, and the documents that are not a module's own result type.
+ */
+
+/**
+ * The old spelling, still accepted: oclif's wording for a deprecated flag (`The "x" flag has been
+ * deprecated. Use "y" instead.`), said of the value, since `--output table` is not deprecated.
+ */
+export const OUTPUT_JSON_DEPRECATED = 'The "--output json" form has been deprecated. Use "--json" instead.'
+
+/** `sfl changes --json`: the summary, with both sides as given and where the change file went. */
+export interface ChangesDocument {
+  previous: string
+  current: string
+  /** The change file (`--json` needs `--out`: stdout carries this document). */
+  out: string | null
+  counties: number
+  added: number
+  updated: number
+  deleted: number
+  unchanged: number
+  /** Records with neither ServicePropertyID nor APN, on either side: counted, not compared. */
+  unkeyed: number
+  /** A key met again within one county of one side: the first record counts, the others are skipped. */
+  duplicates: number
+}
+
+export function changesDocument(s: ChangeSummary, previous: string, current: string): ChangesDocument {
+  return {
+    previous,
+    current,
+    out: s.out ?? null,
+    counties: s.counties,
+    added: s.added,
+    updated: s.updated,
+    deleted: s.deleted,
+    unchanged: s.unchanged,
+    unkeyed: s.unkeyed,
+    duplicates: s.duplicates,
+  }
+}

@@ -1,0 +1,144 @@
+import {clockNotice} from './notices.js'
+import {Command, Interfaces} from '@oclif/core'
+
+import {assertSafeBaseUrl, HttpClient} from '../api/client.js'
+import {MissingKeyError, UsageError} from '../errors.js'
+import {registerSecret} from '../api/secrets.js'
+import {apiKeyProblem} from '../api/validate.js'
+import {loadConfig, resolveSettings} from '../config/profiles.js'
+import type {Scheduler, SchedulerOptions} from '../schedule/scheduler.js'
+import type {Sandbox} from '../sandbox/server.js'
+import {BaseCommand} from './base-command.js'
+import {connectionFlags} from './flags.js'
+
+/** Everything a command needs to talk to the service, resolved once from flags > env > profile. */
+export interface Context {
+  baseUrl: string
+  profile: string
+  /** The key in use; print only through maskKey. */
+  apiKey: string
+  client: HttpClient
+  scheduler: Scheduler
+  sandbox?: Sandbox
+}
+
+export type ServiceFlags<T extends typeof Command> = Interfaces.InferredFlags<
+  (typeof ServiceCommand)['baseFlags'] & T['flags']
+>
+
+/**
+ * A command that talks to the service (lookup, county-export, keys check): the connection flags, the
+ * configuration precedence (flag > env > profile) and the client and scheduler built from them.
+ */
+export abstract class ServiceCommand<T extends typeof Command> extends BaseCommand<T> {
+  static override baseFlags = {...BaseCommand.baseFlags, ...connectionFlags}
+
+  declare flags: ServiceFlags<T>
+  protected ctx?: Context
+  /** Default of --max-wait for this command, seconds. */
+  protected static defaultMaxWait = 60
+  /** Default of --timeout for this command, seconds. */
+  protected static defaultTimeout = 30
+
+  public override async init(): Promise<void> {
+    await super.init()
+    registerSecret(this.flags['api-key'])
+  }
+
+  /** Resolve base URL and key (flag > env > profile), refuse unsafe ones, and build the client + scheduler. */
+  async context(schedule: Partial<SchedulerOptions> = {}): Promise<Context> {
+    if (this.ctx) return this.ctx
+    const f = this.flags
+    const {config, warning} = await loadConfig(this.config.configDir)
+    if (warning) this.warnAlways(warning)
+    const fromStdin = f['api-key'] === '-'
+    let flagKey = f['api-key']
+    if (fromStdin) {
+      if ((f as {input?: unknown}).input === '-')
+        throw new UsageError(
+          '--api-key - and --input - both read stdin; pass the key with SFL_API_KEY instead',
+        )
+      const {readKeyFromStdin} = await import('../keys/prompt.js')
+      flagKey = await readKeyFromStdin()
+    }
+    const settings = resolveSettings(
+      {profile: f.profile, baseUrl: f['base-url'], apiKey: flagKey},
+      process.env,
+      config,
+    )
+    registerSecret(settings.apiKey)
+    if (settings.apiKeySource === 'flag' && !fromStdin)
+      this.warnAlways(
+        '--api-key puts the key in your shell history and in the process list (`ps`), where other users of this machine can read it for the whole run; prefer `--api-key -` (reads stdin), SFL_API_KEY or `sfl keys set`',
+      )
+    let baseUrl = settings.baseUrl
+    let apiKey = settings.apiKey
+    let sandbox: Sandbox | undefined
+    if (f.sandbox) {
+      const [{startSandbox}, {demoKey, SANDBOX_DEFAULT_KEY}] = await Promise.all([
+        import('../sandbox/server.js'),
+        import('../sandbox/keys.js'),
+      ])
+      sandbox = await startSandbox({port: 0})
+      baseUrl = sandbox.baseUrl
+      apiKey = demoKey(apiKey) ? apiKey : SANDBOX_DEFAULT_KEY
+      this.notice(`sfl: using the embedded sandbox at ${baseUrl} (synthetic data, key ${apiKey})`)
+    }
+    if (!baseUrl)
+      throw new UsageError(
+        'no service base URL: pass --base-url, set SFL_BASE_URL, store one with `sfl keys set --base-url URL`, or try --sandbox',
+      )
+    assertSafeBaseUrl(baseUrl)
+    ;(await import('../api/endpoint-check.js')).assertVersionedBaseUrl(baseUrl) // spec 4, 9.1: …/v1
+    if (!apiKey)
+      throw new MissingKeyError(
+        'no API key: set SFL_API_KEY, run `sfl keys set` (reads the key from stdin or a hidden prompt), or try --sandbox',
+      )
+    const keyProblem = apiKeyProblem(apiKey)
+    if (keyProblem)
+      throw new UsageError(
+        `the API key (from ${describeKeySource(fromStdin ? 'stdin' : settings.apiKeySource)}) ${keyProblem}; nothing was sent`,
+      )
+    const {Scheduler} = await import('../schedule/scheduler.js')
+    const client = new HttpClient({
+      apiKey,
+      timeoutMs: (f.timeout ?? (this.constructor as typeof ServiceCommand).defaultTimeout) * 1000,
+      userAgent: `${this.config.name}/${this.config.version} node/${process.versions.node}`,
+      debug: this.debugLine,
+    })
+    const scheduler = new Scheduler({
+      concurrency: 1,
+      retries: f.retries,
+      maxWaitMs: (f['max-wait'] ?? (this.constructor as typeof ServiceCommand).defaultMaxWait) * 1000,
+      // a long rate-limit wait says so (exports and batches draw their own progress instead)
+      onEvent: (e) => {
+        if (e.type === 'clock') this.notice(clockNotice(e.skewMs))
+        if (e.type === 'wait' && e.ms >= 5000)
+          this.notice(
+            `sfl: waiting ${Math.ceil(e.ms / 1000)} s for ${e.reason === '429' ? 'a 429' : 'the rate-limit reset'}`,
+          )
+      },
+      ...schedule,
+    })
+    this.ctx = {baseUrl, profile: settings.profile, apiKey, client, scheduler, ...(sandbox ? {sandbox} : {})}
+    return this.ctx
+  }
+
+  protected override async finally(err: Error | undefined): Promise<unknown> {
+    await this.ctx?.sandbox?.close()
+    return super.finally(err)
+  }
+}
+
+function describeKeySource(source: 'flag' | 'env' | 'profile' | 'stdin' | undefined): string {
+  switch (source) {
+    case 'flag':
+      return '--api-key'
+    case 'stdin':
+      return '--api-key - (stdin)'
+    case 'env':
+      return 'SFL_API_KEY'
+    default:
+      return 'the config profile'
+  }
+}
