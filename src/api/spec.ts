@@ -130,7 +130,7 @@ export interface FieldRule {
   optional?: true
   /** varchar size: the longest string (spec 2.1 "Size"). */
   size?: number
-  /** The allowed values the spec lists. */
+  /** The allowed values the spec lists (they decide; a size stated beside them is not checked). */
   values?: readonly string[]
   /** A datetime field that may also be a plain date (FHAExpirationDate: the project approval's end). */
   orDate?: true
@@ -162,6 +162,7 @@ export const FIELD_RULES = {
   ConfidenceScore: {type: 'int', min: 0, max: 100}, // spec 8.5
   StandardDeviation: {type: 'float'},
   ValuationDate: {type: 'datetime'},
+  // varchar 11, yet its allowed value "Not Available" has 13 characters: the listed values win
   CRAEligible: {type: 'varchar', size: 11, values: CRA_LEVELS},
   FHAEligible: {type: 'boolean'},
   FHALoanLimit: {type: 'float'},

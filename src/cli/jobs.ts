@@ -147,7 +147,8 @@ async function runExport(
       )
     if (s.rejectsFile) problems.push(`  the skipped records are listed in ${s.rejectsFile}`)
     problems.push(...recordNotes(s, req.strict === true))
-    const lacking = optionsNotice(s)
+    // said only of a run that ended by itself: a stopped one has other news, and a closed stdout none
+    const lacking = s.stopped ? undefined : optionsNotice(s)
     if (lacking) io.notice(lacking)
     const out = s.stats ? await import('./stats-output.js') : undefined
     const shown = out && s.stats && out.statsShown(s.stopped) ? s.stats : undefined
@@ -173,14 +174,22 @@ export function recordNotes(
   strict: boolean,
 ): string[] {
   const out: string[] = []
-  const total = s.violations.reduce((m, v) => m + v.records, 0)
-  if (total > 0)
+  if (s.violations.length > 0) {
+    // two short lines (a summary is read at 80 columns): the rule, then the fields most broken
     out.push(
-      `  records that break the spec's rules ${strict ? '(skipped, --strict)' : '(written as sent; --strict skips them)'}: ${s.violations
-        .slice(0, 6)
-        .map((v) => `${v.field} ${n(v.records)}`)
-        .join(', ')}${s.violations.length > 6 ? ', …' : ''}`,
+      `  records that break the spec's rules ${strict ? '(skipped: --strict)' : '(written as sent; --strict skips them)'}:`,
     )
+    let fields = '   '
+    for (const [i, v] of s.violations.entries()) {
+      const item = ` ${v.field} ${n(v.records)}${i < s.violations.length - 1 ? ',' : ''}`
+      if (fields.length + item.length > 70) {
+        fields += ` … (${s.violations.length} fields)`
+        break
+      }
+      fields += item
+    }
+    out.push(fields)
+  }
   if (s.keyEchoes > 0) out.push(`  ${keyEchoWarning(s.keyEchoes)}`)
   return out
 }

@@ -250,6 +250,7 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
         bom: f.bom,
         escapeFormulas: !f['no-escape-formulas'],
         maxRecordBytes: f['max-record-bytes'],
+        strict: f.strict,
         // gathered when something will show them: the table (not --quiet) or --stats-json
         stats: stats !== undefined && (!f.quiet || stats.json !== undefined),
       },

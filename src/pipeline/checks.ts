@@ -197,10 +197,12 @@ function stringFault(
   allowed: Uint8Array[] | undefined,
 ): string | undefined {
   const bytes = e - s - 2
-  if (escaped || (rule.size !== undefined && bytes > rule.size)) {
+  // the listed values decide when there are some (spec 2.1 CRAEligible: size 11, "Not Available" is 13)
+  const size = allowed ? undefined : rule.size
+  if (escaped || (size !== undefined && bytes > size)) {
     // escapes or more bytes than the size: the decoded text decides (a character may take several bytes)
     const text = stringValue(b, s, e, escaped)
-    if (rule.size !== undefined && text.length > rule.size)
+    if (size !== undefined && text.length > size)
       return `${text.length} characters, over the size ${rule.size} (spec 2)`
     if (allowed && !allowed.some((v) => Buffer.from(text).equals(v))) return notAllowed(rule, text)
     return shapeFault(rule, Buffer.from(text), 0, Buffer.byteLength(text))
@@ -342,7 +344,7 @@ class QuickRules {
         this.max[f.id] = r.max ?? Infinity
         this.integral[f.id] = r.type === 'float' ? 0 : 1
       } else if (kinds === 1 << STRING) {
-        this.size[f.id] = r.size ?? 0x7fffffff
+        this.size[f.id] = r.values ? 0x7fffffff : (r.size ?? 0x7fffffff)
         this.ops[f.id] = r.values
           ? OP_VALUES
           : r.digits || r.upper || r.type !== 'varchar'

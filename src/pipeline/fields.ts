@@ -60,7 +60,7 @@ export class Fields {
     const name = `${this.list[parent]!.name}.${sub}`
     const id = this.byName.get(name)
     if (id !== undefined) return id
-    return this.fresh(name, parent, this.list[parent]!.role === 'option' ? 'optionField' : 'unknownMember')
+    return this.fresh(name, parent, 'unknownMember')
   }
 
   get size(): number {

@@ -218,7 +218,7 @@ export class RecordScanner {
       // spec 4: data is a record or a list of records; null, a string or a number is a broken answer
       if (c !== 0x7b)
         throw malformed(
-          "the response's `data` is not a record or a list of records (spec 4); the answer is malformed",
+          `the service answered 200 with \`data\` ${describeValue(buf, p)} instead of a record object or a list of records (spec 4); the answer is malformed`,
         )
       return this.record(buf, p, n, AFTER_MEMBER)
     }
@@ -336,6 +336,21 @@ export class RecordScanner {
     this.carry = Buffer.from(buf.subarray(p))
     return -1
   }
+}
+
+/** A short, safe description of the value at buf[p] for an error line (never a long string's text). */
+function describeValue(buf: Buffer, p: number): string {
+  const head = buf.toString('utf8', p, p + 40)
+  const c = head[0]
+  if (c === '"') {
+    const m = /^"((?:[^"\\]|\\.){0,20})"/.exec(head)
+    return m ? `"${redact(m[1]!)}"` : 'a long string'
+  }
+  if (c === '-' || (c !== undefined && c >= '0' && c <= '9'))
+    return `a number (${/^-?[\d.eE+-]{1,20}/.exec(head)![0]})`
+  if (head.startsWith('null')) return 'null'
+  if (head.startsWith('true') || head.startsWith('false')) return `a boolean (${head.startsWith('true')})`
+  return 'not a JSON value'
 }
 
 /** The start of a body that is not JSON (a proxy's page, say), short, one line, the key masked. */
