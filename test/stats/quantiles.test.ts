@@ -140,10 +140,10 @@ describe('past the bound: the sketch within its stated bound on adversarial data
 })
 
 describe('the exact pool', () => {
-  it('trackers sharing a pool never hold more than it, and the pool counts exactly what they hold', () => {
+  it('trackers sharing a pool never hold more than it, the pool counts what they hold, figures stay right', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.nat({max: 3}), fc.constantFrom('add', 'add', 'add', 'compact')), {
+        fc.array(fc.tuple(fc.nat({max: 3}), fc.constantFrom('add', 'add', 'add', 'compact', 'merge')), {
           maxLength: 400,
         }),
         fc.integer({min: 0, max: 200}),
@@ -153,21 +153,47 @@ describe('the exact pool', () => {
           const all: number[][] = [[], [], [], []]
           for (const [k, op] of ops) {
             if (op === 'add') {
-              ts[k]!.add(all[k]!.length)
-              all[k]!.push(all[k]!.length)
+              const v = 1 + ((all[k]!.length * 37 + k) % 101)
+              ts[k]!.add(v)
+              all[k]!.push(v)
+            } else if (op === 'merge') {
+              const j = (k + 1) % 4
+              ts[k]!.merge(ts[j]!)
+              all[k]!.push(...all[j]!)
             } else ts[k]!.compact(10)
             expect(pool.held).toBe(ts.reduce((s, t) => s + t.held, 0))
             expect(pool.held).toBeLessThanOrEqual(size)
           }
-          // a tracker that never went to its sketch is exact
           ts.forEach((t, k) => {
-            if (!t.approximate && all[k]!.length)
-              expect(t.quantiles([0.5]).values[0]).toBe(reference(all[k]!, [0.5])[0])
+            expect(t.count).toBe(all[k]!.length)
+            if (!all[k]!.length) return
+            const got = t.quantiles(QUARTILES).values
+            const want = reference(all[k]!, QUARTILES)
+            const sorted = Float64Array.from(all[k]!).sort()
+            // exact while it never went to its sketch; within the stated bound once it did
+            QUARTILES.forEach((q, i) =>
+              t.approximate
+                ? expect(Math.abs(got[i]! - want[i]!)).toBeLessThanOrEqual(allowed(sorted, q))
+                : expect(got[i]).toBe(want[i]),
+            )
           })
         },
       ),
-      {numRuns: 200},
+      {numRuns: 300},
     )
+  })
+
+  it('a merge the pool cannot hold goes to the sketch, even when some slots are free', () => {
+    const pool = new ExactPool(100)
+    const a = new QuantileTracker(1_000, pool)
+    const b = new QuantileTracker(1_000, pool)
+    for (let i = 0; i < 10; i++) a.add(i) // 16 slots
+    for (let i = 0; i < 40; i++) b.add(100 + i) // 64 slots: 20 left, 34 needed for a to take b's 40
+    a.merge(b)
+    expect(a.approximate).toBe(true)
+    expect(a.count).toBe(50)
+    expect(pool.held).toBe(64)
+    expect(b.quantiles([0.5])).toEqual({count: 40, values: [119.5], approximate: false})
   })
 
   it('an accumulator holds at most three values per record of its bound, however many loan types', () => {
