@@ -56,7 +56,7 @@ document as county-export --stats-json. Sends no request. Exit 2 when the export
     const {statsOfFile} = await import('../jobs/file-stats.js')
     const {renderStats, statsDocument} = await import('../stats/render.js')
     const {forTerminal} = await import('../render/terminal.js')
-    const s = await statsOfFile(args.file)
+    const s = await statsOfFile(args.file, byCounty)
     const doc = statsDocument(s.run, byCounty ? s.counties : [])
     // --json: oclif prints the returned document, and nothing else goes to stdout
     if (this.jsonEnabled()) return doc
