@@ -481,7 +481,7 @@ describe('run statistics after an export, and sfl stats', () => {
     expect(doc['run']).toEqual(RUN)
     const requests = s.requests.length
     for (const arg of [dir, join(dir, 'manifest.json')]) {
-      const st = await sfl(['stats', arg, '--by-county', '--output', 'json'], {env: env(s)})
+      const st = await sfl(['stats', arg, '--by-county', '--json'], {env: env(s)})
       expect(st.stderr).toBe('')
       expect(st.code).toBe(0)
       expect(JSON.parse(st.stdout)).toEqual(doc)
@@ -534,7 +534,7 @@ describe('run statistics after an export, and sfl stats', () => {
       `\n  FinalValue          p25 ${dollars(q(0.25))}   median ${dollars(q(0.5))}   p75 ${dollars(q(0.75))}\n`,
     )
     expect(r.stdout).not.toContain('≈')
-    const doc = JSON.parse((await sfl(['stats', file, '--output', 'json'])).stdout) as {
+    const doc = JSON.parse((await sfl(['stats', file, '--json'])).stdout) as {
       run: {FinalValue: unknown; ConfidenceScore: unknown}
     }
     expect(doc.run.ConfidenceScore).toEqual({count: 150_000, median: 69, approximate: false})
