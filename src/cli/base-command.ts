@@ -4,6 +4,7 @@ import {ExitCode, SflError} from '../errors.js'
 import {redact, registerSecret} from '../api/secrets.js'
 import {forTerminal} from '../render/terminal.js'
 import type {OutputFormat} from '../render/formats.js'
+import {guardStdStreams} from './std-streams.js'
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof BaseCommand)['baseFlags'] & T['flags']
@@ -31,6 +32,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   flags!: BaseFlags<T>
 
   public override async init(): Promise<void> {
+    // the entry installed it already (src/main.ts); a command run in-process (tests) gets it here
+    guardStdStreams()
     await super.init()
     const {flags} = await this.parse({
       flags: this.ctor.flags,
@@ -73,7 +76,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     // --json: the error is also the one JSON document on stdout (oclif's own catch prints it for the rest)
     if (this.jsonEnabled() && (err.oclif?.exit === undefined || 'parse' in err)) this.logJsonError(err)
     if (err instanceof SflError) {
-      process.stderr.write(`Error: ${forTerminal(err.message)}\n`)
+      // the reader of stdout went away (`| head`): that is how such a pipeline ends, not worth a word
+      if (err.exitCode !== ExitCode.outputClosed) process.stderr.write(`Error: ${forTerminal(err.message)}\n`)
       process.exitCode = err.exitCode
       return undefined
     }
