@@ -41,6 +41,8 @@ export interface ClientOptions {
 }
 
 const MAX_REDIRECTS = 5
+/** The advice a 401 carries; the CLI replaces it with where the key in use came from. */
+export const KEY_ADVICE = '. Set SFL_API_KEY, pass --api-key, or run `sfl keys set`'
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i
 
 /** Refuse to send a key in clear text anywhere but this machine (exit 2 before any request). */
@@ -291,10 +293,7 @@ export async function errorFromResponse(res: HttpResponse): Promise<HttpStatusEr
     case 400:
       return new BadRequestError(`the service rejected the request (HTTP 400): ${message}`, 400)
     case 401:
-      return new InvalidKeyError(
-        `the API key is invalid or missing (HTTP 401): ${message}. Set SFL_API_KEY, pass --api-key, or run \`sfl keys set\``,
-        401,
-      )
+      return new InvalidKeyError(`the API key is invalid or missing (HTTP 401): ${message}${KEY_ADVICE}`, 401)
     case 403:
       return new ForbiddenError(`the API key is not permitted for this resource (HTTP 403): ${message}`, 403)
     case 404:
@@ -336,10 +335,16 @@ export function describeErrorBody(status: number, contentType: string | undefine
 
 const TLS_CODES =
   /^(CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|ERR_TLS_CERT_ALTNAME_INVALID|ERR_SSL_)/
+/**
+ * What OpenSSL says when the bytes that came back are not a TLS record at all: an https:// URL pointed at a
+ * port that speaks plain HTTP ("wrong version number"; "packet length too long" on newer OpenSSL).
+ */
+const PLAIN_HTTP_CODES = new Set(['ERR_SSL_WRONG_VERSION_NUMBER', 'ERR_SSL_PACKET_LENGTH_TOO_LONG'])
 
 /**
  * Failures that retrying cannot fix get a message that says what to do: an untrusted certificate (a
- * corporate proxy's CA belongs in NODE_EXTRA_CA_CERTS) or a host name that does not resolve.
+ * corporate proxy's CA belongs in NODE_EXTRA_CA_CERTS), a plain-HTTP port behind an https:// URL, or a
+ * host name that does not resolve. The low-level error stays as `cause` (the CLI adds the base URL in use).
  */
 async function guard<T>(url: string, send: () => Promise<T>): Promise<T> {
   try {
@@ -347,22 +352,32 @@ async function guard<T>(url: string, send: () => Promise<T>): Promise<T> {
   } catch (error) {
     const code = String((error as {code?: unknown}).code ?? '')
     const {host} = new URL(url)
+    const cause = {cause: error}
+    if (PLAIN_HTTP_CODES.has(code))
+      throw new ServerError(
+        `the server at ${host} answered in plain HTTP, not TLS (${code}): the URL says https:// but that port speaks http://`,
+        cause,
+      )
     if (TLS_CODES.test(code))
       throw new ServerError(
         `the TLS certificate of ${host} is not trusted (${code}); if your network uses its own certificate authority, point NODE_EXTRA_CA_CERTS at its PEM file`,
+        cause,
       )
     if (code === 'UND_ERR_HEADERS_OVERFLOW')
       throw new ServerError(
         `the server at ${host} sent response headers larger than allowed (UND_ERR_HEADERS_OVERFLOW); check the base URL or the proxy in between`,
+        cause,
       )
     // llhttp parse errors (HPE_*) and undici's response errors: a broken answer, not a local failure
     if (/^HPE_/.test(code) || code === 'UND_ERR_INFO' || code === 'UND_ERR_RESPONSE')
       throw new ServerError(
         `the server at ${host} sent an HTTP answer sfl cannot read (${code}); check the base URL or the proxy in between`,
+        cause,
       )
     if (code === 'ENOTFOUND')
       throw new ServerError(
         `cannot resolve the host ${host} (ENOTFOUND); check the base URL and your DNS or proxy settings`,
+        cause,
       )
     throw error
   }

@@ -23,7 +23,7 @@ export interface LookupRequest {
 
 /** Pure: resolves --county / checks --fips against the counties table, then the spec's parameter rules. */
 export function lookupRequest(f: LookupFlags, format: string): LookupRequest {
-  const county = countyFromFlags({fips: f.fips, county: f.county})
+  const county = countyFromFlags({fips: f.fips, county: f.county}, {countyFlag: true})
   if (!county)
     throw new UsageError('--fips (a 5-digit county code such as 06067) or --county "Name, ST" is required')
   const query = validateLookup({

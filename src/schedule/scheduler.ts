@@ -164,10 +164,13 @@ export class Scheduler {
         const retryable = error instanceof ServerStatusError || isRetryableNetworkError(error)
         if (!retryable) throw error
         if (failures >= this.options.retries) {
+          // the cause stays attached: the CLI names the likely fix from its code (ECONNREFUSED: the base URL)
           const final =
             error instanceof HttpStatusError
-              ? new ServerError(`${error.message} (gave up after ${failures} retries)`)
-              : new ServerError(`network failure: ${describe(error)} (gave up after ${failures} retries)`)
+              ? new ServerError(`${error.message} (gave up after ${failures} retries)`, {cause: error})
+              : new ServerError(`network failure: ${describe(error)} (gave up after ${failures} retries)`, {
+                  cause: error,
+                })
           // trip before this request's caller runs again, so no queued request slips out first
           if (++this.failStreak >= (this.options.breakAfter ?? BREAK_AFTER))
             this.halt(
