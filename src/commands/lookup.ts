@@ -217,6 +217,7 @@ reads a CSV or NDJSON file of lookups (see the README, "Batch lookups").`
     const {assertWritableTarget} = await import('../io/atomic-file.js')
     if (f.out) await assertWritableTarget(f.out)
     const stats = await (await import('../cli/stats-output.js')).statsOptions(f)
+    await this.maskConfiguredKeys() // an input line holding a stored key is masked in every message
     const {openBatchInput} = await import('../jobs/batch-input.js')
     const {input, inputId, cleanup} = await openBatchInput(source, f.fips, process.stdin, map)
     try {
