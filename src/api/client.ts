@@ -38,6 +38,29 @@ export interface ClientOptions {
   /** Injected in tests (undici MockAgent); an EnvHttpProxyAgent honouring HTTP(S)_PROXY/NO_PROXY otherwise. */
   dispatcher?: Dispatcher | undefined
   debug?: ((line: string) => void) | undefined
+  /**
+   * What the client is doing, for a caller that keeps a person informed (src/cli/wait-feedback.ts) or a
+   * library that exposes the same events: a request started (its host and deadline), a request settled
+   * (answered in full, failed, or cancelled). Called synchronously; must not throw.
+   */
+  onEvent?: ((event: ClientEvent) => void) | undefined
+  /** The --timeout timer, injected in tests (a virtual clock); Node's timers, unref'd, otherwise. */
+  timers?: DeadlineTimers | undefined
+}
+
+export type ClientEvent =
+  | {type: 'request'; id: number; host: string; timeoutMs: number}
+  | {type: 'headers'; id: number; status: number}
+  | {type: 'settled'; id: number}
+
+export interface DeadlineTimers {
+  setTimeout(fn: () => void, ms: number): unknown
+  clearTimeout(handle: unknown): void
+}
+
+const NODE_TIMERS: DeadlineTimers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 }
 
 const MAX_REDIRECTS = 5
@@ -104,6 +127,8 @@ export function isRetryableNetworkError(error: unknown): boolean {
 }
 
 export class HttpClient {
+  private requests = 0
+
   constructor(private readonly options: ClientOptions) {}
 
   /**
@@ -113,16 +138,21 @@ export class HttpClient {
    * dump() all end with a RequestTimeoutError when it passes).
    */
   async get(url: string, signal?: AbortSignal): Promise<HttpResponse> {
-    const deadline = startDeadline(this.options.timeoutMs, signal, url)
+    const id = ++this.requests
+    const {onEvent, timeoutMs} = this.options
+    onEvent?.({type: 'request', id, host: hostOf(url), timeoutMs})
+    const deadline = startDeadline(timeoutMs, signal, url, this.options.timers ?? NODE_TIMERS, () =>
+      onEvent?.({type: 'settled', id}),
+    )
     try {
-      return await this.send(url, deadline)
+      return await this.send(url, deadline, id)
     } catch (error) {
       deadline.clear()
       throw deadline.reason(error)
     }
   }
 
-  private async send(url: string, deadline: Deadline): Promise<HttpResponse> {
+  private async send(url: string, deadline: Deadline, id: number): Promise<HttpResponse> {
     const {request} = await loadUndici()
     const dispatcher = this.options.dispatcher ?? (await getDefaultDispatcher())
     const origin = new URL(url).origin
@@ -156,6 +186,7 @@ export class HttpClient {
       for (const [k, v] of Object.entries(res.headers))
         if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v
       this.debug(`← ${res.statusCode} ${current} (${Date.now() - started} ms)${rateLimitSummary(flat)}`)
+      this.options.onEvent?.({type: 'headers', id, status: res.statusCode})
       const location = flat['location']
       if ([301, 302, 303, 307, 308].includes(res.statusCode) && location) {
         await res.body.dump()
@@ -198,32 +229,44 @@ interface Deadline {
  * rather than with AbortSignal.any so that the timer and the listener on the long-lived run signal are
  * removed as soon as the body is done (an export sends thousands of requests under one run signal).
  */
-function startDeadline(timeoutMs: number, parent: AbortSignal | undefined, url: string): Deadline {
+function startDeadline(
+  timeoutMs: number,
+  parent: AbortSignal | undefined,
+  url: string,
+  timers: DeadlineTimers,
+  settled: () => void,
+): Deadline {
   const controller = new AbortController()
   const onParent = (): void => controller.abort(parent?.reason)
   let timeout: RequestTimeoutError | undefined
-  const timer = setTimeout(() => {
-    let host = url
-    try {
-      host = new URL(url).host
-    } catch {
-      // keep the raw string
-    }
+  let cleared = false
+  const timer = timers.setTimeout(() => {
     timeout = new RequestTimeoutError(
-      `no complete answer from ${host} within --timeout ${Math.round(timeoutMs / 100) / 10} s (connect, headers and body); the server is slow or dripping its answer`,
+      `no complete answer from ${hostOf(url)} within --timeout ${Math.round(timeoutMs / 100) / 10} s (connect, headers and body); the server is slow or dripping its answer`,
     )
     controller.abort(timeout)
   }, timeoutMs)
-  timer.unref()
   if (parent?.aborted) controller.abort(parent.reason)
   else parent?.addEventListener('abort', onParent, {once: true})
   return {
     signal: controller.signal,
     clear: () => {
-      clearTimeout(timer)
+      if (cleared) return
+      cleared = true
+      timers.clearTimeout(timer)
       parent?.removeEventListener('abort', onParent)
+      settled()
     },
     reason: (error) => timeout ?? error,
+  }
+}
+
+/** "api.example.com:8443", or the text itself when it is not a URL. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host
+  } catch {
+    return url
   }
 }
 

@@ -82,6 +82,7 @@ async function runExport(
   stats: StatsOptions,
 ): Promise<ExportSummary> {
   const {runCountyExport} = await import('../jobs/county-export.js')
+  ctx.feedback?.stop() // the run draws its own progress line
   return withRunSession(ctx.scheduler, io.quiet, async ({progress, signal}) => {
     const s = await runCountyExport(
       {
@@ -163,6 +164,7 @@ export async function runBatchJob(
   stats: StatsOptions = {byCounty: false},
 ): Promise<BatchSummary> {
   const {runBatchLookup} = await import('../jobs/batch-lookup.js')
+  ctx.feedback?.stop() // the run draws its own progress line
   return withRunSession(ctx.scheduler, io.quiet, async ({progress, signal}) => {
     const s = await runBatchLookup(
       {

@@ -10,6 +10,7 @@ import type {Sandbox} from '../sandbox/server.js'
 import {BaseCommand} from './base-command.js'
 import {withHint, type RunOrigin} from './error-hints.js'
 import {connectionFlags} from './flags.js'
+import {WaitFeedback} from './wait-feedback.js'
 
 /** Everything a command needs to talk to the service, resolved once from flags > env > profile. */
 export interface Context {
@@ -20,6 +21,8 @@ export interface Context {
   client: HttpClient
   scheduler: Scheduler
   sandbox?: Sandbox
+  /** The waiting and retry lines of a single request at a terminal; a long run stops it and draws progress. */
+  feedback?: WaitFeedback
 }
 
 export type ServiceFlags<T extends typeof Command> = Interfaces.InferredFlags<
@@ -159,30 +162,47 @@ export abstract class ServiceCommand<T extends typeof Command> extends BaseComma
       configPath,
     }
     const {Scheduler} = await import('../schedule/scheduler.js')
+    const feedback = new WaitFeedback(process.stderr, {
+      live: Boolean(process.stderr.isTTY) && !f.quiet,
+      quiet: Boolean(f.quiet),
+    })
     const client = new HttpClient({
       apiKey,
       timeoutMs: (f.timeout ?? (this.constructor as typeof ServiceCommand).defaultTimeout) * 1000,
       userAgent: `${this.config.name}/${this.config.version} node/${process.versions.node}`,
       debug: this.debugLine,
+      onEvent: feedback.onClientEvent,
     })
     const scheduler = new Scheduler({
       concurrency: 1,
       retries: f.retries,
       maxWaitMs: (f['max-wait'] ?? (this.constructor as typeof ServiceCommand).defaultMaxWait) * 1000,
-      // a long rate-limit wait says so (exports and batches draw their own progress instead)
-      onEvent: (e) => {
-        if (e.type === 'wait' && e.ms >= 5000)
-          this.notice(
-            `sfl: waiting ${Math.ceil(e.ms / 1000)} s for ${e.reason === '429' ? 'a 429' : 'the rate-limit reset'}`,
-          )
-      },
+      // a long rate-limit wait, a retry, a slow answer: said at the terminal (exports and batches draw their
+      // own progress instead)
+      onEvent: feedback.onSchedulerEvent,
       ...schedule,
     })
-    this.ctx = {baseUrl, profile: settings.profile, apiKey, client, scheduler, ...(sandbox ? {sandbox} : {})}
+    this.ctx = {
+      baseUrl,
+      profile: settings.profile,
+      apiKey,
+      client,
+      scheduler,
+      feedback,
+      ...(sandbox ? {sandbox} : {}),
+    }
     return this.ctx
   }
 
+  protected override async catch(
+    err: Error & {exitCode?: number; oclif?: {exit?: number}},
+  ): Promise<unknown> {
+    this.ctx?.feedback?.stop() // no status line left under the error
+    return super.catch(err)
+  }
+
   protected override async finally(err: Error | undefined): Promise<unknown> {
+    this.ctx?.feedback?.stop()
     await this.ctx?.sandbox?.close()
     return super.finally(err)
   }

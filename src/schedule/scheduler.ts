@@ -48,7 +48,8 @@ export interface SchedulerOptions {
 
 export type SchedulerEvent =
   | {type: 'wait'; reason: 'budget' | '429'; ms: number}
-  | {type: 'retry'; attempt: number; delayMs: number; reason: string}
+  /** Retry `attempt` of at most `of` (--retries), after `delayMs`, because of `reason`. */
+  | {type: 'retry'; attempt: number; of: number; delayMs: number; reason: string}
   | {type: 'response'; status: number}
 
 export interface SchedulerStats {
@@ -183,7 +184,13 @@ export class Scheduler {
         const delayMs = fullJitterDelay(failures, this.random, this.options.backoff ?? DEFAULT_BACKOFF)
         failures++
         this.stats.retries++
-        this.emit({type: 'retry', attempt: failures, delayMs, reason: describe(error)})
+        this.emit({
+          type: 'retry',
+          attempt: failures,
+          of: this.options.retries,
+          delayMs,
+          reason: describe(error),
+        })
         await this.pause(delayMs)
       }
     }

@@ -56,6 +56,8 @@ export const HOSTILE_MODES = [
   'forbidden',
   /** 401 with the spec's error body, echoing nothing. */
   'unauthorized',
+  /** Accepts the request and never answers (a hung service). */
+  'hang',
 ] as const
 export type HostileMode = (typeof HOSTILE_MODES)[number]
 
@@ -224,6 +226,8 @@ export async function startHostileServer(): Promise<HostileServer> {
         return success([{...RECORD, '=HYPERLINK("http://evil.example/","x")': 1}])
       case 'forbidden':
         return json(res, 403, {status: 'error', code: 403, message: 'Forbidden'})
+      case 'hang':
+        return // the socket stays open until close() destroys it
       case 'unauthorized':
         return json(res, 401, {status: 'error', code: 401, message: 'Invalid or missing API key'})
       default:
