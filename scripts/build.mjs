@@ -66,8 +66,13 @@ const entry = await build({
   metafile: true,
   logLevel: 'warning',
 })
-if (Object.keys(entry.metafile.inputs).some((f) => f !== 'src/main.ts'))
-  throw new Error('src/main.ts must import nothing but Node built-ins and ./oclif-main.js (start-up)')
+// the stdout/stderr guard is the one module the entry may bundle: it must be in place before `--version`
+// and oclif's help write anything, and imports only built-ins itself
+const ENTRY_INPUTS = new Set(['src/main.ts', 'src/cli/std-streams.ts'])
+if (Object.keys(entry.metafile.inputs).some((f) => !ENTRY_INPUTS.has(f)))
+  throw new Error(
+    'src/main.ts must import nothing but Node built-ins, ./oclif-main.js and ./cli/std-streams.js (start-up)',
+  )
 
 const result = await build({
   absWorkingDir: ROOT,

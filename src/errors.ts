@@ -22,8 +22,9 @@ export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode]
 
 export class SflError extends Error {
   readonly exitCode: ExitCodeValue = ExitCode.unexpected
-  constructor(message: string) {
-    super(message)
+  /** `cause`: the low-level error behind this one (a socket's ECONNREFUSED), for the hints the CLI adds. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options)
     this.name = new.target.name
   }
 }

@@ -1,13 +1,18 @@
 import {readFileSync} from 'node:fs'
 import {arch, release} from 'node:os'
 
+import {guardStdStreams} from './cli/std-streams.js'
+
 /**
  * The CLI's entry, bundled on its own as dist/sfl.js and imported by bin/run.js. It imports nothing but
  * Node built-ins: oclif (dist/oclif-main.js) and with it the commands (dist/commands.js) load only when a
  * command runs, so `sfl --version` costs little more than Node's own start-up. scripts/build.mjs fails if
- * this file grows an import.
+ * this file grows an import (src/cli/std-streams.ts, which imports only built-ins, is the one allowed).
  */
 export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
+  // before anything is written: a stdout on /dev/full or a closed pipe ends every command the same way,
+  // `--version` and oclif's help included (exit 8 with one line, or 141 quietly)
+  guardStdStreams()
   const version = argv[0] === '--version' ? versionLine() : undefined
   if (version !== undefined) {
     process.stdout.write(`${version}\n`)

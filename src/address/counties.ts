@@ -1,4 +1,5 @@
 import {COUNTY_ROWS} from './counties-data.js'
+import {stateAtEnd} from './states.js'
 import {distance} from '../text/distance.js'
 
 /**
@@ -14,6 +15,9 @@ export interface County {
 }
 
 export type CountyResolution = {fips: string; county: County} | {error: string; suggestions: County[]}
+
+/** Candidates listed in one error line at most. */
+const MAX_CANDIDATES = 10
 
 let table: County[] | undefined
 let byFips: Map<string, County> | undefined
@@ -55,12 +59,19 @@ function key(name: string): string {
 }
 const base = (name: string) => key(name).replace(KIND, '')
 
-/** "Sacramento, CA", "sacramento county ca", "Baltimore City, MD" → name and state parts. */
+/**
+ * "Sacramento, CA", "sacramento county ca", "Baltimore City, MD", "Yolo County, California" → name and
+ * state parts. A state's name counts only after a county name ("Washington" alone is a county's name).
+ */
 function parse(text: string): {name: string; state?: string} {
   const t = text.trim()
   const m = /^(.*?)(?:,\s*|\s+)([A-Za-z]{2})$/.exec(t)
   if (m && m[1] && allCounties().some((c) => c.state === m[2]!.toUpperCase()))
     return {name: m[1], state: m[2]!.toUpperCase()}
+  const words = key(t).split(' ')
+  const named = stateAtEnd(words)
+  if (named?.spelled && named.words < words.length && allCounties().some((c) => c.state === named.code))
+    return {name: words.slice(0, words.length - named.words).join(' '), state: named.code}
   return {name: t}
 }
 
@@ -98,15 +109,39 @@ export function resolveCounty(text: string): CountyResolution {
   const pool = allCounties().filter((c) => state === undefined || c.state === state)
   const exact = pool.filter((c) => key(c.name) === key(name))
   if (exact.length === 1) return {fips: exact[0]!.fips, county: exact[0]!}
-  const byBase = exact.length ? exact : pool.filter((c) => base(c.name) === base(name))
-  if (byBase.length === 1) return {fips: byBase[0]!.fips, county: byBase[0]!}
+  const want = base(name)
+  const byBase = exact.length ? exact : pool.filter((c) => base(c.name) === want)
+  // without a state, a name that is also the start of others ("sac": Sac County, IA and Sacramento) is
+  // never a silent pick; with one, the user was specific
+  const longer = want === '' ? [] : pool.filter((c) => base(c.name) !== want && base(c.name).startsWith(want))
+  if (byBase.length === 1 && (state !== undefined || longer.length === 0))
+    return {fips: byBase[0]!.fips, county: byBase[0]!}
   const where = state ? ` in ${state}` : ''
-  if (byBase.length > 1)
+  const addState = state ? '' : ' (add the state: "Name, ST")'
+  const candidates = [...byBase, ...longer]
+  const listed = candidates.slice(0, MAX_CANDIDATES)
+  const more =
+    candidates.length > listed.length
+      ? ` (${listed.length} shown; \`sfl counties ${name.trim()}\` lists all)`
+      : ''
+  if (byBase.length > 1 && longer.length === 0)
     return {
-      error: `"${text.trim()}" names ${byBase.length} counties${where}; say which${state ? '' : ' (add the state: "Name, ST")'}`,
-      suggestions: byBase,
+      error: `"${t}" names ${byBase.length} counties${where}; say which${addState}${more}`,
+      suggestions: listed,
     }
-  return {error: `no county named "${name.trim()}"${where}`, suggestions: nearMisses(name, state)}
+  if (byBase.length >= 1)
+    return {
+      error: `"${t}" is the name of ${byBase.length === 1 ? 'a county' : `${byBase.length} counties`} and the start of ${longer.length} more${where}; say which${addState}${more}`,
+      suggestions: listed,
+    }
+  if (longer.length > 1)
+    return {
+      error: `"${t}" is the start of ${longer.length} county names${where}; say which${addState}${more}`,
+      suggestions: listed,
+    }
+  // the start of one name only: still not what was typed, so it is suggested, not picked
+  const near = longer.length ? longer : nearMisses(name, state)
+  return {error: `no county named "${name.trim()}"${where}`, suggestions: near}
 }
 
 /** The codes of the same state nearest in number: "06999" → 06115, 06113, … */

@@ -1,4 +1,6 @@
 import {ALONE_UNITS, DIRECTIONALS, RANGED_UNITS, SUFFIXES} from './pub28.js'
+import {meaningfulHashes, splitWithoutCommas, unitValue} from './split-tail.js'
+import {stateAtEnd} from './states.js'
 
 /**
  * Address standardisation before sending, after USPS Publication 28, so that a server which matches only
@@ -14,11 +16,14 @@ import {ALONE_UNITS, DIRECTIONALS, RANGED_UNITS, SUFFIXES} from './pub28.js'
  * - directionals before or after the name → N, S, E, W, NE, NW, SE, SW (a directional that is the whole
  *   street name, as in "100 NORTH ST", stays spelled out, as Pub 28 section 233 does)
  * - secondary unit designators → Appendix C2 abbreviations: APARTMENT → APT, SUITE → STE; a unit that
- *   follows in its own comma part ("…DR, UNIT 140, ELK GROVE") joins the street line
+ *   follows in its own comma part ("…DR, UNIT 140, ELK GROVE", "…PKWY, #2109") joins the street line
  * - `#` → UNIT. Pub 28 writes `#` when the designator is not known; the service's standardized addresses
  *   spell units as UNIT, so that is the form sfl sends ("#140", "# 140" and "APT #140" are all handled)
  * - a trailing "CITY ST ZIP" becomes "CITY, ST ZIP"; commas stay as separators because the one `address`
- *   parameter (spec 4) carries both lines that Pub 28 would put on separate lines
+ *   parameter (spec 4) carries both lines that Pub 28 would put on separate lines. A state spelled out
+ *   ("SACRAMENTO, CALIFORNIA 95838") becomes its code, when a city comes before it
+ * - an address without commas whose tail is CITY STATE ZIP is split from the end (split-tail.ts):
+ *   "3526 high st sacramento ca 95838" → "3526 HIGH ST, SACRAMENTO, CA 95838"
  *
  * @example standardiseAddress('5201 laguna oaks dr., unit 140,, elk grove').text
  *   // '5201 LAGUNA OAKS DR UNIT 140, ELK GROVE'
@@ -34,7 +39,7 @@ export interface StandardAddress {
   lastLine?: string
 }
 
-const STATE_ZIP = /^(?:(.*?)\s+)?([A-Z]{2})\s+(\d{5}(?:-\d{4})?)$/
+const ZIP = /^\d{5}(?:-\d{4})?$/
 
 /** Split a comma part into tokens: "#140" → "#", "140"; dots, apostrophes and quotes go. */
 function tokens(part: string): string[] {
@@ -46,28 +51,39 @@ function tokens(part: string): string[] {
 }
 
 /** A comma part that is only units ("UNIT 140", "#140", "APT # 5", "REAR"): the same peeling as the street line. */
-function unitOnly(ts: readonly string[]): boolean {
+function unitOnly(typed: readonly string[]): boolean {
+  // a "#" with no value after it is dropped when sent: decide as the second pass, which will not see it
+  const ts = meaningfulHashes(typed)
   const probe = splitUnit(['1', 'A', ...ts])
-  return probe.unit !== undefined && probe.street.length === 2
+  if (probe.unit === undefined || probe.street.length !== 2) return false
+  // a designator's value is a number or a letter ("APT 5", "# B"): "KEY WEST" is a city, not unit WEST
+  return ts.every((t, i) => !(t === '#' || RANGED_UNITS.has(t)) || ts[i + 1] === '#' || unitValue(ts[i + 1]))
 }
 
 export function standardiseAddress(input: string): StandardAddress {
-  const parts = input
+  let parts = input
     .toUpperCase()
     .normalize('NFC')
     .split(',')
     .map(tokens)
     // a part that is only "#" says nothing (and would leave an empty street line)
     .filter((p) => p.some((t) => t !== '#'))
+  if (parts.length === 1) parts = splitWithoutCommas(parts[0]!)
   let line = parts.shift() ?? []
-  const rest = lastLineParts(parts.map((p) => p.filter((t) => t !== '#').join(' ')))
-  // "5201 LAGUNA OAKS DR, UNIT 140, ELK GROVE": unit parts belong to the street line
-  while (rest[0] !== undefined && line.filter((t) => t !== '#').length >= 2 && unitOnly(rest[0].split(' ')))
-    line = [...line, ...rest.shift()!.split(' ')]
+  // "#" is kept until here: "4800 WESTLAKE PKWY, #2109" has its unit in a part of its own
+  const {rest, stateZip} = lastLineParts(parts)
+  // "5201 LAGUNA OAKS DR, UNIT 140, ELK GROVE": unit parts belong to the street line (never "FL 33040",
+  // the state and ZIP, though FL is also the designator of a floor)
+  while (rest[0] !== undefined && line.filter((t) => t !== '#').length >= 2 && unitOnly(rest[0]))
+    line = [...line, ...rest.shift()!]
+  if (stateZip) rest.push(stateZip)
 
   const {street, unit} = splitUnit(line)
   const streetText = streetTokens(street).join(' ')
-  const last = rest.join(', ')
+  const last = rest
+    .map((p) => p.filter((t) => t !== '#').join(' '))
+    .filter((p) => p !== '')
+    .join(', ')
   const out: StandardAddress = {street: streetText, text: ''}
   if (unit !== undefined) out.unit = unit
   if (last !== '') out.lastLine = last
@@ -78,7 +94,9 @@ export function standardiseAddress(input: string): StandardAddress {
 /** The standardised text without its unit, or undefined when there is no unit to drop. */
 export function standardWithoutUnit(a: StandardAddress): string | undefined {
   if (a.unit === undefined) return undefined
-  return [a.street, a.lastLine].filter((s) => s).join(', ')
+  // standardised again: without its unit, a line may read differently ("1 X CA 95838 FL 2": FL 2 was a
+  // floor, and "1 X CA 95838" ends in a state and a ZIP), and what is sent must be a standard form too
+  return standardiseAddress([a.street, a.lastLine].filter((s) => s).join(', ')).text
 }
 
 /**
@@ -148,11 +166,21 @@ function streetTokens(street: readonly string[]): string[] {
   return t
 }
 
-/** "ELK GROVE CA 95758" → "ELK GROVE", "CA 95758"; other parts kept, space-collapsed. */
-function lastLineParts(parts: string[]): string[] {
-  const m = parts.length ? STATE_ZIP.exec(parts.at(-1)!) : null
-  if (!m) return parts
-  const head = parts.slice(0, -1)
-  if (m[1]) head.push(m[1])
-  return [...head, `${m[2]} ${m[3]}`]
+/**
+ * "ELK GROVE CA 95758" → "ELK GROVE", "CA 95758"; "SACRAMENTO, CALIFORNIA 95838" → …, "CA 95838". Any two
+ * letters before a ZIP are taken as the state (as typed); a spelled-out state name only after a city, in its
+ * part or an earlier one, since "NEW YORK 10001" alone may be the city. Other parts kept.
+ */
+function lastLineParts(parts: string[][]): {rest: string[][]; stateZip?: string[]} {
+  const words = parts.at(-1)?.filter((t) => t !== '#') ?? []
+  const zip = words.at(-1)
+  if (zip === undefined || !ZIP.test(zip) || words.length < 2) return {rest: parts}
+  const before = words.slice(0, -1)
+  const state = /^[A-Z]{2}$/.test(before.at(-1)!)
+    ? {code: before.at(-1)!, words: 1, spelled: false}
+    : stateAtEnd(before)
+  if (!state) return {rest: parts}
+  const head = before.slice(0, before.length - state.words)
+  if (state.spelled && head.length === 0 && parts.length < 2) return {rest: parts}
+  return {rest: [...parts.slice(0, -1), ...(head.length ? [head] : [])], stateZip: [state.code, zip]}
 }

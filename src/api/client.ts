@@ -38,9 +38,34 @@ export interface ClientOptions {
   /** Injected in tests (undici MockAgent); an EnvHttpProxyAgent honouring HTTP(S)_PROXY/NO_PROXY otherwise. */
   dispatcher?: Dispatcher | undefined
   debug?: ((line: string) => void) | undefined
+  /**
+   * What the client is doing, for a caller that keeps a person informed (src/cli/wait-feedback.ts) or a
+   * library that exposes the same events: a request started (its host and deadline), a request settled
+   * (answered in full, failed, or cancelled). Called synchronously; must not throw.
+   */
+  onEvent?: ((event: ClientEvent) => void) | undefined
+  /** The --timeout timer, injected in tests (a virtual clock); Node's timers, unref'd, otherwise. */
+  timers?: DeadlineTimers | undefined
+}
+
+export type ClientEvent =
+  | {type: 'request'; id: number; host: string; timeoutMs: number}
+  | {type: 'headers'; id: number; status: number}
+  | {type: 'settled'; id: number}
+
+export interface DeadlineTimers {
+  setTimeout(fn: () => void, ms: number): unknown
+  clearTimeout(handle: unknown): void
+}
+
+const NODE_TIMERS: DeadlineTimers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 }
 
 const MAX_REDIRECTS = 5
+/** The advice a 401 carries; the CLI replaces it with where the key in use came from. */
+export const KEY_ADVICE = '. Set SFL_API_KEY, pass --api-key, or run `sfl keys set`'
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i
 
 /** Refuse to send a key in clear text anywhere but this machine (exit 2 before any request). */
@@ -102,6 +127,8 @@ export function isRetryableNetworkError(error: unknown): boolean {
 }
 
 export class HttpClient {
+  private requests = 0
+
   constructor(private readonly options: ClientOptions) {}
 
   /**
@@ -111,16 +138,21 @@ export class HttpClient {
    * dump() all end with a RequestTimeoutError when it passes).
    */
   async get(url: string, signal?: AbortSignal): Promise<HttpResponse> {
-    const deadline = startDeadline(this.options.timeoutMs, signal, url)
+    const id = ++this.requests
+    const {onEvent, timeoutMs} = this.options
+    onEvent?.({type: 'request', id, host: hostOf(url), timeoutMs})
+    const deadline = startDeadline(timeoutMs, signal, url, this.options.timers ?? NODE_TIMERS, () =>
+      onEvent?.({type: 'settled', id}),
+    )
     try {
-      return await this.send(url, deadline)
+      return await this.send(url, deadline, id)
     } catch (error) {
       deadline.clear()
       throw deadline.reason(error)
     }
   }
 
-  private async send(url: string, deadline: Deadline): Promise<HttpResponse> {
+  private async send(url: string, deadline: Deadline, id: number): Promise<HttpResponse> {
     const {request} = await loadUndici()
     const dispatcher = this.options.dispatcher ?? (await getDefaultDispatcher())
     const origin = new URL(url).origin
@@ -154,6 +186,7 @@ export class HttpClient {
       for (const [k, v] of Object.entries(res.headers))
         if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v
       this.debug(`← ${res.statusCode} ${current} (${Date.now() - started} ms)${rateLimitSummary(flat)}`)
+      this.options.onEvent?.({type: 'headers', id, status: res.statusCode})
       const location = flat['location']
       if ([301, 302, 303, 307, 308].includes(res.statusCode) && location) {
         await res.body.dump()
@@ -196,32 +229,44 @@ interface Deadline {
  * rather than with AbortSignal.any so that the timer and the listener on the long-lived run signal are
  * removed as soon as the body is done (an export sends thousands of requests under one run signal).
  */
-function startDeadline(timeoutMs: number, parent: AbortSignal | undefined, url: string): Deadline {
+function startDeadline(
+  timeoutMs: number,
+  parent: AbortSignal | undefined,
+  url: string,
+  timers: DeadlineTimers,
+  settled: () => void,
+): Deadline {
   const controller = new AbortController()
   const onParent = (): void => controller.abort(parent?.reason)
   let timeout: RequestTimeoutError | undefined
-  const timer = setTimeout(() => {
-    let host = url
-    try {
-      host = new URL(url).host
-    } catch {
-      // keep the raw string
-    }
+  let cleared = false
+  const timer = timers.setTimeout(() => {
     timeout = new RequestTimeoutError(
-      `no complete answer from ${host} within --timeout ${Math.round(timeoutMs / 100) / 10} s (connect, headers and body); the server is slow or dripping its answer`,
+      `no complete answer from ${hostOf(url)} within --timeout ${Math.round(timeoutMs / 100) / 10} s (connect, headers and body); the server is slow or dripping its answer`,
     )
     controller.abort(timeout)
   }, timeoutMs)
-  timer.unref()
   if (parent?.aborted) controller.abort(parent.reason)
   else parent?.addEventListener('abort', onParent, {once: true})
   return {
     signal: controller.signal,
     clear: () => {
-      clearTimeout(timer)
+      if (cleared) return
+      cleared = true
+      timers.clearTimeout(timer)
       parent?.removeEventListener('abort', onParent)
+      settled()
     },
     reason: (error) => timeout ?? error,
+  }
+}
+
+/** "api.example.com:8443", or the text itself when it is not a URL. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host
+  } catch {
+    return url
   }
 }
 
@@ -291,10 +336,7 @@ export async function errorFromResponse(res: HttpResponse): Promise<HttpStatusEr
     case 400:
       return new BadRequestError(`the service rejected the request (HTTP 400): ${message}`, 400)
     case 401:
-      return new InvalidKeyError(
-        `the API key is invalid or missing (HTTP 401): ${message}. Set SFL_API_KEY, pass --api-key, or run \`sfl keys set\``,
-        401,
-      )
+      return new InvalidKeyError(`the API key is invalid or missing (HTTP 401): ${message}${KEY_ADVICE}`, 401)
     case 403:
       return new ForbiddenError(`the API key is not permitted for this resource (HTTP 403): ${message}`, 403)
     case 404:
@@ -336,10 +378,16 @@ export function describeErrorBody(status: number, contentType: string | undefine
 
 const TLS_CODES =
   /^(CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|ERR_TLS_CERT_ALTNAME_INVALID|ERR_SSL_)/
+/**
+ * What OpenSSL says when the bytes that came back are not a TLS record at all: an https:// URL pointed at a
+ * port that speaks plain HTTP ("wrong version number"; "packet length too long" on newer OpenSSL).
+ */
+const PLAIN_HTTP_CODES = new Set(['ERR_SSL_WRONG_VERSION_NUMBER', 'ERR_SSL_PACKET_LENGTH_TOO_LONG'])
 
 /**
  * Failures that retrying cannot fix get a message that says what to do: an untrusted certificate (a
- * corporate proxy's CA belongs in NODE_EXTRA_CA_CERTS) or a host name that does not resolve.
+ * corporate proxy's CA belongs in NODE_EXTRA_CA_CERTS), a plain-HTTP port behind an https:// URL, or a
+ * host name that does not resolve. The low-level error stays as `cause` (the CLI adds the base URL in use).
  */
 async function guard<T>(url: string, send: () => Promise<T>): Promise<T> {
   try {
@@ -347,22 +395,32 @@ async function guard<T>(url: string, send: () => Promise<T>): Promise<T> {
   } catch (error) {
     const code = String((error as {code?: unknown}).code ?? '')
     const {host} = new URL(url)
+    const cause = {cause: error}
+    if (PLAIN_HTTP_CODES.has(code))
+      throw new ServerError(
+        `the server at ${host} answered in plain HTTP, not TLS (${code}): the URL says https:// but that port speaks http://`,
+        cause,
+      )
     if (TLS_CODES.test(code))
       throw new ServerError(
         `the TLS certificate of ${host} is not trusted (${code}); if your network uses its own certificate authority, point NODE_EXTRA_CA_CERTS at its PEM file`,
+        cause,
       )
     if (code === 'UND_ERR_HEADERS_OVERFLOW')
       throw new ServerError(
         `the server at ${host} sent response headers larger than allowed (UND_ERR_HEADERS_OVERFLOW); check the base URL or the proxy in between`,
+        cause,
       )
     // llhttp parse errors (HPE_*) and undici's response errors: a broken answer, not a local failure
     if (/^HPE_/.test(code) || code === 'UND_ERR_INFO' || code === 'UND_ERR_RESPONSE')
       throw new ServerError(
         `the server at ${host} sent an HTTP answer sfl cannot read (${code}); check the base URL or the proxy in between`,
+        cause,
       )
     if (code === 'ENOTFOUND')
       throw new ServerError(
         `cannot resolve the host ${host} (ENOTFOUND); check the base URL and your DNS or proxy settings`,
+        cause,
       )
     throw error
   }

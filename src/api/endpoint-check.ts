@@ -16,10 +16,13 @@ export function baseUrlProblem(baseUrl: string): string | undefined {
     return undefined // the URL checks elsewhere say what is wrong with it
   }
   if (/\/v\d+$/.test(path)) return undefined
-  // ".../v1/special-financing" or ".../special-financing": the endpoint was given, not the base URL
-  const root = baseUrl.replace(/\/+$/, '').replace(/\/special-financing$/, '')
+  const where = '(or SFL_BASE_URL, or `sfl keys set --base-url`)'
+  const root = baseUrl.replace(/\/+$/, '').replace(/\/special-financing$/i, '')
+  // ".../v1/special-financing": the version is there, but so is the endpoint, which sfl adds itself
+  if (/\/special-financing$/i.test(path) && /\/v\d+$/.test(root))
+    return `the base URL ${baseUrl} ends in the endpoint path /special-financing, which sfl adds to every request (spec 4: {base_url}/special-financing); drop it: use --base-url ${root} ${where}`
   const fixed = /\/v\d+$/.test(root) ? root : `${root}/v1`
-  return `the base URL ${baseUrl} has no version segment: the spec's base URL ends in /v1 (spec 4, 9.1); use --base-url ${fixed} (or SFL_BASE_URL, or \`sfl keys set --base-url\`)`
+  return `the base URL ${baseUrl} has no version segment: the spec's base URL ends in /v1 (spec 4, 9.1); use --base-url ${fixed} ${where}`
 }
 
 /** A 404 whose body says the endpoint, not a property, is missing ("No such endpoint", "Cannot GET /x"). */

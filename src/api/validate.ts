@@ -114,13 +114,11 @@ export function validateLookup(
       `give exactly one of ${names.address}, ${names.apn} or ${names.propertyId}; got ${given.map((g) => g[2]).join(' and ')}`,
     )
   const [kind, raw, name] = given[0]!
-  const value = raw!
+  // a parcel number or an ID pasted with a stray space is the same parcel (an address keeps its spacing
+  // for the standardiser, and --address-as-typed sends it as typed)
+  const value = kind === 'address' ? raw! : raw!.trim()
   const problem =
-    kind === 'address'
-      ? addressProblem(value)
-      : kind === 'apn'
-        ? apnProblem(value)
-        : propertyIdProblem(value.trim())
+    kind === 'address' ? addressProblem(value) : kind === 'apn' ? apnProblem(value) : propertyIdProblem(value)
   if (problem) throw new UsageError(`${name} ${problem}`)
-  return {fips, by: {kind, value: kind === 'property_id' ? value.trim().replace(/^0+/, '') : value}}
+  return {fips, by: {kind, value: kind === 'property_id' ? value.replace(/^0+/, '') : value}}
 }

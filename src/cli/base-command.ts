@@ -4,6 +4,7 @@ import {ExitCode, SflError} from '../errors.js'
 import {redact, registerSecret} from '../api/secrets.js'
 import {forTerminal} from '../render/terminal.js'
 import type {OutputFormat} from '../render/formats.js'
+import {guardStdStreams} from './std-streams.js'
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof BaseCommand)['baseFlags'] & T['flags']
@@ -31,6 +32,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   flags!: BaseFlags<T>
 
   public override async init(): Promise<void> {
+    // the entry installed it already (src/main.ts); a command run in-process (tests) gets it here
+    guardStdStreams()
     await super.init()
     const {flags} = await this.parse({
       flags: this.ctor.flags,
@@ -66,6 +69,11 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return flag ?? (process.stdout.isTTY ? 'table' : 'json')
   }
 
+  /** The message of `err` as printed; a command that talks to the service adds the likely fix. */
+  protected errorMessage(err: SflError): string {
+    return err.message
+  }
+
   /** Map every error to its documented exit code; the key never reaches the message. */
   protected override async catch(
     err: Error & {exitCode?: number; oclif?: {exit?: number}},
@@ -73,7 +81,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     // --json: the error is also the one JSON document on stdout (oclif's own catch prints it for the rest)
     if (this.jsonEnabled() && (err.oclif?.exit === undefined || 'parse' in err)) this.logJsonError(err)
     if (err instanceof SflError) {
-      process.stderr.write(`Error: ${forTerminal(err.message)}\n`)
+      // the reader of stdout went away (`| head`): that is how such a pipeline ends, not worth a word
+      if (err.exitCode !== ExitCode.outputClosed)
+        process.stderr.write(`Error: ${forTerminal(this.errorMessage(err))}\n`)
       process.exitCode = err.exitCode
       return undefined
     }
@@ -81,7 +91,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       // oclif's own parse errors (unknown flag, bad option) are usage errors: exit 2
       if (err.oclif.exit !== 0) err.oclif.exit = ExitCode.usage
       err.message = forTerminal(err.message)
-      if ('parse' in err) return this.usageError(err.message) // the one line, a hint, the usage line
+      if ('parse' in err) return this.usageError(err) // the one line, a hint, the usage line
       return super.catch(err)
     }
     process.stderr.write(`Error: unexpected failure: ${forTerminal(err.message)}\n`)
@@ -117,16 +127,22 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   }
 
   /** A flag or argument mistake: one error line, a hint, the usage line (src/render/usage-error.ts). */
-  private async usageError(message: string): Promise<void> {
+  private async usageError(err: Error & {args?: unknown}): Promise<void> {
     const {usageErrorText} = await import('../render/usage-error.js')
     const ctor = this.constructor as typeof BaseCommand
     const example = ctor.examples?.[0]
     const text = typeof example === 'string' ? example : example?.command
+    // oclif's RequiredArgsError carries the missing arguments (with their names) as `args`
+    const missing = Array.isArray(err.args)
+      ? err.args.map((a: {name?: unknown}) => String(a.name ?? '')).filter((n) => n !== '')
+      : undefined
     process.stderr.write(
-      usageErrorText(message, {
+      usageErrorText(err.message, {
         bin: this.config.bin,
         id: this.id ?? '',
         flags: Object.keys({...ctor.baseFlags, ...ctor.flags}),
+        args: Object.entries(ctor.args ?? {}).map(([name, a]) => ({name, description: a.description})),
+        missingArgs: missing,
         example: text?.replace(/<%= config.bin %>/g, this.config.bin),
       }),
     )

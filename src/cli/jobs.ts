@@ -83,6 +83,7 @@ async function runExport(
   stats: StatsOptions,
 ): Promise<ExportSummary> {
   const {runCountyExport} = await import('../jobs/county-export.js')
+  ctx.feedback?.stop() // the run draws its own progress line
   return withRunSession(ctx.scheduler, io.quiet, async ({progress, signal}) => {
     const s = await runCountyExport(
       {
@@ -209,6 +210,7 @@ export async function runBatchJob(
   stats: StatsOptions = {byCounty: false},
 ): Promise<BatchSummary> {
   const {runBatchLookup} = await import('../jobs/batch-lookup.js')
+  ctx.feedback?.stop() // the run draws its own progress line
   return withRunSession(ctx.scheduler, io.quiet, async ({progress, signal}) => {
     const s = await runBatchLookup(
       {
@@ -241,7 +243,7 @@ export async function runBatchJob(
     printSummary('sfl lookup --input', parts, ctx.scheduler, progress, {
       stopped: s.stopped,
       checkpoint: s.checkpoint,
-      problems: notes,
+      problems: [...batchProblems(s.counts, req.out), ...notes],
       details: shown && out!.statsLines(shown, {...stats, title: 'sfl lookup --input'}),
       quiet: io.quiet,
     })
@@ -249,4 +251,21 @@ export async function runBatchJob(
     if (shown && stats.json !== undefined) await out!.writeStatsJson(stats.json, shown)
     return s
   })
+}
+
+/**
+ * The rows that make a batch exit 7, one line per status: printed with --quiet too (it silences progress
+ * and notices, not the reason for the exit code). The rows themselves carry the detail in their `status`
+ * and `error` columns.
+ */
+export function batchProblems(counts: BatchSummary['counts'], out: string | undefined): string[] {
+  const rows = (c: number) => `${n(c)} ${c === 1 ? 'row' : 'rows'}`
+  const where = `see the status and error columns of ${out ?? 'the output'}`
+  const why: Array<[number, string]> = [
+    [counts.invalid, 'invalid: a lookup rule is broken, so nothing was sent for them'],
+    [counts.forbidden, 'forbidden (HTTP 403): the key may not look up their county'],
+    [counts.malformed, 'with a malformed answer from the service'],
+    [counts.error, 'not answered (network, server or a stop); rerun the same command to ask them again'],
+  ]
+  return why.filter(([c]) => c > 0).map(([c, text]) => `  ${rows(c)} ${text}; ${where}`)
 }

@@ -2,6 +2,8 @@ import {countyFromFlags} from '../address/county-flags.js'
 import {UsageError} from '../errors.js'
 import {marketRateFor} from './market-rate.js'
 import {validateLookup, type LookupQuery} from '../api/validate.js'
+import {formatFromName} from '../io/export-reader.js'
+import type {OutputFormat} from '../render/formats.js'
 
 /** The flags of a single lookup, checked before any request (and before the sandbox or config is touched). */
 export interface LookupFlags {
@@ -23,7 +25,7 @@ export interface LookupRequest {
 
 /** Pure: resolves --county / checks --fips against the counties table, then the spec's parameter rules. */
 export function lookupRequest(f: LookupFlags, format: string): LookupRequest {
-  const county = countyFromFlags({fips: f.fips, county: f.county})
+  const county = countyFromFlags({fips: f.fips, county: f.county}, {countyFlag: true})
   if (!county)
     throw new UsageError('--fips (a 5-digit county code such as 06067) or --county "Name, ST" is required')
   const query = validateLookup({
@@ -36,4 +38,49 @@ export function lookupRequest(f: LookupFlags, format: string): LookupRequest {
     throw new UsageError('--explain applies to json and ndjson output (the table always shows the verdicts)')
   const rate = marketRateFor(f['market-rate'], format, f.explain === true)
   return {query, countyLabel: county.label, marketRate: rate}
+}
+
+/** The flags of `lookup --input` that decide its output, checked before the input is read. */
+export interface BatchFlags {
+  output?: OutputFormat | undefined
+  out?: string | undefined
+  resume?: boolean | undefined
+  restart?: boolean | undefined
+  bom?: boolean | undefined
+}
+
+/**
+ * The output format of `lookup --input` (README "A list of properties"): `--output`, else the extension of
+ * `--out` (.csv, .ndjson or .jsonl, .json; the one extension rule of src/io/export-reader.ts), else CSV for
+ * an `--out` of another name; without `--out`, CSV at a terminal and JSON in a pipe (as gh and the aws CLI
+ * switch to machine output when piped, and as a single lookup does), CSV with `--bom`. `--output` that contradicts the
+ * extension is exit 2: a file named res.json holding CSV would fool every reader. Pure.
+ */
+export function batchFormat(f: BatchFlags, stdoutIsTTY: boolean): 'csv' | 'ndjson' | 'json' {
+  if (f.output === 'table')
+    throw new UsageError('--output table is for one property; use csv, ndjson or json with --input')
+  const named = f.out === undefined ? undefined : formatFromName(f.out)
+  if (named === 'parquet')
+    throw new UsageError(
+      `--out ${f.out}: lookup --input writes CSV, NDJSON or JSON (name the file .csv, .ndjson or .json); Parquet is written by county-export`,
+    )
+  if (f.output !== undefined && named !== undefined && f.output !== named)
+    throw new UsageError(
+      `--out ${f.out} names a ${named.toUpperCase()} file but --output is ${f.output}; drop --output (the extension decides) or make them agree`,
+    )
+  // --bom asks for CSV (a BOM is for Excel) wherever the output goes
+  return f.output ?? named ?? (f.out !== undefined || stdoutIsTTY || f.bom ? 'csv' : 'json')
+}
+
+/** Every check of the batch output flags, before anything is read or sent; returns the format. */
+export function batchOutput(f: BatchFlags, stdoutIsTTY: boolean): 'csv' | 'ndjson' | 'json' {
+  const format = batchFormat(f, stdoutIsTTY)
+  if ((f.resume || f.restart) && !f.out)
+    throw new UsageError(
+      `--${f.resume ? 'resume' : 'restart'} needs --out (the checkpoint lives beside the output file)`,
+    )
+  if (f.resume && f.restart) throw new UsageError('--resume and --restart contradict each other; pick one')
+  if (f.bom && format !== 'csv')
+    throw new UsageError(`--bom is for CSV output (Excel); ${format} output never starts with a BOM`)
+  return format
 }

@@ -3,6 +3,7 @@ import {forTerminal} from '../render/terminal.js'
 import {removeTempFilesSync} from '../io/atomic-file.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 import {fmtSecs, Progress} from './progress.js'
+import {beforeStdStreamExit} from './std-streams.js'
 
 /**
  * What every long run (county export, batch lookup) shares at the terminal: progress on stderr, and
@@ -28,10 +29,13 @@ export async function withRunSession<T>(
   }
   process.on('SIGINT', stop)
   process.on('SIGTERM', stop)
+  // a stderr that fails mid-run (2> /dev/full) ends the process at once: leave no temp file behind
+  const offStreamExit = beforeStdStreamExit(removeTempFilesSync)
   try {
     return await run({progress, signal: abort.signal})
   } finally {
     progress.stop()
+    offStreamExit()
     process.off('SIGINT', stop)
     process.off('SIGTERM', stop)
   }
@@ -87,9 +91,11 @@ export async function withCleanInterrupt<T>(run: () => Promise<T>): Promise<T> {
   }
   process.on('SIGINT', stop)
   process.on('SIGTERM', stop)
+  const offStreamExit = beforeStdStreamExit(removeTempFilesSync)
   try {
     return await run()
   } finally {
+    offStreamExit()
     process.off('SIGINT', stop)
     process.off('SIGTERM', stop)
   }

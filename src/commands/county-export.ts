@@ -332,7 +332,7 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
     const {countyFromFlags} = await import('../address/county-flags.js')
     // a name resolves to its code here, with did-you-mean when it does not (nothing is sent)
     for (const name of f.county ?? [])
-      list.push({value: countyFromFlags({county: name})!.fips, where: `--county ${name}`})
+      list.push({value: countyFromFlags({county: name}, {countyFlag: true})!.fips, where: `--county ${name}`})
     if (f['fips-file']) {
       let text: string
       try {
@@ -354,7 +354,7 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
       if (problem) throw new UsageError(`${where}: "${value}" ${problem}`)
       // a code no county has is refused before sending (the shipped FHFA county table)
       try {
-        countyFromFlags({fips: value})
+        countyFromFlags({fips: value}, {countyFlag: true})
       } catch (error) {
         throw new UsageError(`${where}: ${(error as Error).message.replace(/^--fips /, '')}`)
       }

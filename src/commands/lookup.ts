@@ -21,7 +21,8 @@ as {data, explain}. A match without the unit is said beside the record: a row of
 json/ndjson, a last column "match" in csv.
 
 Records are checked against the spec's schema: a violation is a warning, or exit 1 with --strict. With --input,
-reads a CSV or NDJSON file of lookups (see the README, "Batch lookups").`
+reads a CSV or NDJSON file of lookups (see the README, "Batch lookups"); the output format comes from --out's
+extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in a pipe without --out.`
 
   static override examples = [
     {
@@ -66,7 +67,8 @@ reads a CSV or NDJSON file of lookups (see the README, "Batch lookups").`
     output: Flags.option({
       char: 'o',
       options: OUTPUTS,
-      description: 'Output format [default: table at a terminal, else json]',
+      description:
+        "Output format [default: table at a terminal, else json; with --input: from --out's extension, else csv at a terminal, json in a pipe]",
     })(),
     explain: Flags.boolean({
       description:
@@ -79,7 +81,10 @@ reads a CSV or NDJSON file of lookups (see the README, "Batch lookups").`
     strict: Flags.boolean({description: 'Fail (exit 1) when a record does not match the spec schema'}),
     'no-escape-formulas': Flags.boolean({description: 'Do not neutralise CSV cells that start with = + - @'}),
     input: Flags.string({description: 'Batch mode: a CSV or NDJSON file of lookups, or - for stdin'}),
-    out: Flags.string({description: 'Batch mode: write results to this file (atomically) instead of stdout'}),
+    out: Flags.string({
+      description:
+        'Batch mode: write results to this file (atomically) instead of stdout; .csv, .ndjson or .json sets the format',
+    }),
     restart: Flags.boolean({description: 'Batch mode: discard the checkpoint beside --out and start over'}),
     resume: Flags.boolean({
       description: 'Batch mode: continue from the checkpoint beside --out (the default whenever one exists)',
@@ -194,16 +199,7 @@ reads a CSV or NDJSON file of lookups (see the README, "Batch lookups").`
     for (const flag of ['market-rate', 'explain'] as const)
       if (f[flag] !== undefined && f[flag] !== false)
         throw new UsageError(`--${flag} applies to one property (the verdicts); batch output has no verdicts`)
-    const format = f.output ?? 'csv'
-    if (format === 'table')
-      throw new UsageError('--output table is for one property; use csv, ndjson or json with --input')
-    if ((f.resume || f.restart) && !f.out)
-      throw new UsageError(
-        `--${f.resume ? 'resume' : 'restart'} needs --out (the checkpoint lives beside the output file)`,
-      )
-    if (f.resume && f.restart) throw new UsageError('--resume and --restart contradict each other; pick one')
-    if (f.bom && format !== 'csv')
-      throw new UsageError(`--bom is for CSV output (Excel); ${format} output never starts with a BOM`)
+    const format = (await import('../cli/lookup-flags.js')).batchOutput(f, Boolean(process.stdout.isTTY))
     // --fips is typed by a person, not read by a spreadsheet: it stays exactly 5 digits (no padding)
     if (f.fips !== undefined) {
       const p = fipsProblem(f.fips)
@@ -214,6 +210,7 @@ reads a CSV or NDJSON file of lookups (see the README, "Batch lookups").`
     const {assertWritableTarget} = await import('../io/atomic-file.js')
     if (f.out) await assertWritableTarget(f.out)
     const stats = await (await import('../cli/stats-output.js')).statsOptions(f)
+    await this.maskConfiguredKeys() // an input line holding a stored key is masked in every message
     const {openBatchInput} = await import('../jobs/batch-input.js')
     const {input, inputId, cleanup} = await openBatchInput(source, f.fips, process.stdin, map)
     try {

@@ -7,12 +7,13 @@ import {paragraphs} from '../cli/help-text.js'
 export default class Stats extends BaseCommand<typeof Stats> {
   static override summary =
     'Statistics of an existing export: eligibility shares, CRA levels, values, assumable loans'
-  static override description = paragraphs`Reads a CSV, NDJSON, JSON or Parquet export (as county-export writes them) and prints the same statistics
-county-export prints after a run: shares of FHA, VA, USDA, assumable and FHA-condo eligibility (of the known
-values), CRA levels, FinalValue quartiles, ConfidenceScore median, and assumable loans by type with their
-median rate and equity gap. Streams the file in constant memory; figures past 100,000 values per metric come
-from a sketch within 1% and are marked ≈. --json prints the same document as county-export --stats-json.
-Sends no request. Exit 2 when the file cannot be read.`
+  static override description = paragraphs`Reads an export as county-export writes it (a CSV, NDJSON, JSON or Parquet file, an --out-dir folder or
+its manifest.json: what sfl changes reads) and prints the same statistics county-export prints after a run:
+shares of FHA, VA, USDA, assumable and FHA-condo eligibility (of the known values), CRA levels, FinalValue
+quartiles, ConfidenceScore median, and assumable loans by type with their median rate and equity gap.
+Streams in bounded memory. ConfidenceScore is exact at any size; money and rate figures are exact to
+1,000,000 values per metric, then come from a sketch within 1% and are marked ≈. --json prints the same
+document as county-export --stats-json. Sends no request. Exit 2 when the export cannot be read.`
 
   static override examples = [
     {description: 'Statistics of a CSV export', command: '<%= config.bin %> stats sacramento.csv'},
@@ -20,16 +21,27 @@ Sends no request. Exit 2 when the file cannot be read.`
       description: 'Per county, as JSON for a script',
       command: '<%= config.bin %> stats all.ndjson --by-county --json',
     },
+    {
+      description: 'An --out-dir export, a table per county of its manifest',
+      command: '<%= config.bin %> stats exports --by-county',
+    },
   ]
 
   static override enableJsonFlag = true
 
   static override args = {
-    file: Args.string({description: 'The export file (CSV, NDJSON, JSON or Parquet)', required: true}),
+    file: Args.string({
+      description:
+        'The export: a CSV, NDJSON, JSON or Parquet file, an --out-dir folder or its manifest.json',
+      required: true,
+    }),
   }
 
   static override flags = {
-    'by-county': Flags.boolean({description: 'Also the statistics of each county (by the Fips field)'}),
+    'by-county': Flags.boolean({
+      description:
+        "Also the statistics of each county (a folder's: its manifest's counties; a file's: by Fips)",
+    }),
     output: Flags.option({
       char: 'o',
       options: ['table', 'json'] as const,
@@ -44,7 +56,7 @@ Sends no request. Exit 2 when the file cannot be read.`
     const {statsOfFile} = await import('../jobs/file-stats.js')
     const {renderStats, statsDocument} = await import('../stats/render.js')
     const {forTerminal} = await import('../render/terminal.js')
-    const s = await statsOfFile(args.file)
+    const s = await statsOfFile(args.file, byCounty)
     const doc = statsDocument(s.run, byCounty ? s.counties : [])
     // --json: oclif prints the returned document, and nothing else goes to stdout
     if (this.jsonEnabled()) return doc

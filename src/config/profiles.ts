@@ -29,6 +29,8 @@ export const CONFIG_FILE = 'config.json'
 export const DEFAULT_PROFILE = 'default'
 
 export class ConfigFileError extends UsageError {}
+/** A config another user could have written (or that cannot be checked): refused even when not needed. */
+export class UntrustedConfigError extends ConfigFileError {}
 
 export function configPath(configDir: string): string {
   return join(configDir, CONFIG_FILE)
@@ -85,11 +87,11 @@ export async function assertTrustedConfig(configDir: string, uid = process.getui
       st = await get()
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue
-      throw new ConfigFileError(`cannot check ${path}: ${(error as Error).message}`)
+      throw new UntrustedConfigError(`cannot check ${path}: ${(error as Error).message}`)
     }
     if (role === 'link' && !st.isSymbolicLink()) continue
     const problem = trustProblem(path, st, uid, role)
-    if (problem) throw new ConfigFileError(`refusing to use ${problem}`)
+    if (problem) throw new UntrustedConfigError(`refusing to use ${problem}`)
   }
 }
 
@@ -113,6 +115,23 @@ export async function loadConfig(configDir: string): Promise<LoadedConfig> {
   if (process.platform !== 'win32' && (mode & 0o077) !== 0)
     out.warning = `the config file ${path} holds API keys but is readable by others (mode ${mode.toString(8)}); run: chmod 600 ${path}`
   return out
+}
+
+/**
+ * For runs that may not need the file (key and base URL from flags or the environment, as in CI): a file
+ * that cannot be read or parsed comes back as `problem` with empty profiles, and the caller decides whether
+ * to fail (it needs a profile value) or to warn. A file another user could have written is refused all the
+ * same: that is never a formatting slip.
+ */
+export async function loadConfigLenient(
+  configDir: string,
+): Promise<LoadedConfig & {problem?: ConfigFileError}> {
+  try {
+    return await loadConfig(configDir)
+  } catch (error) {
+    if (!(error instanceof ConfigFileError) || error instanceof UntrustedConfigError) throw error
+    return {path: configPath(configDir), config: {profiles: {}}, problem: error}
+  }
 }
 
 /** Pure: parse and check the shape; throws a ConfigFileError naming the file and the problem. */

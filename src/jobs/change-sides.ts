@@ -1,17 +1,9 @@
 import {closeSync, openSync, writeSync} from 'node:fs'
-import {readFile, stat} from 'node:fs/promises'
-import {basename, dirname, join, resolve} from 'node:path'
+import {join} from 'node:path'
 
-import {
-  asText,
-  ExportFileError,
-  formatFromName,
-  readExport,
-  type ExportFileFormat,
-  type FlatRecord,
-} from '../io/export-reader.js'
+import {asText, formatFromName, readExport, type FlatRecord} from '../io/export-reader.js'
 import {readLines} from '../io/lines.js'
-import {MANIFEST_FILE, parseManifest} from './manifest.js'
+import {manifestPathOf, readManifest} from './export-files.js'
 
 /**
  * One side of a comparison (the previous or the current export), county by county: the comparison holds
@@ -26,59 +18,6 @@ export interface ExportSide {
   counties: string[]
   /** The county's records (again on every call); none for a county the side does not hold. */
   read(fips: string): AsyncGenerator<FlatRecord, void, undefined>
-}
-
-interface ManifestCounty {
-  fips: string
-  path: string
-}
-
-/** `DIR/manifest.json` of an `--out-dir` export, or the manifest itself; undefined for an export file. */
-export async function manifestPathOf(path: string): Promise<string | undefined> {
-  const s = await stat(path).catch((error: NodeJS.ErrnoException) => {
-    throw new ExportFileError(
-      error.code === 'ENOENT' ? `${path}: no such file or folder` : `${path}: cannot be read (${error.code})`,
-    )
-  })
-  if (s.isDirectory()) {
-    const m = join(path, MANIFEST_FILE)
-    if (!(await stat(m).catch(() => undefined))?.isFile())
-      throw new ExportFileError(
-        `${path} is a folder without manifest.json; give an export file or an --out-dir folder`,
-      )
-    return m
-  }
-  return basename(path) === MANIFEST_FILE ? path : undefined
-}
-
-/**
- * Read and check an `--out-dir` manifest: `{"version":1,"format":"csv","counties":[{"fips","path",…}]}`,
- * paths relative to its folder. Every county file must exist (checked before anything is compared).
- */
-export async function readManifest(
-  manifest: string,
-): Promise<{format: ExportFileFormat | undefined; counties: ManifestCounty[]}> {
-  let text: string
-  try {
-    text = await readFile(manifest, 'utf8')
-  } catch (error) {
-    throw new ExportFileError(`${manifest}: not a readable manifest (${(error as Error).message})`)
-  }
-  const m = parseManifest(text)
-  if ('problem' in m) throw new ExportFileError(`${manifest}: ${m.problem}`)
-  const dir = dirname(manifest)
-  const counties: ManifestCounty[] = []
-  for (const e of m.counties) {
-    const file = resolve(dir, e.path)
-    if (!(await stat(file).catch(() => undefined))?.isFile())
-      throw new ExportFileError(`${manifest}: the file of county ${e.fips} (${e.path}) is missing`)
-    counties.push({fips: e.fips, path: file})
-  }
-  const format =
-    m.format === 'csv' || m.format === 'ndjson' || m.format === 'json' || m.format === 'parquet'
-      ? m.format
-      : undefined
-  return {format, counties}
 }
 
 /**

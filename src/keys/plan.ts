@@ -1,6 +1,6 @@
 import {UsageError} from '../errors.js'
 import {countyByFips} from '../address/counties.js'
-import {loadConfig, resolveSettings} from '../config/profiles.js'
+import {loadConfigLenient, resolveSettings} from '../config/profiles.js'
 import {SANDBOX_CHECK_FIPS, type KeySource} from './check.js'
 
 /**
@@ -20,7 +20,10 @@ export async function planCheck(input: {
   keySource: KeySource
   countyName: (fips: string) => string | undefined
 }> {
-  const {config} = await loadConfig(input.configDir)
+  // the base command has already decided that a malformed config is not needed for the key and URL; it
+  // is needed here only for the profile's default county
+  const {config, problem} = await loadConfigLenient(input.configDir)
+  if (problem && !input.fips.length && !input.sandbox) throw problem
   const settings = resolveSettings(input.flags, process.env, config)
   const keySource: KeySource =
     input.sandbox && settings.apiKey !== input.keyInUse ? 'sandbox' : (settings.apiKeySource ?? 'sandbox')

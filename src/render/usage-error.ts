@@ -12,10 +12,23 @@ export interface UsageContext {
   flags: readonly string[]
   /** The first example of the command, as typed. */
   example?: string | undefined
+  /** The command's arguments, in order: name and description ("search", "Name or the start of a code"). */
+  args?: ReadonlyArray<{name: string; description?: string | undefined}> | undefined
+  /** The arguments oclif found missing (its RequiredArgsError names them only in a list below the line). */
+  missingArgs?: readonly string[] | undefined
 }
 
 export function usageErrorText(message: string, ctx: UsageContext): string {
-  const first = message.split('\n')[0]!.trim()
+  let first = message.split('\n')[0]!.trim()
+  const id = ctx.id.replace(/:/g, ' ')
+  // oclif's "Missing 1 required arg:" lists the names on the lines below, which a one-line error drops
+  if (/^Missing \d+ required args?/.test(first) && ctx.missingArgs?.length) {
+    const described = ctx.missingArgs.map((name) => {
+      const d = ctx.args?.find((a) => a.name === name)?.description
+      return `${name.toUpperCase()}${d ? ` (${d})` : ''}`
+    })
+    first = `missing the required argument${described.length > 1 ? 's' : ''} ${described.join(', ')}`
+  }
   const lines = [`Error: ${first}`]
   const unknown = /^Nonexistent flags?: (.+)$/.exec(first)
   if (unknown) {
@@ -30,16 +43,61 @@ export function usageErrorText(message: string, ctx: UsageContext): string {
     if (hints.length) lines.push(`Hint: ${hints.join(' ')}`)
   }
   if (/^Unexpected arguments?: /.test(first)) {
-    const value = ctx.flags.includes('address')
-      ? '--address "3526 HIGH ST, SACRAMENTO, CA 95838"'
-      : 'the value'
+    const takes = ctx.args?.length
+      ? `${ctx.args.length === 1 ? 'one argument' : `${ctx.args.length} arguments`} (${ctx.args.map((a) => a.name.toUpperCase()).join(' ')})`
+      : 'no arguments'
     lines.push(
-      `Hint: a value with spaces must be quoted, e.g. ${value}; the words after the first space became arguments`,
+      ctx.flags.includes('address')
+        ? `Hint: a value with spaces must be quoted, e.g. --address "3526 HIGH ST, SACRAMENTO, CA 95838"; the words after the first space became arguments, and ${ctx.bin} ${id} takes ${takes}`
+        : `Hint: a value with spaces must be quoted ("like this"); each word outside quotes became an argument, and ${ctx.bin} ${id} takes ${takes}`,
     )
   }
-  lines.push(`Usage: ${ctx.bin} ${ctx.id} [FLAGS]${ctx.example ? `   e.g. ${ctx.example}` : ''}`)
-  lines.push(`See all flags: ${ctx.bin} ${ctx.id} --help`)
+  const args = (ctx.args ?? []).map((a) => ` ${a.name.toUpperCase()}`).join('')
+  lines.push(`Usage: ${ctx.bin} ${id}${args} [FLAGS]${ctx.example ? `   e.g. ${ctx.example}` : ''}`)
+  lines.push(`See all flags: ${ctx.bin} ${id} --help`)
   return `${lines.join('\n')}\n`
+}
+
+/** What the command_not_found hook knows of each command. */
+export interface CommandInfo {
+  id: string
+  flags: readonly string[]
+  args?: UsageContext['args']
+  example?: string | undefined
+}
+
+/**
+ * `sfl lookup 3526 High St`: oclif reads the words before the first flag as a command id
+ * ("lookup:3526:High:St") and finds none. When the id starts with a real command, the rest are arguments
+ * that command does not take: the usage error of that command, with the quote hint, instead of "not a
+ * command". Undefined when no command is a prefix of the id.
+ */
+export function extraArgumentsText(
+  id: string,
+  commands: readonly CommandInfo[],
+  bin: string,
+): string | undefined {
+  const words = id.split(':')
+  let best: CommandInfo | undefined
+  for (const c of commands) {
+    const cw = c.id.split(':')
+    if (
+      cw.length < words.length &&
+      cw.every((w, i) => w === words[i]) &&
+      cw.length > (best?.id.split(':').length ?? 0)
+    )
+      best = c
+  }
+  if (!best) return undefined
+  const extra = words.slice(best.id.split(':').length + (best.args?.length ?? 0))
+  if (extra.length === 0) return undefined
+  return usageErrorText(`Unexpected argument${extra.length > 1 ? 's' : ''}: ${extra.join(', ')}`, {
+    bin,
+    id: best.id,
+    flags: best.flags,
+    args: best.args,
+    example: best.example,
+  })
 }
 
 /** `sfl lokup`: the one error line and the nearest command. */

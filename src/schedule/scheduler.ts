@@ -48,7 +48,8 @@ export interface SchedulerOptions {
 
 export type SchedulerEvent =
   | {type: 'wait'; reason: 'budget' | '429'; ms: number}
-  | {type: 'retry'; attempt: number; delayMs: number; reason: string}
+  /** Retry `attempt` of at most `of` (--retries), after `delayMs`, because of `reason`. */
+  | {type: 'retry'; attempt: number; of: number; delayMs: number; reason: string}
   | {type: 'response'; status: number}
   /** A Date header too far from the local clock to correct by (once a run): the local clock is trusted. */
   | {type: 'clock'; skewMs: number}
@@ -178,10 +179,13 @@ export class Scheduler {
         const retryable = error instanceof ServerStatusError || isRetryableNetworkError(error)
         if (!retryable) throw error
         if (failures >= this.options.retries) {
+          // the cause stays attached: the CLI names the likely fix from its code (ECONNREFUSED: the base URL)
           const final =
             error instanceof HttpStatusError
-              ? new ServerError(`${error.message} (gave up after ${failures} retries)`)
-              : new ServerError(`network failure: ${describe(error)} (gave up after ${failures} retries)`)
+              ? new ServerError(`${error.message} (gave up after ${failures} retries)`, {cause: error})
+              : new ServerError(`network failure: ${describe(error)} (gave up after ${failures} retries)`, {
+                  cause: error,
+                })
           // trip before this request's caller runs again, so no queued request slips out first
           if (++this.failStreak >= (this.options.breakAfter ?? BREAK_AFTER))
             this.halt(
@@ -194,7 +198,13 @@ export class Scheduler {
         const delayMs = fullJitterDelay(failures, this.random, this.options.backoff ?? DEFAULT_BACKOFF)
         failures++
         this.stats.retries++
-        this.emit({type: 'retry', attempt: failures, delayMs, reason: describe(error)})
+        this.emit({
+          type: 'retry',
+          attempt: failures,
+          of: this.options.retries,
+          delayMs,
+          reason: describe(error),
+        })
         await this.pause(delayMs)
       }
     }

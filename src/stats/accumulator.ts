@@ -1,11 +1,20 @@
-import {EXACT_BOUND, QuantileTracker} from './quantiles.js'
+import {IntHistogram} from './histogram.js'
+import {EXACT_BOUND, ExactPool, QuantileTracker} from './quantiles.js'
 import {RELATIVE_ERROR} from './sketch.js'
 
 /**
- * Run statistics over export records, fed one record at a time, in constant memory: counts are exact,
- * quantiles exact up to EXACT_BOUND values per metric and within RELATIVE_ERROR beyond (src/stats/quantiles.ts).
+ * Run statistics over export records, fed one record at a time, in bounded memory: counts are exact, the
+ * ConfidenceScore median exact at any size (a histogram, src/stats/histogram.ts), the quantiles of money and
+ * rates exact up to EXACT_BOUND values per metric and within RELATIVE_ERROR beyond (src/stats/quantiles.ts).
  * Pure: no I/O; the record arrives as the few facts it needs (src/stats/facts.ts reads them from a record).
  */
+
+/**
+ * The exact values one accumulator holds at most, as a multiple of its bound: a record gives at most three
+ * (FinalValue, its loan's rate and equity), so up to `bound` records every metric is exact, and however many
+ * loan types arrive, the memory stays 3 x 8 bytes x bound (24 MB at the default bound).
+ */
+export const POOL_PER_BOUND = 3
 
 /** The yes/no fields reported as shares (spec 2.1; the boolean? ones may be null: "unknown"). */
 export const FLAG_FIELDS = [
@@ -105,9 +114,9 @@ class Loans {
   count = 0
   readonly rate: QuantileTracker
   readonly equity: QuantileTracker
-  constructor(bound: number) {
-    this.rate = new QuantileTracker(bound)
-    this.equity = new QuantileTracker(bound)
+  constructor(bound: number, pool: ExactPool) {
+    this.rate = new QuantileTracker(bound, pool)
+    this.equity = new QuantileTracker(bound, pool)
   }
 }
 
@@ -118,12 +127,29 @@ export class StatsAccumulator {
   private readonly cra = new Map<string, number>()
   private craUnknown = 0
   private readonly finalValue: QuantileTracker
-  private readonly confidence: QuantileTracker
+  /** Spec 2.1: ConfidenceScore is an int, 0 to 100. */
+  private readonly confidence: IntHistogram
   private readonly loans = new Map<string, Loans>()
+  private readonly pool: ExactPool
 
-  constructor(private readonly bound = EXACT_BOUND) {
-    this.finalValue = new QuantileTracker(bound)
-    this.confidence = new QuantileTracker(bound)
+  /**
+   * Exact up to `bound` values per metric, drawn from `pool` (by default one of its own, POOL_PER_BOUND x
+   * bound slots; src/stats/grouped.ts gives its counties one shared pool).
+   */
+  constructor(
+    private readonly bound = EXACT_BOUND,
+    pool?: ExactPool,
+  ) {
+    this.pool = pool ?? new ExactPool(POOL_PER_BOUND * bound)
+    this.finalValue = new QuantileTracker(bound, this.pool)
+    this.confidence = new IntHistogram(0, 100, bound, this.pool)
+  }
+
+  /** Exact-value slots held by this accumulator's trackers (8 bytes each). */
+  get held(): number {
+    let n = this.finalValue.held + this.confidence.held
+    for (const l of this.loans.values()) n += l.rate.held + l.equity.held
+    return n
   }
 
   add(f: RecordFacts): void {
@@ -229,7 +255,7 @@ export class StatsAccumulator {
   private loansOf(type: string): Loans {
     const key = this.loans.has(type) || this.loans.size < MAX_CATEGORIES ? type : OTHER
     let l = this.loans.get(key)
-    if (!l) this.loans.set(key, (l = new Loans(this.bound)))
+    if (!l) this.loans.set(key, (l = new Loans(this.bound, this.pool)))
     return l
   }
 }

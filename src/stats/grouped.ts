@@ -1,27 +1,57 @@
-import {StatsAccumulator, type RecordFacts, type StatsReport} from './accumulator.js'
+import {POOL_PER_BOUND, StatsAccumulator, type RecordFacts, type StatsReport} from './accumulator.js'
+import {EXACT_BOUND, ExactPool} from './quantiles.js'
 
-/** Exact values an accumulator keeps per metric once its county has been passed by (it may come back). */
-const SET_ASIDE_KEEP = 1_000
+interface Group {
+  acc: StatsAccumulator
+  /** Its figures as they stood when its exact values were folded into sketches (while it was idle). */
+  report?: StatsReport | undefined
+}
 
 /**
- * Statistics per county (by Fips) and for the whole, in memory bounded by the number of counties, whatever
- * their order. Exports hold each county's records together, so the usual path is: a county's records
- * arrive, then the next county starts; its figures are taken then (exact) and its accumulator shrinks to
- * sketches. Should the county come back later (a file not laid out by county), it goes on from the
- * sketches and its figures are marked approximate.
+ * Statistics per county (by Fips) and for the whole, in memory bounded whatever the number of counties and
+ * their order. The whole (`all`) has its own figures: exact up to `bound` values per metric. The counties
+ * share one pool of exact values (POOL_PER_BOUND x bound: 3,000,000 values, 24 MB by default) rather than
+ * each having its own, so 3,235 counties cost what one large county does:
+ *
+ * - the county being read draws on the pool (up to `bound` values per metric, as the whole);
+ * - a county passed by keeps its exact values while the pool has room, so an input in no order (a batch) is
+ *   still exact per county while its values fit;
+ * - when the pool runs short, the counties idle longest give theirs back: each one's figures are taken then
+ *   (exact) and its values folded into its sketches (a few KB). Exports hold each county's records together,
+ *   so a county folded this way is done and its figures stand; one that comes back later (an input not
+ *   grouped by county) goes on from its sketches, and its figures are marked approximate.
  */
 export class GroupedStats {
-  readonly all = new StatsAccumulator()
-  private readonly groups = new Map<
-    string,
-    {acc: StatsAccumulator; report?: StatsReport | undefined; setAside?: boolean}
-  >()
+  readonly all: StatsAccumulator
+  private readonly pool: ExactPool
+  private readonly groups = new Map<string, Group>()
+  /** Counties passed by that may still hold exact values, the one idle longest first. */
+  private readonly idle = new Map<string, Group>()
   private current: string | undefined
+
+  constructor(
+    private readonly bound = EXACT_BOUND,
+    poolSize = POOL_PER_BOUND * bound,
+  ) {
+    this.all = new StatsAccumulator(bound)
+    this.pool = new ExactPool(poolSize)
+    this.pool.reclaim = (slots) => this.reclaim(slots)
+  }
 
   add(key: string, facts: RecordFacts): void {
     this.all.add(facts)
     if (key !== this.current) this.switchTo(key)
     this.groups.get(key)!.acc.add(facts)
+  }
+
+  /** A group that may have no records (an empty county of an --out-dir export): reported with 0 records. */
+  open(key: string): void {
+    if (!this.groups.has(key)) this.groups.set(key, {acc: new StatsAccumulator(this.bound, this.pool)})
+  }
+
+  /** Exact-value slots the groups hold together (8 bytes each; never above the pool's size). */
+  get held(): number {
+    return this.pool.held
   }
 
   /** Each group's report, in the order the groups first appeared. */
@@ -30,16 +60,23 @@ export class GroupedStats {
   }
 
   private switchTo(key: string): void {
-    const prev = this.current === undefined ? undefined : this.groups.get(this.current)
-    // once only: a county that keeps coming back (a batch input in no order) is not reported again each time
-    if (prev && !prev.setAside) {
-      prev.report = prev.acc.report()
-      prev.acc.compact(SET_ASIDE_KEEP)
-      prev.setAside = true
-    }
-    const g = this.groups.get(key)
-    if (g) g.report = undefined
-    else this.groups.set(key, {acc: new StatsAccumulator()})
+    if (this.current !== undefined) this.idle.set(this.current, this.groups.get(this.current)!)
+    this.idle.delete(key)
+    this.open(key)
+    // back after its values were folded: its figures are the accumulator's again (approximate)
+    this.groups.get(key)!.report = undefined
     this.current = key
+  }
+
+  /** Free at least `slots` slots from idle groups, the one idle longest first (see the class comment). */
+  private reclaim(slots: number): void {
+    const target = this.pool.held - slots
+    for (const [key, g] of this.idle) {
+      if (this.pool.held <= target) return
+      this.idle.delete(key)
+      if (g.acc.held === 0) continue
+      g.report = g.acc.report()
+      g.acc.compact(0)
+    }
   }
 }

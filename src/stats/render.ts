@@ -5,7 +5,7 @@ import {RELATIVE_ERROR, type Median, type StatsReport} from './accumulator.js'
  * The statistics for people (a table on stderr, at most 80 columns) and for scripts (`--stats-json`,
  * `sfl stats --output json`). The JSON document's shape, version 1:
  *
- *   {version: 1, relativeError: 0.01, exactBound: 100000,
+ *   {version: 1, relativeError: 0.01, exactBound: 1000000,
  *    run: StatsReport,                          // every record reported on
  *    counties: [{fips: "06067", ...StatsReport}] // one per county, in order (export: the counties written)
  *   }
@@ -15,7 +15,9 @@ import {RELATIVE_ERROR, type Median, type StatsReport} from './accumulator.js'
  * CRAEligible = {levels: [{level, count, percent (of records)}], unknown}; FinalValue = {count, p25, median,
  * p75, approximate}; ConfidenceScore = {count, median, approximate}; assumableLoans = [{LoanType, count,
  * EstimatedInterestRate: {count, median, approximate}, EstimatedEquity: {...}}]. A figure with
- * approximate: true is within relativeError of the exact one (more than exactBound values were seen).
+ * approximate: true comes from the sketch and is within relativeError of the exact one: its metric had more
+ * than exactBound values, or (per county) more than the exact values its county could keep
+ * (src/stats/grouped.ts). ConfidenceScore is a histogram: exact at any size. Fields are only ever added.
  */
 export const STATS_JSON_VERSION = 1
 
@@ -103,9 +105,10 @@ export function renderStats(title: string, r: StatsReport): string[] {
     fv.approximate ||
     r.ConfidenceScore.approximate ||
     r.assumableLoans.some((l) => l.EstimatedInterestRate.approximate || l.EstimatedEquity.approximate)
+  // not "more than N values": a county of a large run may reach its sketch sooner (src/stats/grouped.ts)
   if (approximate)
     lines.push(
-      `  ≈ approximate: more than ${int(EXACT_BOUND)} values; within ${RELATIVE_ERROR * 100}% of the exact figure`,
+      `  ≈ from a sketch, past the exact values kept: within ${RELATIVE_ERROR * 100}% of the exact figure`,
     )
   return lines
 }

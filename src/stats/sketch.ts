@@ -1,3 +1,5 @@
+import {valuesAtRanks} from './ranks.js'
+
 /**
  * A log-bucket quantile sketch in the style of DDSketch (Masson, Rim, Lee, VLDB 2019): a value x is
  * counted in bucket ceil(log_gamma |x|) with gamma = (1 + a) / (1 - a), and a bucket answers with
@@ -54,27 +56,16 @@ export class LogSketch {
    * error of the value of that rank in the data. One walk over the sorted buckets for all of them.
    */
   atRanks(ranks: readonly number[]): number[] {
-    const order = ranks.map((r, i) => [r, i] as const).sort((a, b) => a[0] - b[0])
-    const out = new Array<number>(ranks.length).fill(Number.NaN)
-    let k = 0
-    let seen = 0
-    const visit = (upTo: number, value: number) => {
-      while (k < order.length && order[k]![0] < upTo) out[order[k++]![1]] = value
-    }
-    // negatives first, the largest magnitude (most negative) first
+    return valuesAtRanks((emit) => this.runs(emit), ranks)
+  }
+
+  /** Each non-empty bucket as (its value, its count), ascending: negatives (most negative first), 0, positives. */
+  runs(emit: (value: number, count: number) => void): void {
     const neg: Array<[number, number]> = []
     this.neg.forEach((i, c) => neg.push([i, c]))
-    for (let k = neg.length - 1; k >= 0; k--) {
-      seen += neg[k]![1]
-      visit(seen, -this.valueOf(neg[k]![0]))
-    }
-    seen += this.zeros
-    visit(seen, 0)
-    this.pos.forEach((i, c) => {
-      seen += c
-      visit(seen, this.valueOf(i))
-    })
-    return out
+    for (let k = neg.length - 1; k >= 0; k--) emit(-this.valueOf(neg[k]![0]), neg[k]![1])
+    if (this.zeros) emit(0, this.zeros)
+    this.pos.forEach((i, c) => emit(this.valueOf(i), c))
   }
 
   private valueOf(i: number): number {

@@ -60,6 +60,48 @@ describe('resolveCounty', () => {
     expect(resolveCounty(text)).toMatchObject({fips})
   })
 
+  it.each([
+    ['Yolo County, California', '06113'],
+    ['yolo county california', '06113'],
+    ['Nevada County California', '06057'],
+    ['Orleans Parish, Louisiana', '22071'],
+    ['Juneau Borough, AK', '02110'],
+    ['Matanuska-Susitna Borough, Alaska', '02170'],
+    ['Sac, IA', '19161'],
+    ['Sac County, Iowa', '19161'],
+    ['District of Columbia', '11001'],
+    ['New York', '36061'],
+  ])('state names and County/Parish/Borough: %j → %s', (text, fips) => {
+    expect(resolveCounty(text)).toMatchObject({fips})
+  })
+
+  it('a name that is also the start of others is never a silent pick: `sac` lists Sac, IA and Sacramento, CA', () => {
+    const r = resolveCounty('sac')
+    expect('error' in r && explainResolution(r)).toBe(
+      '"sac" is the name of a county and the start of 1 more; say which (add the state: "Name, ST"); did you mean Sac County, IA (19161); Sacramento County, CA (06067)?',
+    )
+  })
+
+  it('the start of several names lists them; the start of one is suggested, not picked', () => {
+    const several = resolveCounty('Monon')
+    expect('error' in several && several.suggestions.map((c) => c.fips)).toEqual(['19133', '54061'])
+    expect('error' in several && several.error).toBe(
+      '"Monon" is the start of 2 county names; say which (add the state: "Name, ST")',
+    )
+    const one = resolveCounty('sacra, ca')
+    expect('error' in one && explainResolution(one)).toBe(
+      'no county named "sacra" in CA; did you mean Sacramento County, CA (06067)?',
+    )
+  })
+
+  it('a long candidate list is cut at 10 and says how to see all', () => {
+    const r = resolveCounty('Washington')
+    expect('error' in r && r.suggestions).toHaveLength(10)
+    expect('error' in r && r.error).toBe(
+      '"Washington" names 31 counties; say which (add the state: "Name, ST") (10 shown; `sfl counties Washington` lists all)',
+    )
+  })
+
   it('an ambiguous name lists every candidate', () => {
     const r = resolveCounty('Baltimore, MD')
     expect('error' in r && r.suggestions.map((c) => c.fips)).toEqual(['24005', '24510'])
@@ -83,6 +125,7 @@ describe('searchCounties', () => {
   it('finds names containing the text, in a state when one is given', () => {
     expect(searchCounties('sacramento').matches.map((c) => c.fips)).toEqual(['06067'])
     expect(searchCounties('Orange, FL').matches.map((c) => c.fips)).toEqual(['12095'])
+    expect(searchCounties('orange florida').matches.map((c) => c.fips)).toEqual(['12095'])
     expect(searchCounties('060').matches).toHaveLength(50)
   })
   it('suggests near misses when nothing contains it', () => {

@@ -46,6 +46,46 @@ describe('standardiseAddress (USPS Publication 28)', () => {
   })
 
   it.each([
+    // a "#" unit in a comma part of its own joins the street line, as "UNIT 140" does (issue 22)
+    ['4800 Westlake Pkwy, #2109', '4800 WESTLAKE PKWY UNIT 2109'],
+    [
+      '4800 Westlake Pkwy, # 2109, Sacramento, CA 95833',
+      '4800 WESTLAKE PKWY UNIT 2109, SACRAMENTO, CA 95833',
+    ],
+    ['4800 Westlake Pkwy, Apt #2109', '4800 WESTLAKE PKWY APT 2109'],
+    // no commas: the tail CITY STATE ZIP is split from the end
+    ['3526 high st sacramento ca 95838', '3526 HIGH ST, SACRAMENTO, CA 95838'],
+    ['3526 high st sacramento california 95838', '3526 HIGH ST, SACRAMENTO, CA 95838'],
+    ['3526 High Street Sacramento CA 95838-1234', '3526 HIGH ST, SACRAMENTO, CA 95838-1234'],
+    ['5201 laguna oaks dr unit 140 elk grove ca 95758', '5201 LAGUNA OAKS DR UNIT 140, ELK GROVE, CA 95758'],
+    ['4800 Westlake Pkwy #2109 Sacramento CA 95833', '4800 WESTLAKE PKWY UNIT 2109, SACRAMENTO, CA 95833'],
+    ['9 pine rd apt b sacramento ca 95838', '9 PINE RD APT B, SACRAMENTO, CA 95838'],
+    ['100 old court rd sacramento ca 95838', '100 OLD COURT RD, SACRAMENTO, CA 95838'],
+    ['500 lake shore dr chicago il 60611', '500 LAKE SHORE DR, CHICAGO, IL 60611'],
+    ['100 park ave salt lake city ut 84101', '100 PARK AVE, SALT LAKE CITY, UT 84101'],
+    ['100 main st st louis mo 63101', '100 MAIN ST, ST LOUIS, MO 63101'],
+    ['10 main st n sacramento ca 95838', '10 MAIN ST N, SACRAMENTO, CA 95838'],
+    ['10 main st west sacramento ca 95691', '10 MAIN ST, WEST SACRAMENTO, CA 95691'],
+    ['1 main st new york new york 10001', '1 MAIN ST, NEW YORK, NY 10001'],
+    ['12 mill creek springfield il 62701', '12 MILL CRK, SPRINGFIELD, IL 62701'],
+    ['123 ocean dr key west fl 33040', '123 OCEAN DR, KEY WEST, FL 33040'],
+    ['3526 high st ca 95838', '3526 HIGH ST, CA 95838'],
+    // where the street cannot be told from the city: only "ST ZIP" is split off; a spelled-out state with
+    // nothing before it may be the city, so it is kept as typed
+    ['1 broadway new york ny 10001', '1 BROADWAY NEW YORK, NY 10001'],
+    ['1 main st new york 10001', '1 MAIN ST, NEW YORK 10001'],
+    ['1 broadway new york 10001', '1 BROADWAY NEW YORK 10001'],
+    ['3526 high st sacramento', '3526 HIGH ST SACRAMENTO'],
+    // commas typed: a state's name becomes its code after a city; "FL 33040" is never a floor
+    ['3526 High St, Sacramento, California 95838', '3526 HIGH ST, SACRAMENTO, CA 95838'],
+    ['123 Main St, New York 10001', '123 MAIN ST, NEW YORK 10001'],
+    ['123 Ocean Dr, Key West, FL 33040', '123 OCEAN DR, KEY WEST, FL 33040'],
+    ['5201 Main St, Apt 5, FL 33101', '5201 MAIN ST APT 5, FL 33101'],
+  ])("people's spellings: %j → %j", (input, out) => {
+    expect(std(input)).toBe(out)
+  })
+
+  it.each([
     ['12 Steele, Austin, TX', '12 STEELE, AUSTIN, TX'],
     ['400 Nobel', '400 NOBEL'],
     ['55 Aptos', '55 APTOS'],
@@ -104,6 +144,20 @@ describe('standardiseAddress (USPS Publication 28)', () => {
       '95758-1234',
       'Elk',
       'Grove',
+      // the forms of issue 22: a city after a suffix, state names and codes, units of a letter
+      'Westlake',
+      'pkwy',
+      '#2109',
+      'sacramento',
+      'california',
+      'New',
+      'York',
+      'key',
+      'west',
+      'FL',
+      'rd',
+      'b',
+      '95838',
     ],
   ]
   const messy = fc
@@ -112,9 +166,22 @@ describe('standardiseAddress (USPS Publication 28)', () => {
     })
     .map((xs) => xs.join(' '))
 
+  // without commas, ending in a state and a ZIP: the no-comma split decides where the street ends
+  const tail = fc
+    .tuple(
+      fc.array(fc.oneof(fc.constantFrom(...words), fc.string({maxLength: 4})), {maxLength: 10}),
+      fc.constantFrom('CA', 'ca', 'california', 'New York', 'NY', 'FL', 'West Virginia', 'ZZ', 'NE'),
+      fc.constantFrom('95838', '10001', '33040-1234', '123'),
+    )
+    .map(([xs, st, zip]) => [...xs, st, zip].join(' '))
+
   it('standardising twice changes nothing (property)', () => {
     fc.assert(
       fc.property(messy, (s) => std(std(s)) === std(s)),
+      {numRuns: 3000},
+    )
+    fc.assert(
+      fc.property(tail, (s) => std(std(s)) === std(s)),
       {numRuns: 3000},
     )
     fc.assert(
@@ -125,7 +192,7 @@ describe('standardiseAddress (USPS Publication 28)', () => {
 
   it('the form without the unit is itself standard (property)', () => {
     fc.assert(
-      fc.property(messy, (s) => {
+      fc.property(fc.oneof(messy, tail), (s) => {
         const bare = standardWithoutUnit(standardiseAddress(s))
         return bare === undefined || std(bare) === bare
       }),

@@ -15,8 +15,15 @@ describe('base URL version segment (spec 4, 9.1)', () => {
     expect(baseUrlProblem('https://api.example.com/special-financing')).toContain(
       'use --base-url https://api.example.com/v1 ',
     )
-    expect(baseUrlProblem('https://api.example.com/v1/special-financing')).toContain(
-      'use --base-url https://api.example.com/v1 ',
+  })
+  it('a base URL that has its version and the endpoint path after it is told to drop the path, not to add /v1', () => {
+    const p = baseUrlProblem('https://api.example.com/v1/special-financing')!
+    expect(p).toBe(
+      'the base URL https://api.example.com/v1/special-financing ends in the endpoint path /special-financing, which sfl adds to every request (spec 4: {base_url}/special-financing); drop it: use --base-url https://api.example.com/v1 (or SFL_BASE_URL, or `sfl keys set --base-url`)',
+    )
+    expect(p).not.toContain('version segment')
+    expect(baseUrlProblem('https://api.example.com/v2/special-financing/')).toContain(
+      'drop it: use --base-url https://api.example.com/v2 ',
     )
   })
   it('tells an endpoint 404 from a property 404', () => {

@@ -39,6 +39,13 @@ describe('validateLookup', () => {
       by: {kind: 'address', value: '3526 HIGH ST, SACRAMENTO, CA 95838'},
     })
     expect(ok({fips: '06067', apn: '078-0123-045'}).by).toEqual({kind: 'apn', value: '078-0123-045'})
+    // pasted with stray spaces: the same parcel, the same property
+    expect(ok({fips: '06067', apn: ' 078-0123-045 '}).by).toEqual({kind: 'apn', value: '078-0123-045'})
+    expect(ok({fips: '06067', propertyId: ' 30000000006\t'}).by).toEqual({
+      kind: 'property_id',
+      value: '30000000006',
+    })
+    expect(bad({fips: '06067', apn: '   '})).toBe('--apn must not be empty')
     expect(ok({fips: '06067', propertyId: '0030000000006'}).by).toEqual({
       kind: 'property_id',
       value: '30000000006',

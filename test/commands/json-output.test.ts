@@ -69,7 +69,7 @@ describe('sfl stats --json', () => {
     expect(plain.exitCode).toBe(2)
     expect(r.exitCode).toBe(2)
     expect(onlyJson(r)).toEqual({
-      error: {name: 'ExportFileError', message: `${missing}: no such file`, exitCode: 2},
+      error: {name: 'ExportFileError', message: `${missing}: no such file or folder`, exitCode: 2},
     })
     expect(r.stderr).toBe(plain.stderr)
   })

@@ -1,12 +1,13 @@
-import {chmodSync, mkdtempSync, statSync, writeFileSync} from 'node:fs'
+import {chmodSync, mkdtempSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
-import {describe, expect, it} from 'vitest'
+import {describe, expect, it, onTestFinished} from 'vitest'
 
 import {
   ConfigFileError,
   loadConfig,
+  loadConfigLenient,
   parseConfig,
   resolveSettings,
   saveConfig,
@@ -181,5 +182,34 @@ describe('loadConfig refuses a group-writable config file (exit 2) and saveConfi
     chmodSync(dir, 0o777)
     await expect(saveConfig(dir, config)).rejects.toThrow(/the config folder .* is writable by other users/)
     expect(() => statSync(join(dir, 'config.json'))).toThrow()
+  })
+})
+
+describe('loadConfigLenient: for runs that may not need the file', () => {
+  const fresh = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sfl-lenient-'))
+    onTestFinished(() => rmSync(dir, {recursive: true, force: true}))
+    return dir
+  }
+  it('a malformed file comes back as the problem, with no profiles', async () => {
+    const dir = fresh()
+    writeFileSync(join(dir, 'config.json'), '{"profiles": {', {mode: 0o600})
+    const loaded = await loadConfigLenient(dir)
+    expect(loaded.config).toEqual({profiles: {}})
+    expect(loaded.problem).toBeInstanceOf(ConfigFileError)
+    expect(loaded.problem?.message).toMatch(/config\.json is not valid JSON/)
+  })
+  it('a good file has no problem', async () => {
+    const dir = fresh()
+    writeFileSync(join(dir, 'config.json'), JSON.stringify(config), {mode: 0o600})
+    const loaded = await loadConfigLenient(dir)
+    expect(loaded.problem).toBeUndefined()
+    expect(loaded.config).toEqual(config)
+  })
+  it('a file another user could have written is still refused', async () => {
+    const dir = fresh()
+    writeFileSync(join(dir, 'config.json'), '{"profiles": {', {mode: 0o600})
+    chmodSync(join(dir, 'config.json'), 0o666)
+    await expect(loadConfigLenient(dir)).rejects.toThrow(/writable by other users/)
   })
 })

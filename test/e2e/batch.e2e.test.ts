@@ -223,7 +223,7 @@ describe('sfl lookup --input with a sheet saved by Excel', () => {
     writeFileSync(join(d, 'in.csv'), 'fips,property_id\r\n6067,30000000006\r\n06067,30000000006\r\n')
     await withSandbox({log}, async (sb) => {
       const env = {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-basic'}
-      const r = await sfl(['lookup', '--input', join(d, 'in.csv')], {env})
+      const r = await sfl(['lookup', '--input', join(d, 'in.csv'), '-o', 'csv'], {env})
       expect(r.code).toBe(0)
       expect(r.stderr).toMatch(/2 rows \(2 ok\), 1 lookups saved by duplicate rows/)
       const rows = readRowsText(r.stdout)
@@ -243,7 +243,7 @@ describe('sfl lookup --input with a sheet saved by Excel', () => {
     await withSandbox({log}, async (sb) => {
       const env = {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-basic'}
       const map = ['--map', 'address=street,city,state,zip', '--map', 'fips=county']
-      const r = await sfl(['lookup', '--input', join(d, 'in.csv'), ...map], {env})
+      const r = await sfl(['lookup', '--input', join(d, 'in.csv'), '-o', 'csv', ...map], {env})
       const rows = readRowsText(r.stdout)
       expect(rows.map((x) => [x['Zip'], x['County'], x['note']])).toEqual([
         [
@@ -297,7 +297,7 @@ describe('sfl lookup --input with a sheet saved by Excel', () => {
     writeFileSync(join(d, 'in.csv'), 'FIPS,Address,City,Status\r\n06067,3526 HIGH ST,Sacramento,vip\r\n')
     await withSandbox({}, async (sb) => {
       const env = {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-basic'}
-      const r = await sfl(['lookup', '--input', join(d, 'in.csv')], {env})
+      const r = await sfl(['lookup', '--input', join(d, 'in.csv'), '-o', 'csv'], {env})
       expect(r.code).toBe(0)
       const [header, row] = csvTable(r.stdout) as [string[], string[]]
       expect(header.slice(0, 16)).toEqual([

@@ -151,9 +151,12 @@ describe('answers are never thrown away', () => {
     const d = tmp()
     const inPath = input(d, 8)
     // to stdout: the answered rows are there, the rest say why
-    const piped = await sfl(['lookup', '--input', inPath, '--concurrency', '1', '--max-wait', '1'], {
-      env: env(s),
-    })
+    const piped = await sfl(
+      ['lookup', '--input', inPath, '-o', 'csv', '--concurrency', '1', '--max-wait', '1'],
+      {
+        env: env(s),
+      },
+    )
     expect(piped.code).toBe(7)
     const lines = piped.stdout.trimEnd().split('\r\n')
     expect(lines).toHaveLength(9)

@@ -131,7 +131,9 @@ describe('sfl lookup exit codes', () => {
   it('401: exit 4 saying how to set a key; the key is not echoed', async () => {
     const r = await sfl(['lookup', ...HIGH], {env: env('sk_live_SECRET_0123456789')})
     expect(r.code).toBe(4)
-    expect(r.stderr).toMatch(/the API key is invalid or missing \(HTTP 401\).*Set SFL_API_KEY/)
+    expect(r.stderr).toMatch(
+      /the API key is invalid or missing \(HTTP 401\).*The key came from SFL_API_KEY: fix SFL_API_KEY/,
+    )
     expect(r.stderr + r.stdout).not.toContain('sk_live_SECRET_0123456789')
   })
 

@@ -1,4 +1,4 @@
-import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
@@ -14,11 +14,17 @@ import {startScenario, type Reply, type Scenario, type ScenarioRequest} from '..
  * Run statistics (issue 14) end to end: the built CLI exports hand-made counties from a scripted server;
  * every figure asserted here was worked out by hand from the records below, not read from a run.
  */
-const tmp = () => mkdtempSync(join(tmpdir(), 'sfl-e2e-stats-'))
+const made: string[] = []
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), 'sfl-e2e-stats-'))
+  made.push(d)
+  return d
+}
 let server: Scenario | undefined
 afterEach(async () => {
   await server?.close()
   server = undefined
+  for (const d of made.splice(0)) rmSync(d, {recursive: true, force: true})
 })
 
 const CRA = ['Low', 'Moderate', 'Middle', 'Upper', 'Not Available']
@@ -199,7 +205,7 @@ describe('run statistics after an export, and sfl stats', () => {
     expect(doc).toEqual({
       version: 1,
       relativeError: 0.01,
-      exactBound: 100_000,
+      exactBound: 1_000_000,
       run: SACRAMENTO,
       counties: [{fips: '06067', ...SACRAMENTO}],
     })
@@ -236,7 +242,7 @@ describe('run statistics after an export, and sfl stats', () => {
     expect(fromCsv.code).toBe(0)
     expect(fromNdjson.code).toBe(0)
     const csvDoc = JSON.parse(fromCsv.stdout) as Record<string, unknown>
-    expect(csvDoc).toEqual({version: 1, relativeError: 0.01, exactBound: 100_000, run: RUN, counties: []})
+    expect(csvDoc).toEqual({version: 1, relativeError: 0.01, exactBound: 1_000_000, run: RUN, counties: []})
     expect(JSON.parse(fromNdjson.stdout)).toEqual(csvDoc)
     expect(json(join(d, 'csv.json'))['run']).toEqual(RUN)
     expect(json(join(d, 'ndjson.json'))['run']).toEqual(RUN)
@@ -370,7 +376,7 @@ describe('run statistics after an export, and sfl stats', () => {
     expect(json(join(d, 's.json'))).toEqual({
       version: 1,
       relativeError: 0.01,
-      exactBound: 100_000,
+      exactBound: 1_000_000,
       run: SACRAMENTO,
       counties: [{fips: '06067', ...SACRAMENTO}],
     })
@@ -429,17 +435,121 @@ describe('run statistics after an export, and sfl stats', () => {
     expect(json(join(d, 's.json'))['run']).toMatchObject({records: 1})
   })
 
-  it('sfl stats on a missing file or a folder: one line, exit 2', async () => {
+  it('sfl stats on a missing file, a folder without a manifest, a bad record: one line, exit 2, no request', async () => {
+    const s = (server = await startScenario(answer()))
     const d = tmp()
-    const missing = await sfl(['stats', join(d, 'nope.csv')])
+    const missing = await sfl(['stats', join(d, 'nope.csv')], {env: env(s)})
     expect(missing.code).toBe(2)
-    expect(missing.stderr.trim()).toBe(`Error: ${join(d, 'nope.csv')}: no such file`)
-    const folder = await sfl(['stats', d])
+    expect(missing.stderr).toBe(`Error: ${join(d, 'nope.csv')}: no such file or folder\n`)
+    const folder = await sfl(['stats', d], {env: env(s)})
     expect(folder.code).toBe(2)
-    expect(folder.stderr.trim()).toBe(`Error: ${d}: is a directory, not an export file`)
+    expect(folder.stderr).toBe(
+      `Error: ${d} is a folder without manifest.json; give an export file or an --out-dir folder\n`,
+    )
     writeFileSync(join(d, 'bad.ndjson'), '{"Fips":"06067"}\nnot json\n')
-    const bad = await sfl(['stats', join(d, 'bad.ndjson')])
+    const bad = await sfl(['stats', join(d, 'bad.ndjson')], {env: env(s)})
     expect(bad.code).toBe(2)
     expect(bad.stderr.trim()).toBe(`Error: ${join(d, 'bad.ndjson')} line 2: not a JSON record`)
+    expect(s.requests).toHaveLength(0)
+  })
+
+  it('sfl stats on an --out-dir folder and on its manifest.json: the figures the export printed, by county', async () => {
+    const s = (server = await startScenario((r) =>
+      r.fips === '06001' ? {page: {records: []}} : answer()(r),
+    ))
+    const d = tmp()
+    const dir = join(d, 'exports')
+    const r = await sfl(
+      [
+        'county-export',
+        '--fips',
+        '06001',
+        ...BOTH,
+        '--out-dir',
+        dir,
+        '--stats-by-county',
+        '--stats-json',
+        join(d, 's.json'),
+        '--quiet',
+      ],
+      {env: env(s)},
+    )
+    expect(r.code).toBe(0)
+    const doc = json(join(d, 's.json'))
+    // the empty county is one of the run's counties, with 0 records
+    expect(
+      (doc['counties'] as Array<{fips: string; records: number}>).map((c) => [c.fips, c.records]),
+    ).toEqual([
+      ['06001', 0],
+      ['06067', 10],
+      ['06113', 2],
+    ])
+    expect(doc['run']).toEqual(RUN)
+    const requests = s.requests.length
+    for (const arg of [dir, join(dir, 'manifest.json')]) {
+      const st = await sfl(['stats', arg, '--by-county', '--json'], {env: env(s)})
+      expect(st.stderr).toBe('')
+      expect(st.code).toBe(0)
+      expect(JSON.parse(st.stdout)).toEqual(doc)
+    }
+    const table = await sfl(['stats', dir, '--by-county'])
+    expect(table.stdout).toContain(`${dir}: 12 records\n`)
+    expect(table.stdout).toContain('\ncounty 06001: 0 records\n')
+    expect(table.stdout).toContain('\ncounty 06113: 2 records\n')
+    // a county's file gone from the folder: named, exit 2
+    unlinkSync(join(dir, 'state=CA', 'fips=06113', 'data.csv'))
+    const gone = await sfl(['stats', dir], {env: env(s)})
+    expect(gone.code).toBe(2)
+    expect(gone.stderr).toBe(
+      `Error: ${join(dir, 'manifest.json')}: the file of county 06113 (state=CA/fips=06113/data.csv) is missing\n`,
+    )
+    expect(s.requests.length).toBe(requests) // sfl stats sent nothing
+  })
+
+  it('150,000 records: the ConfidenceScore median prints 69 exactly and the FinalValue quartiles are exact', async () => {
+    const d = tmp()
+    const file = join(d, 'big.ndjson')
+    const scores: number[] = []
+    const values: number[] = []
+    const lines: string[] = []
+    // scores skewed high (40% at 95-100), so the exact median, 69, sits at a steep point of the distribution
+    for (let i = 0; i < 150_000; i++) {
+      const score = i % 150 < 60 ? 95 + (i % 6) : i % 150 < 76 ? 69 : i % 69
+      // a long-tailed spread of dollar values, whole dollars
+      const value = Math.round(80_000 * Math.exp(((i * 7919) % 150_000) / 40_000))
+      scores.push(score)
+      values.push(value)
+      lines.push(
+        JSON.stringify({Fips: '06067', ServicePropertyID: i, FinalValue: value, ConfidenceScore: score}),
+      )
+    }
+    writeFileSync(file, `${lines.join('\n')}\n`)
+    const s = [...scores].sort((a, b) => a - b)
+    expect([s[74_999], s[75_000]]).toEqual([69, 69])
+    const v = [...values].sort((a, b) => a - b)
+    const q = (p: number) => {
+      const r = p * (v.length - 1)
+      const lo = Math.floor(r)
+      return v[lo]! + (v[Math.ceil(r)]! - v[lo]!) * (r - lo)
+    }
+    const dollars = (x: number) => `$${Math.round(x).toLocaleString('en-US')}`
+    const r = await sfl(['stats', file])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toContain('\n  ConfidenceScore     median 69\n')
+    expect(r.stdout).toContain(
+      `\n  FinalValue          p25 ${dollars(q(0.25))}   median ${dollars(q(0.5))}   p75 ${dollars(q(0.75))}\n`,
+    )
+    expect(r.stdout).not.toContain('≈')
+    const doc = JSON.parse((await sfl(['stats', file, '--json'])).stdout) as {
+      run: {FinalValue: unknown; ConfidenceScore: unknown}
+    }
+    expect(doc.run.ConfidenceScore).toEqual({count: 150_000, median: 69, approximate: false})
+    expect(doc.run.FinalValue).toEqual({
+      count: 150_000,
+      p25: q(0.25),
+      median: q(0.5),
+      p75: q(0.75),
+      approximate: false,
+    })
   })
 })

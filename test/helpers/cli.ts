@@ -14,7 +14,18 @@ export interface CliResult {
  */
 export function sfl(
   args: string[],
-  opts: {env?: Record<string, string>; input?: string; configDir?: string} = {},
+  opts: {
+    env?: Record<string, string>
+    input?: string
+    configDir?: string
+    /**
+     * Where the child's stdout (or stderr) goes instead of a pipe read here: a file descriptor of the test's
+     * own (/dev/full opened for writing, a file opened read-only), or 'closed': a pipe whose reading end
+     * is closed before the child writes (a reader that went away, `| head`).
+     */
+    stdout?: number | 'closed'
+    stderr?: number
+  } = {},
 ): Promise<CliResult> {
   const env: Record<string, string> = {}
   // colour is the test's choice (opts.env), not the shell's: a FORCE_COLOR of the developer's would colour tables
@@ -23,14 +34,16 @@ export function sfl(
   env['SFL_CONFIG_DIR'] = opts.configDir ?? '/nonexistent/sfl-test-config'
   Object.assign(env, opts.env ?? {})
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {env, stdio: ['pipe', 'pipe', 'pipe']})
+    const out = typeof opts.stdout === 'number' ? opts.stdout : 'pipe'
+    const child = spawn(process.execPath, [BIN, ...args], {env, stdio: ['pipe', out, opts.stderr ?? 'pipe']})
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    if (opts.stdout === 'closed') child.stdout?.destroy()
+    else child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()))
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
     child.on('error', reject)
     child.on('close', (code) => resolve({code, stdout, stderr}))
-    child.stdin.end(opts.input ?? '')
+    child.stdin?.end(opts.input ?? '')
   })
 }
 

@@ -122,7 +122,7 @@ describe('CSV headers are formula-guarded too', () => {
   it('a batch input column named =cmd|... lands as text', async () => {
     const d = tmp()
     writeFileSync(join(d, 'in.csv'), 'fips,property_id,=cmd|calc\n06067,30000000006,x\n')
-    const r = await sfl(['lookup', '--input', join(d, 'in.csv'), '--retries', '0'], {
+    const r = await sfl(['lookup', '--input', join(d, 'in.csv'), '-o', 'csv', '--retries', '0'], {
       env: {SFL_BASE_URL: server.baseUrl('ok'), SFL_API_KEY: KEY},
     })
     expect(r.stdout.split('\r\n')[0]).toMatch(/^fips,property_id,'=cmd\|calc,status,error,/)

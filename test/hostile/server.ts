@@ -52,6 +52,12 @@ export const HOSTILE_MODES = [
   'huge-field',
   /** A record with a field named like a spreadsheet formula. */
   'formula-header',
+  /** 403: the key lacks permission (spec 5.4). */
+  'forbidden',
+  /** 401 with the spec's error body, echoing nothing. */
+  'unauthorized',
+  /** Accepts the request and never answers (a hung service). */
+  'hang',
 ] as const
 export type HostileMode = (typeof HOSTILE_MODES)[number]
 
@@ -218,6 +224,12 @@ export async function startHostileServer(): Promise<HostileServer> {
       case 'formula-header':
         // a field name a spreadsheet would run as a formula
         return success([{...RECORD, '=HYPERLINK("http://evil.example/","x")': 1}])
+      case 'forbidden':
+        return json(res, 403, {status: 'error', code: 403, message: 'Forbidden'})
+      case 'hang':
+        return // the socket stays open until close() destroys it
+      case 'unauthorized':
+        return json(res, 401, {status: 'error', code: 401, message: 'Invalid or missing API key'})
       default:
         return json(res, 404, {status: 'error', code: 404, message: `unknown hostile mode ${mode}`})
     }

@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {closest} from '../../src/text/distance.js'
-import {commandNotFoundText, usageErrorText} from '../../src/render/usage-error.js'
+import {commandNotFoundText, extraArgumentsText, usageErrorText} from '../../src/render/usage-error.js'
 
 const ctx = {
   bin: 'sfl',
@@ -32,5 +32,61 @@ describe('usage mistakes: one line, a hint, the usage line', () => {
       'Did you mean "sfl keys check"?',
     )
     expect(closest('xyzzy', ['lookup'])).toBeUndefined()
+  })
+})
+
+describe('arguments: missing ones named, extra ones explained', () => {
+  const counties = {
+    bin: 'sfl',
+    id: 'counties',
+    flags: ['output'],
+    args: [{name: 'search', description: 'Name or the start of a code'}],
+    example: 'sfl counties "Sacramento, CA"',
+  }
+  it('"Missing 1 required arg:" becomes the argument\'s name and description, and the usage line shows it', () => {
+    expect(
+      usageErrorText(
+        'Missing 1 required arg:\nsearch  Name or the start of a code\nSee more help with --help',
+        {
+          ...counties,
+          missingArgs: ['search'],
+        },
+      ),
+    ).toBe(
+      'Error: missing the required argument SEARCH (Name or the start of a code)\nUsage: sfl counties SEARCH [FLAGS]   e.g. sfl counties "Sacramento, CA"\nSee all flags: sfl counties --help\n',
+    )
+  })
+  it('two missing arguments are both named', () => {
+    const text = usageErrorText('Missing 2 required args:', {
+      bin: 'sfl',
+      id: 'changes',
+      flags: [],
+      args: [{name: 'previous'}, {name: 'current'}],
+      missingArgs: ['previous', 'current'],
+    })
+    expect(text.split('\n')[0]).toBe('Error: missing the required arguments PREVIOUS, CURRENT')
+    expect(text).toContain('Usage: sfl changes PREVIOUS CURRENT [FLAGS]')
+  })
+  const commands = [
+    {id: 'lookup', flags: ['fips', 'address'], example: 'sfl lookup --fips 06067 --apn 1'},
+    {id: 'keys:check', flags: ['fips']},
+    {id: 'counties', flags: ['output'], args: [{name: 'search'}]},
+  ]
+  it("words after a command are that command's usage error with the quote hint", () => {
+    expect(extraArgumentsText('lookup:3526:High:St', commands, 'sfl')).toBe(
+      'Error: Unexpected arguments: 3526, High, St\nHint: a value with spaces must be quoted, e.g. --address "3526 HIGH ST, SACRAMENTO, CA 95838"; the words after the first space became arguments, and sfl lookup takes no arguments\nUsage: sfl lookup [FLAGS]   e.g. sfl lookup --fips 06067 --apn 1\nSee all flags: sfl lookup --help\n',
+    )
+    expect(extraArgumentsText('keys:check:now', commands, 'sfl')).toContain(
+      'Error: Unexpected argument: now\nHint: a value with spaces must be quoted ("like this"); each word outside quotes became an argument, and sfl keys check takes no arguments\nUsage: sfl keys check [FLAGS]',
+    )
+    // the command's own arguments are not extra
+    expect(extraArgumentsText('counties:Orange:FL', commands, 'sfl')).toContain(
+      'Error: Unexpected argument: FL\n',
+    )
+  })
+  it('an id that no command starts is left to "not a command"', () => {
+    expect(extraArgumentsText('lokup:3526', commands, 'sfl')).toBeUndefined()
+    expect(extraArgumentsText('keys:chek', commands, 'sfl')).toBeUndefined()
+    expect(extraArgumentsText('counties:Orange', commands, 'sfl')).toBeUndefined()
   })
 })

@@ -52,14 +52,35 @@ describe('stats rendering', () => {
     expect(lines.every((l) => l.length <= 80)).toBe(true)
   })
 
-  it('figures from the sketch carry ≈ and the table says how close they are', () => {
+  it('figures from the sketch carry ≈ and the table says how close they are; ConfidenceScore never does', () => {
     const lines = renderStats('run', accOf(1).report())
-    const cs = lines.find((l) => l.includes('ConfidenceScore'))!
-    // within 1% of 85.5, one decimal shown
-    expect(Math.abs(Number(/median ≈([\d.]+)$/.exec(cs)![1]) - 85.5)).toBeLessThanOrEqual(0.9)
-    expect(lines.at(-1)).toBe('  ≈ approximate: more than 100,000 values; within 1% of the exact figure')
+    // a histogram: exact whatever the bound
+    expect(lines.find((l) => l.includes('ConfidenceScore'))).toBe('  ConfidenceScore     median 85.5')
+    expect(lines.at(-1)).toBe('  ≈ from a sketch, past the exact values kept: within 1% of the exact figure')
     const fv = lines.find((l) => l.includes('FinalValue'))!
     expect(fv).toMatch(/^ {2}FinalValue {10}p25 ≈\$[\d,]+ {3}median ≈\$[\d,]+ {3}p75 ≈\$[\d,]+$/)
+    // within 1% of $200,000
+    expect(
+      Math.abs(Number(/median ≈\$([\d,]+)/.exec(fv)![1]!.replace(/,/g, '')) - 200_000),
+    ).toBeLessThanOrEqual(2_000)
+    expect(lines.every((l) => l.length <= 80)).toBe(true)
+  })
+
+  it('150,000 ConfidenceScore values whose exact median is 69 print 69 (no ≈, no footnote)', () => {
+    // skewed: 40% at 95-100, the rest spread low, arranged so ranks 74,999 and 75,000 are both 69
+    const acc = new StatsAccumulator()
+    const scores: number[] = []
+    for (let i = 0; i < 60_000; i++) scores.push(95 + (i % 6))
+    for (let i = 0; i < 16_000; i++) scores.push(69)
+    for (let i = 0; i < 74_000; i++) scores.push(i % 69)
+    for (const s of scores) acc.add(factsOfFlat({ConfidenceScore: s}))
+    const sorted = [...scores].sort((a, b) => a - b)
+    expect([sorted[74_999], sorted[75_000]]).toEqual([69, 69])
+    const r = acc.report()
+    expect(r.ConfidenceScore).toEqual({count: 150_000, median: 69, approximate: false})
+    const lines = renderStats('run', r)
+    expect(lines).toContain('  ConfidenceScore     median 69')
+    expect(lines.join('\n')).not.toContain('≈')
   })
 
   it('the JSON document: version, accuracy, the run and each county', () => {
@@ -67,7 +88,7 @@ describe('stats rendering', () => {
     const doc = statsDocument(report, [{fips: '06067', report}])
     expect(doc.version).toBe(1)
     expect(doc.relativeError).toBe(0.01)
-    expect(doc.exactBound).toBe(100_000)
+    expect(doc.exactBound).toBe(1_000_000)
     expect(doc.run.records).toBe(2)
     expect(doc.counties).toEqual([{fips: '06067', ...report}])
   })

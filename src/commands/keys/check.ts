@@ -54,7 +54,7 @@ Exit 0 when the key is valid and every asked county is permitted, 4 otherwise, 5
   async run(): Promise<KeyReport> {
     const f = this.flags
     const {countyFromFlags} = await import('../../address/county-flags.js')
-    for (const fips of f.fips ?? []) countyFromFlags({fips}) // a code no county has: exit 2, no request
+    for (const fips of f.fips ?? []) countyFromFlags({fips}, {countyFlag: false}) // a code no county has: exit 2, no request
     const probe = f['probe-apn'] !== undefined ? ({kind: 'apn', value: f['probe-apn']} as const)
       : f['probe-property-id'] !== undefined ? ({kind: 'property_id', value: f['probe-property-id']} as const)
       : f['probe-address'] !== undefined ? ({kind: 'address', value: f['probe-address']} as const)

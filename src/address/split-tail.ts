@@ -1,0 +1,92 @@
+import {DIRECTIONALS, RANGED_UNITS, SUFFIXES} from './pub28.js'
+import {stateAtEnd} from './states.js'
+
+/**
+ * An address typed without commas whose tail is a city, a state and a ZIP ("3526 high st sacramento ca
+ * 95838") is split from the end into the parts a comma would have made: street line, city, "ST ZIP". The
+ * street's words are kept as typed (standardise.ts abbreviates them after); only where it ends is decided
+ * here. Pure; works on the upper-case tokens of standardise.ts.
+ *
+ * Where the street ends, when nothing but the words says so (README "Addresses"):
+ * 1. after the last secondary unit whose value looks like one, a number or a single letter ("UNIT 140",
+ *    "# 2109", "APT B"): "KEY WEST" is a city, not unit WEST of designator KEY;
+ * 2. else after the first of the common suffixes (ST, AVE, RD, DR, LN, BLVD, CT, ...) that is not followed by
+ *    another one ("OLD COURT RD": COURT is part of the name); a following ST counts as SAINT, the start of
+ *    a city ("MAIN ST ST LOUIS"), so "OLD COURT ST SAINT..." is read wrong (decided: St. Louis, St. Paul,
+ *    St. George are far more common than a street named COURT ST with a name word before COURT);
+ * 3. else after the first other Appendix C1 suffix ("MILL CREEK SPRINGFIELD").
+ * An abbreviated directional right after the suffix stays with the street ("MAIN ST N"); a spelled-out one
+ * starts the city ("MAIN ST WEST SACRAMENTO", "NORTH HIGHLANDS"). A suffix or unit needs a name word before
+ * it ("100 PARK AVE": PARK is the name). When no end is found ("1 BROADWAY NEW YORK NY 10001") only "ST
+ * ZIP" is split off; with the state spelled out, nothing is (the words may be the city: "NEW YORK 10001").
+ * A state's name right after the street's end is kept as typed after a comma: "1 MAIN ST, NEW YORK 10001".
+ */
+const ZIP = /^\d{5}(?:-\d{4})?$/
+
+/** The suffixes that end most US street names (their Appendix C1 abbreviations). */
+const COMMON_SUFFIXES = new Set(
+  'ALY AVE BLVD CIR CT DR EXPY FWY HWY LN LOOP PKWY PL PLZ RD SQ ST TER TRL WAY'.split(' '),
+)
+const ABBREVIATED_DIRECTIONALS = new Set(['N', 'S', 'E', 'W', 'NE', 'NW', 'SE', 'SW'])
+
+const common = (t: string | undefined) => t !== undefined && COMMON_SUFFIXES.has(SUFFIXES.get(t) ?? '')
+/** A secondary unit's value: it has a digit ("140", "5B", "1/2") or is one letter ("B"). */
+export function unitValue(t: string | undefined): boolean {
+  return t !== undefined && t !== '#' && (/\d/.test(t) || /^[A-Z]$/.test(t))
+}
+
+/** Index just past the street line in `body` (the words before the state), or undefined. */
+export function streetEnd(body: readonly string[]): number | undefined {
+  let from = /^\d/.test(body[0] ?? '') ? 1 : 0
+  while (from < body.length && DIRECTIONALS.has(body[from]!)) from++
+  from++ // the first name word is never the end
+  for (let i = body.length - 1; i >= from; i--) {
+    const t = body[i]!
+    if (t !== '#' && !RANGED_UNITS.has(t)) continue
+    const v = t !== '#' && body[i + 1] === '#' ? i + 2 : i + 1 // "APT # 5"
+    if (unitValue(body[v])) return v + 1
+  }
+  const withDirectional = (i: number) => (ABBREVIATED_DIRECTIONALS.has(body[i] ?? '') ? i + 1 : i)
+  for (let i = from; i < body.length; i++)
+    if (common(body[i]) && !(common(body[i + 1]) && body[i + 1] !== 'ST')) return withDirectional(i + 1)
+  for (let i = from; i < body.length; i++) if (SUFFIXES.has(body[i]!)) return withDirectional(i + 1)
+  return undefined
+}
+
+/**
+ * `words`: the tokens of an address with no comma. Returns the comma parts it stands for (street, city,
+ * [ST, ZIP]), or `[words]` unchanged when its tail is not a state and a ZIP.
+ *
+ * @example splitWithoutCommas('3526 HIGH ST SACRAMENTO CA 95838'.split(' '))
+ *   // [['3526', 'HIGH', 'ST'], ['SACRAMENTO'], ['CA', '95838']]
+ */
+export function splitWithoutCommas(typed: string[]): string[][] {
+  const words = meaningfulHashes(typed)
+  // the tail is read without any "#" (a "#" before the ZIP says nothing once it is sent)
+  const plain = words.filter((t) => t !== '#')
+  const zip = plain.at(-1)
+  if (zip === undefined || !ZIP.test(zip)) return [typed]
+  const state = stateAtEnd(plain.slice(0, -1))
+  if (!state) return [typed]
+  const tailWords = state.words + 1
+  // where the tail starts among `words`: the position of its first word ("#"s skipped)
+  let start = words.length
+  for (let seen = 0; seen < tailWords;) if (words[--start] !== '#') seen++
+  const body = words.slice(0, start)
+  if (body.filter((t) => t !== '#').length < 2) return [typed]
+  const end = streetEnd(body)
+  if (end === undefined) return state.spelled ? [typed] : [body, [state.code, zip]]
+  const city = body.slice(end)
+  // a state's name right after the street may be the city ("1 MAIN ST NEW YORK 10001"): the street is
+  // split off, the rest kept as typed in a part of its own
+  if (state.spelled && city.length === 0) return [body, plain.slice(plain.length - tailWords)]
+  return [body.slice(0, end), ...(city.length ? [city] : []), [state.code, zip]]
+}
+
+/**
+ * Drop each "#" that no unit value follows: it is dropped when sent, so a second pass would not see it,
+ * and every decision here must be the one the second pass makes (standardising twice changes nothing).
+ */
+export function meaningfulHashes(words: readonly string[]): string[] {
+  return words.filter((t, i) => t !== '#' || unitValue(words[i + 1]))
+}

@@ -1,0 +1,103 @@
+import {KEY_ADVICE} from '../api/client.js'
+import {redactUrl} from '../api/secrets.js'
+import {ForbiddenError, InvalidKeyError, type SflError} from '../errors.js'
+
+/**
+ * The likely fix for a failure that depends on where the run's settings came from, which only the CLI
+ * knows (flag, environment, profile): a refused connection names the base URL in use and its source, a 401
+ * or 403 names where the key came from ("SFL_API_KEY is set and overrides profile default"). Pure.
+ */
+export type KeySource = 'flag' | 'stdin' | 'env' | 'profile' | 'sandbox'
+export type UrlSource = 'flag' | 'env' | 'profile' | 'sandbox'
+
+export interface RunOrigin {
+  baseUrl: string
+  baseUrlSource: UrlSource
+  keySource: KeySource
+  profile: string
+  /** The selected profile holds a key of its own, which a flag or SFL_API_KEY then overrode. */
+  profileHasKey: boolean
+  configPath: string
+}
+
+/** Codes that say the base URL points nowhere useful: nothing listens, no such host, no route to it. */
+const WHERE_CODES: Record<string, string> = {
+  ECONNREFUSED: 'nothing accepts connections at that address',
+  ENOTFOUND: 'no such host (or DNS or a proxy failed)',
+  EAI_AGAIN: 'the host name could not be looked up just now',
+  EHOSTUNREACH: 'no route to that host',
+  ENETUNREACH: 'no route to that network',
+  ERR_SSL_WRONG_VERSION_NUMBER: 'that port speaks plain HTTP',
+  ERR_SSL_PACKET_LENGTH_TOO_LONG: 'that port speaks plain HTTP',
+}
+
+/** The first code of the cause chain that WHERE_CODES knows. */
+function whereCode(error: unknown): string | undefined {
+  for (let e = error, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    const code = (e as {code?: unknown}).code
+    if (typeof code === 'string' && code in WHERE_CODES) return code
+  }
+  return undefined
+}
+
+function urlSource(o: RunOrigin): string {
+  switch (o.baseUrlSource) {
+    case 'flag':
+      return 'from --base-url'
+    case 'env':
+      return 'from SFL_BASE_URL; --base-url overrides it'
+    case 'profile':
+      return `from profile ${o.profile} in ${o.configPath}; --base-url or SFL_BASE_URL override it`
+    default:
+      return 'the embedded sandbox'
+  }
+}
+
+/** "SFL_API_KEY (it is set and overrides profile default)". */
+export function keySourceText(
+  o: Pick<RunOrigin, 'keySource' | 'profile' | 'profileHasKey' | 'configPath'>,
+): string {
+  const overrides = o.profileHasKey ? ` (it is set and overrides profile ${o.profile})` : ''
+  switch (o.keySource) {
+    case 'flag':
+      return `--api-key${overrides}`
+    case 'stdin':
+      return `--api-key - (stdin)${overrides}`
+    case 'env':
+      return `SFL_API_KEY${overrides}`
+    case 'profile':
+      return `profile ${o.profile} in ${o.configPath}`
+    default:
+      return "the sandbox's demo keys"
+  }
+}
+
+function keyFix(o: RunOrigin): string {
+  switch (o.keySource) {
+    case 'env':
+      return o.profileHasKey
+        ? 'fix SFL_API_KEY, or unset it to use the profile'
+        : 'fix SFL_API_KEY, or unset it and store a key with `sfl keys set`'
+    case 'profile':
+      return `store a valid key with \`sfl keys set --profile ${o.profile}\``
+    case 'sandbox':
+      return 'see `sfl sandbox` for the demo keys'
+    default:
+      return 'check the key given'
+  }
+}
+
+/** The message to print for `err`: its own, with the fix that the run's origin points to. */
+export function withHint(err: SflError, o: RunOrigin | undefined): string {
+  if (!o) return err.message
+  if (err instanceof InvalidKeyError) {
+    const base = err.message.endsWith(KEY_ADVICE) ? err.message.slice(0, -KEY_ADVICE.length) : err.message
+    return `${base}. The key came from ${keySourceText(o)}: ${keyFix(o)}`
+  }
+  if (err instanceof ForbiddenError)
+    return `${err.message}; the key came from ${keySourceText(o)}: a key with permission for this county is needed`
+  const code = whereCode(err)
+  if (code)
+    return `${err.message}; ${WHERE_CODES[code]}: check the base URL, in use ${redactUrl(o.baseUrl)} (${urlSource(o)})`
+  return err.message
+}

@@ -1,0 +1,97 @@
+import {describe, expect, it} from 'vitest'
+
+import {keySourceText, withHint, type RunOrigin} from '../../src/cli/error-hints.js'
+import {KEY_ADVICE} from '../../src/api/client.js'
+import {ForbiddenError, InvalidKeyError, NotFoundError, ServerError} from '../../src/errors.js'
+
+const origin: RunOrigin = {
+  baseUrl: 'https://api.example.com/v1',
+  baseUrlSource: 'env',
+  keySource: 'env',
+  profile: 'default',
+  profileHasKey: true,
+  configPath: '/home/u/.config/sfl/config.json',
+}
+const withCode = (code: string) => Object.assign(new Error(`getaddrinfo ${code} api.example.com`), {code})
+const h = (err: ServerError | InvalidKeyError | ForbiddenError | NotFoundError, o: Partial<RunOrigin> = {}) =>
+  withHint(err, {...origin, ...o})
+
+describe('hints that depend on where the settings came from', () => {
+  it.each([
+    ['ECONNREFUSED', 'nothing accepts connections at that address'],
+    ['ENOTFOUND', 'no such host (or DNS or a proxy failed)'],
+    ['EAI_AGAIN', 'the host name could not be looked up just now'],
+    ['EHOSTUNREACH', 'no route to that host'],
+  ])('%s, deep in the cause chain, names the base URL in use and its source', (code, what) => {
+    const err = new ServerError('network failure (gave up after 3 retries)', {
+      cause: new Error('fetch failed', {cause: withCode(code)}),
+    })
+    expect(h(err)).toBe(
+      `network failure (gave up after 3 retries); ${what}: check the base URL, in use https://api.example.com/v1 (from SFL_BASE_URL; --base-url overrides it)`,
+    )
+  })
+
+  it.each([
+    ['flag', 'from --base-url'],
+    [
+      'profile',
+      'from profile default in /home/u/.config/sfl/config.json; --base-url or SFL_BASE_URL override it',
+    ],
+    ['sandbox', 'the embedded sandbox'],
+  ] as const)('a base URL from %s says so', (baseUrlSource, text) => {
+    const err = new ServerError('x', {cause: withCode('ECONNREFUSED')})
+    expect(h(err, {baseUrlSource})).toContain(`(${text})`)
+  })
+
+  it('a URL with credentials in it is shown without them', () => {
+    const err = new ServerError('x', {cause: withCode('ECONNREFUSED')})
+    expect(h(err, {baseUrl: 'https://user:pass@api.example.com/v1'})).toContain(
+      'in use https://api.example.com/v1 ',
+    )
+  })
+
+  it('other failures keep their message', () => {
+    expect(h(new ServerError('server error (HTTP 500)'))).toBe('server error (HTTP 500)')
+    expect(h(new NotFoundError('no property matches', 404))).toBe('no property matches')
+    expect(withHint(new ServerError('x', {cause: withCode('ECONNREFUSED')}), undefined)).toBe('x')
+  })
+
+  it.each([
+    [
+      'env',
+      true,
+      'The key came from SFL_API_KEY (it is set and overrides profile default): fix SFL_API_KEY, or unset it to use the profile',
+    ],
+    [
+      'env',
+      false,
+      'The key came from SFL_API_KEY: fix SFL_API_KEY, or unset it and store a key with `sfl keys set`',
+    ],
+    [
+      'flag',
+      true,
+      'The key came from --api-key (it is set and overrides profile default): check the key given',
+    ],
+    ['stdin', false, 'The key came from --api-key - (stdin): check the key given'],
+    [
+      'profile',
+      false,
+      'The key came from profile default in /home/u/.config/sfl/config.json: store a valid key with `sfl keys set --profile default`',
+    ],
+    ['sandbox', false, "The key came from the sandbox's demo keys: see `sfl sandbox` for the demo keys"],
+  ] as const)('a 401 with a key from %s (profile has a key: %s)', (keySource, profileHasKey, text) => {
+    const err = new InvalidKeyError(`the API key is invalid or missing (HTTP 401): nope${KEY_ADVICE}`, 401)
+    expect(h(err, {keySource, profileHasKey})).toBe(
+      `the API key is invalid or missing (HTTP 401): nope. ${text}`,
+    )
+  })
+
+  it('a 403 names the key source', () => {
+    expect(h(new ForbiddenError('not permitted (HTTP 403): Forbidden', 403), {profileHasKey: false})).toBe(
+      'not permitted (HTTP 403): Forbidden; the key came from SFL_API_KEY: a key with permission for this county is needed',
+    )
+    expect(keySourceText({...origin, keySource: 'profile', profile: 'prod'})).toBe(
+      'profile prod in /home/u/.config/sfl/config.json',
+    )
+  })
+})

@@ -1,0 +1,86 @@
+import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {afterEach, describe, expect, it} from 'vitest'
+
+import {ExportFileError} from '../../src/io/export-reader.js'
+import {exportFiles} from '../../src/jobs/export-files.js'
+
+const made: string[] = []
+afterEach(() => {
+  for (const d of made.splice(0)) rmSync(d, {recursive: true, force: true})
+})
+function folder(): string {
+  const d = mkdtempSync(join(tmpdir(), 'sfl-export-files-'))
+  made.push(d)
+  return d
+}
+
+/** An --out-dir export: two counties, one file named by the manifest's format, one by its own extension. */
+function outDir(): string {
+  const d = folder()
+  for (const [fips, name] of [
+    ['06067', 'data.csv'],
+    ['06113', 'data.ndjson'],
+  ] as const) {
+    mkdirSync(join(d, `state=CA/fips=${fips}`), {recursive: true})
+    writeFileSync(join(d, `state=CA/fips=${fips}`, name), '')
+  }
+  const counties = [
+    {fips: '06067', path: 'state=CA/fips=06067/data.csv'},
+    {fips: '06113', path: 'state=CA/fips=06113/data.ndjson'},
+  ]
+  writeFileSync(join(d, 'manifest.json'), JSON.stringify({version: 1, format: 'csv', counties}))
+  return d
+}
+
+describe('one resolver for export arguments (sfl stats, sfl changes, --changes-since)', () => {
+  it('a folder and its manifest.json resolve to the same county files, in the manifest order', async () => {
+    const d = outDir()
+    const want = {
+      manifest: join(d, 'manifest.json'),
+      files: [
+        {path: join(d, 'state=CA/fips=06067/data.csv'), fips: '06067', format: 'csv'},
+        {path: join(d, 'state=CA/fips=06113/data.ndjson'), fips: '06113', format: 'ndjson'},
+      ],
+    }
+    expect(await exportFiles(d)).toEqual(want)
+    expect(await exportFiles(join(d, 'manifest.json'))).toEqual(want)
+  })
+
+  it('an export file is itself, with no county and no manifest', async () => {
+    const d = folder()
+    writeFileSync(join(d, 'x.csv'), 'Fips\n06067\n')
+    expect(await exportFiles(join(d, 'x.csv'))).toEqual({
+      manifest: undefined,
+      files: [{path: join(d, 'x.csv')}],
+    })
+  })
+
+  it.each([
+    [
+      'a missing path',
+      (d: string) => join(d, 'nope'),
+      (d: string) => `${join(d, 'nope')}: no such file or folder`,
+    ],
+    [
+      'a folder without a manifest',
+      (d: string) => d,
+      (d: string) => `${d} is a folder without manifest.json; give an export file or an --out-dir folder`,
+    ],
+  ])('%s: a usage error naming it', async (_name, arg, message) => {
+    const d = folder()
+    const error = await exportFiles(arg(d)).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(ExportFileError)
+    expect((error as Error).message).toBe(message(d))
+  })
+
+  it('a manifest naming a county file that is gone: refused before anything is read', async () => {
+    const d = outDir()
+    rmSync(join(d, 'state=CA/fips=06113/data.ndjson'))
+    await expect(exportFiles(d)).rejects.toThrow(
+      `${join(d, 'manifest.json')}: the file of county 06113 (state=CA/fips=06113/data.ndjson) is missing`,
+    )
+  })
+})
