@@ -1,4 +1,3 @@
-import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 
 import {flattenRecord as flatOf} from '../../src/io/export-reader.js'
