@@ -1,7 +1,7 @@
 import {join} from 'node:path'
 
 import type {HttpClient} from '../api/client.js'
-import {ForbiddenError, HttpStatusError, InvalidKeyError, type SflError} from '../errors.js'
+import {ExitCode, ForbiddenError, HttpStatusError, InvalidKeyError, type SflError} from '../errors.js'
 import {removeStaleTemps} from '../io/atomic-file.js'
 import {RecordWriter} from '../io/record-writer.js'
 import {CsvRowEncoder} from '../pipeline/cells.js'
@@ -353,8 +353,15 @@ class CountyExport {
       this.stats?.reset(u.fips) // not written: its figures are not the run's
       if (run.absorbStop(error)) return
       u.outcome = {...outcomeOf(error, run.message(error), u.pages.length === 0), records: 0}
-      if (u.pages.length > 0 && cutOff(error))
-        u.outcome = {...u.outcome, kind: 'failed', error: `${cutOff(error)}: ${u.outcome.error ?? ''}`}
+      // a later page refused: the service's fault (exit 6), and a rerun continues from that page
+      const cut = u.pages.length > 0 ? cutOff(error) : undefined
+      if (cut)
+        u.outcome = {
+          ...u.outcome,
+          kind: 'failed',
+          exitCode: ExitCode.server,
+          error: `${cut}: ${u.outcome.error ?? ''}`,
+        }
     }
     run.journal.append({t: 'end', u: u.fips, outcome: u.outcome})
     if (this.req.outDir && isFinished(u.outcome.kind)) await this.outputs.writeCounty(u)
