@@ -276,9 +276,14 @@ class CountyExport {
     this.stages.schema.know(cols)
   }
 
-  /** CSV: the layout rows are spooled in now (the run's columns); journaled the first time. */
+  /** The columns the last layout was looked up for (the schema hands back the same array until a column appears). */
+  private lastCols: Int32Array | undefined
+  private lastLayout = -1
+
+  /** CSV: the layout rows are spooled in now (the run's columns); journaled the first time. Per record: one compare. */
   layout = (): number => {
     const cols = this.stages.schema.columns()
+    if (cols === this.lastCols) return this.lastLayout
     const names = this.stages.schema.names(cols)
     const key = names.join('\u0000')
     let id = this.layoutIds.get(key)
@@ -289,6 +294,8 @@ class CountyExport {
       this.run.journal.append({t: 'layout', id, cols: names})
     }
     this.layoutCols[id] ??= cols
+    this.lastCols = cols
+    this.lastLayout = id
     return id
   }
 

@@ -25,18 +25,53 @@ export const NOT_INTEGER = 64
 
 /**
  * A member entry is ENTRY ints in `Walk.entries`: its parent (-1 for a member of the record, else the
- * entry, counted from the record's first, of the record member whose object value holds it), its key's bytes [KEY_S, KEY_E) (inside the
- * quotes), its value's bytes [VAL_S, VAL_E) (a string's span holds its quotes), and KIND with flags.
- * Members of the record and of its object members are entered (the spec's option objects, 2.2 and 2.3);
- * deeper members are checked but not entered.
+ * entry, counted from the record's first, of the record member whose object value holds it), its key's
+ * bytes [KEY_S, KEY_E) (inside the quotes), its value's bytes [VAL_S, VAL_E) (a string's span holds its
+ * quotes), KIND with flags, and the ID of its name (`Names`; -1 when it has none). Members of the record
+ * and of its object members are entered (the spec's option objects, 2.2 and 2.3); deeper members are
+ * checked but not entered.
  */
-export const ENTRY = 6
+export const ENTRY = 7
 export const PARENT = 0
 export const KEY_S = 1
 export const KEY_E = 2
 export const VAL_S = 3
 export const VAL_E = 4
 export const KIND = 5
+export const ID = 6
+
+/**
+ * A member name met before (src/pipeline/fields.ts makes them): its raw bytes as sent, its id, and the
+ * names that followed it (a small transition tree, like V8's hidden classes). Records of one answer share a
+ * few shapes, so the walk predicts each name from the one before and compares the predicted bytes as it
+ * reads the key: the usual key is named with no second look at its bytes.
+ */
+export interface NameNode {
+  readonly bytes: Uint8Array
+  readonly id: number
+  readonly next: NameNode[]
+  /** The member's value is an option object (spec 2.2, 2.3): its members are named too. */
+  readonly option: boolean
+  /** The name was written with escapes. */
+  readonly escaped: boolean
+}
+
+export interface Names {
+  /** The start node of a record's members. */
+  readonly root: NameNode
+  /** The start node of the members of `node`'s object value. */
+  sub(node: NameNode): NameNode
+  /** A name that was not among the predicted ones: looked up or made (`parent` is the option member, or undefined). */
+  miss(
+    b: Uint8Array,
+    ks: number,
+    ke: number,
+    escaped: boolean,
+    start: NameNode,
+    prev: NameNode,
+    parent: NameNode | undefined,
+  ): NameNode
+}
 
 /** The walk's answer when the bytes end before the record does: the caller waits for more. */
 export const INCOMPLETE = -1
@@ -82,6 +117,9 @@ export class Walk {
   readonly closers: Uint8Array
   readonly opened: Int32Array
   readonly owner: Int32Array
+
+  /** Names members as they are walked (absent: every entry's ID is -1). */
+  names: Names | undefined
 
   constructor(
     /** The record itself is level 1 (spec 2.2/2.3 objects are level 2). */
@@ -133,6 +171,12 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
   let needKey = false
   let spaced = false
   owner[0] = -1
+  const names = w.names
+  // the name of the record member whose value is read now, the last record member's, the last option member's
+  let prev1 = names?.root
+  let top: NameNode | undefined
+  let prev2: NameNode | undefined
+  let inOption = false
   for (;;) {
     if (p >= n) return INCOMPLETE
     let c = b[p]!
@@ -147,14 +191,48 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
       if (c !== QUOTE) return w.fail('expected a member name', p)
       const ks = p + 1
       let q = ks
-      let k = 0
-      for (; q < n; q++) if ((k = STR[b[q]!]!) !== 0) break
-      if (q >= n) return INCOMPLETE
       let kflags = 0
-      if (k !== 1) {
-        q = scanString(b, q, n, w)
-        if (q < 0) return q
-        kflags = w.flags & ESCAPED ? KEY_ESCAPED : 0
+      const named = names !== undefined && (depth === 1 || (depth === 2 && inOption))
+      let node: NameNode | undefined
+      if (named) {
+        // the predicted names first: bytes equal to a name read before are a valid key (its raw text)
+        const prev = depth === 1 ? prev1! : prev2!
+        const cands = prev.next
+        next: for (let i = 0; i < cands.length; i++) {
+          const cand = cands[i]!
+          const cb = cand.bytes
+          const len = cb.length
+          if (ks + len >= n || b[ks + len] !== QUOTE) continue
+          for (let j = 0; j < len; j++) if (b[ks + j] !== cb[j]) continue next
+          node = cand
+          q = ks + len
+          if (cand.escaped) kflags = KEY_ESCAPED
+          break
+        }
+      }
+      if (node === undefined) {
+        let k = 0
+        for (; q < n; q++) if ((k = STR[b[q]!]!) !== 0) break
+        if (q >= n) return INCOMPLETE
+        if (k !== 1) {
+          q = scanString(b, q, n, w)
+          if (q < 0) return q
+          kflags = w.flags & ESCAPED ? KEY_ESCAPED : 0
+        }
+        if (named)
+          node = names.miss(
+            b,
+            ks,
+            q,
+            kflags !== 0,
+            depth === 1 ? names.root : names.sub(top!),
+            depth === 1 ? prev1! : prev2!,
+            depth === 1 ? undefined : top,
+          )
+      }
+      if (node !== undefined) {
+        if (depth === 1) prev1 = top = node
+        else prev2 = node
       }
       p = q + 1
       if (p < n && b[p] !== COLON) {
@@ -177,6 +255,7 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
         m[at + VAL_S] = -1
         m[at + VAL_E] = -1
         m[at + KIND] = kflags
+        m[at + ID] = node === undefined ? -1 : node.id
         owner[depth] = count++
       } else owner[depth] = -1
       needKey = false
@@ -209,6 +288,11 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
       if (b[p] !== close) {
         closers[depth] = close
         opened[depth] = vs
+        if (depth === 1) {
+          // the value of a record member: an option object's members are named too (spec 2.2, 2.3)
+          inOption = close === CLOSE_OBJ && top !== undefined && top.option
+          if (inOption) prev2 = names!.sub(top!)
+        }
         depth++
         owner[depth] = -1
         needKey = close === CLOSE_OBJ

@@ -1,6 +1,7 @@
 import type {FieldRule} from '../api/spec.js'
 import {
   ENTRY,
+  ID,
   ESCAPED,
   FALSE,
   KIND,
@@ -74,7 +75,6 @@ export class RecordChecks {
   private walk(view: RecordView, out: string[] | undefined): number {
     const b = view.bytes
     const m = view.entries
-    const ids = view.ids
     const first = view.first
     const count = view.count
     const list = this.fields.list
@@ -87,9 +87,9 @@ export class RecordChecks {
     let optionSeen = 0
     const end = first + count
     for (let i = first; i < end; i++) {
-      const id = ids[i]!
-      if (id < 0) continue
       const at = i * ENTRY
+      const id = m[at + ID]!
+      if (id < 0) continue
       if (m[at + PARENT] === -1 && option !== -1) {
         broken += this.optionDone(option, optionSeen, serial, out)
         option = -1
@@ -360,7 +360,6 @@ class QuickRules {
     const stamp = this.stamp
     const serial = ++this.serial
     const m = view.entries
-    const ids = view.ids
     const b = view.bytes
     let required = 0
     let seen0 = 0
@@ -368,12 +367,12 @@ class QuickRules {
     let open0 = false
     let open1 = false
     for (let i = view.first, end = view.first + view.count; i < end; i++) {
-      const id = ids[i]!
+      const at = i * ENTRY
+      const id = m[at + ID]!
       // unknown fields (ids past the spec's) are never a problem
       if (id < 0 || id >= known) continue
       if (stamp[id] === serial) return false
       stamp[id] = serial
-      const at = i * ENTRY
       const flags = m[at + KIND]!
       const kind = flags & KIND_MASK
       if ((this.kinds[id]! & (1 << kind)) === 0) return false

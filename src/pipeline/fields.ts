@@ -7,7 +7,7 @@ import {
   type FieldRule,
   type OptionName,
 } from '../api/spec.js'
-import {ENTRY, KEY_E, KEY_ESCAPED, KEY_S, KIND, PARENT} from '../json/walk.js'
+import type {NameNode, Names} from '../json/walk.js'
 import {decodeEscapes} from '../json/values.js'
 
 /**
@@ -91,127 +91,63 @@ export class Fields {
 }
 
 /**
- * A member name met before, with the names that followed it (a small transition tree, as V8's hidden
- * classes): the records of one answer share a few shapes, so the next member is nearly always one of
- * `next`, found by comparing its bytes in place, four at a time; no name is decoded or hashed per record.
+ * A member name met before (src/json/walk.ts NameNode), with the names that followed it: the walk
+ * predicts each name from these and compares their bytes as it reads the key.
  */
-class KeyNode {
+class KeyNode implements NameNode {
   readonly next: KeyNode[] = []
   /** For a start node: every member name of its object seen so far, by its raw text (the miss path). */
   readonly children = new Map<string, KeyNode>()
-  /** For a top-level member: the start node of its object's members. */
-  sub: KeyNode | undefined
-  readonly length: number
-  /** The name's bytes as little-endian 32-bit words, then the bytes after the last whole word. */
-  readonly words: Int32Array
-  readonly tail: Uint8Array
+  /** For an option member: the start node of its object's members. */
+  start: KeyNode | undefined
   constructor(
-    bytes: Uint8Array,
+    readonly bytes: Uint8Array,
     readonly id: number,
-    /** The member's value is an option object (spec 2.2, 2.3), whose members are columns of their own. */
     readonly option: boolean,
-  ) {
-    this.length = bytes.length
-    const whole = bytes.length >> 2
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length)
-    this.words = Int32Array.from({length: whole}, (_, w) => view.getInt32(4 * w, true))
-    this.tail = Uint8Array.from(bytes.subarray(whole * 4))
-  }
+    readonly escaped: boolean,
+  ) {}
 }
 
+/** How many successors a name keeps, and how many names a start node remembers: a hostile stream of ever-new names costs bounded memory. */
 const MAX_NEXT = 8
 const MAX_CHILDREN = 10_000
 const NONE = new Uint8Array(0)
 
-/** Names the members of records (the walk's entries) with field ids. */
-export class Namer {
-  private readonly root = new KeyNode(NONE, -1, false)
-  /** Per entry of the records named lately: its field id (-1: not a column of its own). */
-  ids = new Int32Array(256)
+/** The names of a run's records (src/json/walk.ts `Names`): field ids for the member names the walk meets. */
+export class Namer implements Names {
+  readonly root = new KeyNode(NONE, -1, false, false)
+  /** Ids of fields first met lately, not yet seen in a record written (src/pipeline/schema.ts takes them). */
+  readonly fresh: number[] = []
 
   constructor(readonly fields: Fields) {}
 
-  /**
-   * Name the `count` entries from `first` of one record (in `bytes`), into `ids` at the same indexes.
-   * A member name is read four bytes at a time through a DataView: a key is followed at least by `":` and
-   * a value in the record, so a word read never passes its end.
-   */
-  name(bytes: Buffer, entries: Int32Array, first: number, count: number): void {
-    if (first + count > this.ids.length) {
-      const grown = new Int32Array(Math.max(this.ids.length * 2, first + count))
-      grown.set(this.ids)
-      this.ids = grown
-    }
-    const ids = this.ids
-    const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.length)
-    const end = first + count
-    let prev = this.root
-    for (let i = first; i < end;) {
-      const node = this.find(this.root, prev, bytes, dv, entries, i, -1)
-      ids[i++] = node.id
-      prev = node
-      if (!node.option) {
-        // an unknown object is one column of JSON text: its members are none
-        while (i < end && entries[i * ENTRY + PARENT] !== -1) ids[i++] = -1
-        continue
-      }
-      const start = (node.sub ??= new KeyNode(NONE, -1, false))
-      let sp = start
-      while (i < end && entries[i * ENTRY + PARENT] !== -1) {
-        const sn = this.find(start, sp, bytes, dv, entries, i, node.id)
-        ids[i++] = sn.id
-        sp = sn
-      }
-    }
+  sub(node: NameNode): NameNode {
+    const k = node as KeyNode
+    return (k.start ??= new KeyNode(NONE, -1, false, false))
   }
 
-  private find(
-    start: KeyNode,
-    prev: KeyNode,
-    bytes: Buffer,
-    dv: DataView,
-    entries: Int32Array,
-    i: number,
-    parent: number,
-  ): KeyNode {
-    const at = i * ENTRY
-    const ks = entries[at + KEY_S]!
-    const ke = entries[at + KEY_E]!
-    const len = ke - ks
-    const cands = prev.next
-    next: for (let c = 0; c < cands.length; c++) {
-      const cand = cands[c]!
-      if (cand.length !== len) continue
-      const words = cand.words
-      let p = ks
-      for (let w = 0; w < words.length; w++, p += 4) if (dv.getInt32(p, true) !== words[w]) continue next
-      const tail = cand.tail
-      for (let k = 0; k < tail.length; k++) if (bytes[p + k] !== tail[k]) continue next
-      return cand
-    }
-    return this.miss(start, cands, bytes, entries, at, parent)
-  }
-
-  /** A name not among the usual successors: looked up by its text, and remembered. */
-  private miss(
-    start: KeyNode,
-    cands: KeyNode[],
-    bytes: Buffer,
-    entries: Int32Array,
-    at: number,
-    parent: number,
-  ): KeyNode {
-    const ks = entries[at + KEY_S]!
-    const ke = entries[at + KEY_E]!
-    const raw = bytes.toString('utf8', ks, ke)
-    let node = start.children.get(raw)
+  miss(
+    b: Uint8Array,
+    ks: number,
+    ke: number,
+    escaped: boolean,
+    start: NameNode,
+    prev: NameNode,
+    parent: NameNode | undefined,
+  ): NameNode {
+    const from = start as KeyNode
+    const raw = Buffer.from(b.buffer, b.byteOffset + ks, ke - ks).toString('utf8')
+    let node = from.children.get(raw)
     if (!node) {
-      const name = (entries[at + KIND]! & KEY_ESCAPED) === 0 ? raw : decodeEscapes(raw)
-      const id = parent === -1 ? this.fields.top(name) : this.fields.member(parent, name)
-      node = new KeyNode(bytes.subarray(ks, ke), id, id >= 0 && this.fields.list[id]!.role === 'option')
-      if (start.children.size < MAX_CHILDREN) start.children.set(raw, node)
+      const name = escaped ? decodeEscapes(raw) : raw
+      const id = parent === undefined ? this.fields.top(name) : this.fields.member(parent.id, name)
+      const option = id >= 0 && this.fields.list[id]!.role === 'option'
+      node = new KeyNode(Uint8Array.from(b.subarray(ks, ke)), id, option, escaped)
+      if (from.children.size < MAX_CHILDREN) from.children.set(raw, node)
+      if (id >= 0) this.fresh.push(id)
     }
-    if (cands.length < MAX_NEXT) cands.push(node)
+    const cands = (prev as KeyNode).next
+    if (cands.length < MAX_NEXT && !cands.includes(node)) cands.push(node)
     return node
   }
 }

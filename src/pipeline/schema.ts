@@ -34,14 +34,20 @@ export class RunSchema {
     return OPTION_NAMES.filter((o) => this.has(this.fields.optionId(o)))
   }
 
-  /** Note the fields of a record written (a byte test a member); true when a column appeared. */
-  observe(view: RecordView): boolean {
-    const ids = view.ids
-    const seen = this.seen
+  /**
+   * Note the fields of a record written; true when a column appeared. Only the fields first met lately
+   * (`fresh`: the names the walk had not met before) can be new, so the usual record costs one length test.
+   */
+  observe(view: RecordView, fresh: number[]): boolean {
+    if (fresh.length === 0) return false
     let grew = false
-    for (let i = view.first, end = view.first + view.count; i < end; i++) {
-      const id = ids[i]!
-      if (id >= 0 && (id >= seen.length || seen[id] === 0)) grew = this.mark(id) || grew
+    for (let k = fresh.length - 1; k >= 0; k--) {
+      const id = fresh[k]!
+      if (this.has(id)) fresh.splice(k, 1)
+      else if (view.entry(id) >= 0) {
+        grew = this.mark(id) || grew
+        fresh.splice(k, 1)
+      }
     }
     return grew
   }

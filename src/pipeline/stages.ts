@@ -30,7 +30,7 @@ export interface StageOptions {
 export class RecordStages {
   readonly fields = new Fields()
   readonly namer = new Namer(this.fields)
-  readonly view = new RecordView(this.fields, this.namer)
+  readonly view = new RecordView(this.fields)
   readonly checks = new RecordChecks(this.fields)
   readonly facts = new ViewFacts(this.fields)
   readonly schema: RunSchema
@@ -44,10 +44,13 @@ export class RecordStages {
   }
 
   scanner(): RecordScanner {
-    return new RecordScanner({
+    const scanner = new RecordScanner({
       maxRecordBytes: this.options.maxRecordBytes ?? MAX_RECORD_BYTES,
       maxDepth: MAX_RECORD_DEPTH,
     })
+    // the walk names each member with its field id as it reads the key
+    scanner.walk.names = this.namer
+    return scanner
   }
 
   /** The record's ServicePropertyID when it is a whole number the spec allows (spec 2.1: bigint, size 11), else undefined. */
@@ -164,7 +167,7 @@ function pass(
       return undefined
     }
   }
-  stages.schema.observe(view)
+  stages.schema.observe(view, stages.namer.fresh)
   out.records++
   sink.facts?.(stages.facts.read(view))
   return sink.record(view, scanner.statusOk)

@@ -1,9 +1,9 @@
-import {ENTRY, KIND, KIND_MASK, VAL_E, VAL_S} from '../json/walk.js'
-import type {Fields, Namer} from './fields.js'
+import {ENTRY, ID, KIND, KIND_MASK, VAL_E, VAL_S} from '../json/walk.js'
+import type {Fields} from './fields.js'
 
 /**
- * One record as the stages after the scan see it: its bytes, its member entries (src/json/walk.ts) and,
- * per field id, the entry that holds it. Reused record after record (nothing is allocated per record); a
+ * One record as the stages after the scan see it: its bytes, its member entries (src/json/walk.ts, each
+ * named with its field id as it was read) and, per field id, the entry that holds it. Reused record after record (nothing is allocated per record); a
  * stage reads it synchronously and keeps nothing of it.
  */
 export class RecordView {
@@ -18,13 +18,11 @@ export class RecordView {
   private slot = new Int32Array(64)
   private serial = 0
 
-  constructor(
-    readonly fields: Fields,
-    readonly namer: Namer,
-  ) {}
+  constructor(readonly fields: Fields) {}
 
-  get ids(): Int32Array {
-    return this.namer.ids
+  /** The field id of entry i (src/json/walk.ts named it as it read the key), or -1. */
+  id(i: number): number {
+    return this.entries[i * ENTRY + ID]!
   }
 
   /** Point the view at a record: its members are named and indexed by field id. */
@@ -34,7 +32,6 @@ export class RecordView {
     this.entries = entries
     this.first = first
     this.count = count
-    this.namer.name(bytes, entries, first, count)
     const size = this.fields.size
     if (this.stamp.length < size) {
       const n = Math.max(size, this.stamp.length * 2)
@@ -43,11 +40,10 @@ export class RecordView {
       this.serial = 0
     }
     const serial = ++this.serial
-    const ids = this.namer.ids
     const stamp = this.stamp
     const slot = this.slot
     for (let i = first, end = first + count; i < end; i++) {
-      const id = ids[i]!
+      const id = entries[i * ENTRY + ID]!
       if (id < 0) continue
       // a name given twice: the last wins, as JSON.parse has it (the checks stage counts it)
       stamp[id] = serial
