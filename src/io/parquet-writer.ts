@@ -1,5 +1,5 @@
 import {columnOf, columnsFor, ShapeTracker, type Column} from '../model/columns.js'
-import {ServerError} from '../errors.js'
+import {CheckpointError} from '../errors.js'
 import {readLines} from './lines.js'
 import type {OutputTarget} from './output.js'
 import {parquetType, toParquetValue, UNFIT, type ParquetType, type ParquetValue} from './parquet-types.js'
@@ -55,7 +55,10 @@ function schemaElement(name: string, type: ParquetType): SchemaElement {
 async function* records(files: readonly string[]): AsyncGenerator<Record<string, unknown>> {
   for (const file of files)
     for await (const l of readLines(file)) {
-      if (!l.complete) throw new ServerError(`the part file ${file} ends mid-record`)
+      if (!l.complete)
+        throw new CheckpointError(
+          `the part file ${file} ends mid-record (damaged); add --restart to fetch the run again`,
+        )
       yield JSON.parse(l.bytes.toString('utf8')) as Record<string, unknown>
     }
 }

@@ -1,7 +1,7 @@
 import {createReadStream} from 'node:fs'
 import {join} from 'node:path'
 
-import {LocalIoError} from '../errors.js'
+import {CheckpointError} from '../errors.js'
 import {guardCell} from '../text/csv-cell.js'
 import {readCsv} from '../io/csv-reader.js'
 import {readLines} from '../io/lines.js'
@@ -176,7 +176,9 @@ export async function copyPage(
   }
   for await (const l of readLines(join(dir, part.file))) {
     if (!l.complete)
-      throw new LocalIoError(`the part file ${part.file} ends mid-record; rerun with --restart`)
+      throw new CheckpointError(
+        `the part file ${part.file} ends mid-record (damaged); add --restart to fetch the run again`,
+      )
     if (!writer.json(l.bytes)) await writer.target.drain()
   }
 }
