@@ -9,6 +9,10 @@
 // sandbox server, the export engine. A few files instead of ~400 modules is most of the start-up win on
 // Node 20, which has no compile cache.
 //
+// dist/lib/index.js is the library's entry (src/lib/index.ts), built with the commands so the two share
+// their chunks: one core. Its types are one bundled declaration file, dist/lib/index.d.ts, made by
+// dts-bundle-generator from the source, holding only what the library exports (no undici or oclif types).
+//
 // Every runtime dependency is bundled, so the published package has no dependencies to resolve at install
 // time: users run exactly the versions package-lock.json pins. Their licence texts go to
 // dist/THIRD-PARTY-LICENSES.txt. All are permissive (MIT, ISC, Apache-2.0 for ejs, BlueOak-1.0.0 for
@@ -81,6 +85,8 @@ const result = await build({
     'oclif-main': 'src/oclif-main.ts',
     commands: 'src/commands/index.ts',
     'hooks/command-not-found': 'src/hooks/command-not-found.ts',
+    // the library (package.json exports["."]): the same modules as the commands, shared as chunks
+    'lib/index': 'src/lib/index.ts',
   },
   outdir: 'dist',
   chunkNames: 'chunks/[name]-[hash]',
@@ -176,3 +182,22 @@ const total = sizes.reduce((a, [, b]) => a + b, 0)
 console.log(
   `built ${sizes.length} files (${factories} CommonJS factories compiled eagerly), ${(total / 1024).toFixed(0)} kB (dist/sfl.js ${(sizes.find(([f]) => f === 'dist/sfl.js')[1] / 1024).toFixed(0)} kB), ${packages.size} bundled packages`,
 )
+
+// The library's declarations: one file, only the types its exports reach (src/lib/index.ts)
+if (!coverage) {
+  const {execFileSync} = await import('node:child_process')
+  execFileSync(
+    process.execPath,
+    [
+      join(ROOT, 'node_modules', 'dts-bundle-generator', 'dist', 'bin', 'dts-bundle-generator.js'),
+      '--silent',
+      '--no-banner',
+      '--project',
+      join(ROOT, 'tsconfig.lib.json'),
+      '-o',
+      join(dist, 'lib', 'index.d.ts'),
+      join(ROOT, 'src', 'lib', 'index.ts'),
+    ],
+    {stdio: 'inherit'},
+  )
+}

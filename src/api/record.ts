@@ -125,7 +125,10 @@ export interface FhaCondoEligibility {
 // The types name exactly the rules' fields (a compile-time check: one home of the field list).
 type Named<T> = Exclude<keyof {[K in keyof T as string extends K ? never : K]: 1}, number>
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
-const recordFields: Same<Named<SpecialFinancingRecord>, keyof typeof FIELD_RULES | 'AssumableMortgage' | 'FHACondoEligibility'> = true
+const recordFields: Same<
+  Named<SpecialFinancingRecord>,
+  keyof typeof FIELD_RULES | 'AssumableMortgage' | 'FHACondoEligibility'
+> = true
 const assumableFields: Same<Named<AssumableMortgage>, keyof (typeof OPTION_RULES)['AssumableMortgage']> = true
 const condoFields: Same<Named<FhaCondoEligibility>, keyof (typeof OPTION_RULES)['FHACondoEligibility']> = true
 void recordFields

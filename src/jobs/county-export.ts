@@ -1,11 +1,11 @@
 import {join} from 'node:path'
 
 import type {HttpClient} from '../api/client.js'
-import {ExitCode, ForbiddenError, HttpStatusError, InvalidKeyError, type SflError} from '../errors.js'
+import {ExitCode, type SflError} from '../errors.js'
 import {removeStaleTemps} from '../io/atomic-file.js'
 import {RecordWriter} from '../io/record-writer.js'
 import {CsvRowEncoder} from '../pipeline/cells.js'
-import {fetchCounty, type CountyUnit} from '../pipeline/county.js'
+import {cutOff, fetchCounty, type CountyUnit} from '../pipeline/county.js'
 import {IdSet} from '../pipeline/ids.js'
 import {headerCells, StreamSink, type ExportFormat} from '../pipeline/sinks.js'
 import {verifyPages, type PagePart} from '../pipeline/spool.js'
@@ -493,18 +493,6 @@ function ended(u: Unit): Outcome {
     exitCode: 0,
     ...(skipped ? {skipped, error: `${skipped} record${skipped === 1 ? '' : 's'} skipped`} : {}),
   }
-}
-
-/**
- * A 4xx on a page after the first: the service's pagination was cut off (a link to a page it will not
- * serve). The county is not empty and not written in part: it fails, and a rerun continues from that page.
- */
-function cutOff(error: unknown): string | undefined {
-  if (!(error instanceof HttpStatusError) || error instanceof InvalidKeyError) return undefined
-  if (error.status < 400 || error.status >= 500 || error.status === 429) return undefined
-  return error instanceof ForbiddenError
-    ? 'a later page was refused (403) after earlier pages were served'
-    : `a later page answered HTTP ${error.status}: the pagination was cut off`
 }
 
 /** An outcome as the journal holds it (optional members absent, not undefined). */

@@ -1,4 +1,5 @@
 import type {HttpClient, HttpResponse} from '../api/client.js'
+import {ForbiddenError, HttpStatusError, InvalidKeyError} from '../errors.js'
 import {nextLink} from '../api/link.js'
 import {countyUrl} from '../api/query.js'
 import {redactUrl} from '../api/secrets.js'
@@ -149,4 +150,16 @@ function byName(stages: RecordStages, counts: Map<number, number>): Record<strin
   const out: Record<string, number> = {}
   for (const [id, c] of counts) out[stages.fields.list[id]!.name] = c
   return out
+}
+
+/**
+ * A 4xx on a page after the first: the service's pagination was cut off (a link to a page it will not
+ * serve). The county is not empty and not written in part: it fails, and a rerun continues from that page.
+ */
+export function cutOff(error: unknown): string | undefined {
+  if (!(error instanceof HttpStatusError) || error instanceof InvalidKeyError) return undefined
+  if (error.status < 400 || error.status >= 500 || error.status === 429) return undefined
+  return error instanceof ForbiddenError
+    ? 'a later page was refused (403) after earlier pages were served'
+    : `a later page answered HTTP ${error.status}: the pagination was cut off`
 }
