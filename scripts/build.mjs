@@ -1,6 +1,6 @@
 // npm run build: bundle the CLI with esbuild into dist/ (ESM, code splitting).
 //
-// dist/sfl.js (src/main.ts) is the entry bin/run.js imports: a few lines that answer `--version` and
+// dist/sfl.js (src/cli/main.ts) is the entry bin/run.js imports: a few lines that answer `--version` and
 // otherwise import dist/oclif-main.js. Built on its own, so it shares no chunk and loads as one small file.
 // dist/oclif-main.js and dist/commands.js hold what every command needs: oclif, the command classes
 // (src/commands/index.ts, found by oclif's explicit discovery, package.json `oclif.commands`) and the code
@@ -57,7 +57,7 @@ const coverage = process.env.SFL_BUILD_COVERAGE === '1'
 const minify = process.env.SFL_MINIFY !== '0' && !coverage
 const entry = await build({
   absWorkingDir: ROOT,
-  entryPoints: {sfl: 'src/main.ts'},
+  entryPoints: {sfl: 'src/cli/main.ts'},
   outdir: 'dist',
   bundle: true,
   format: 'esm',
@@ -72,17 +72,17 @@ const entry = await build({
 })
 // the stdout/stderr guard is the one module the entry may bundle: it must be in place before `--version`
 // and oclif's help write anything, and imports only built-ins itself
-const ENTRY_INPUTS = new Set(['src/main.ts', 'src/cli/std-streams.ts'])
+const ENTRY_INPUTS = new Set(['src/cli/main.ts', 'src/cli/std-streams.ts'])
 if (Object.keys(entry.metafile.inputs).some((f) => !ENTRY_INPUTS.has(f)))
   throw new Error(
-    'src/main.ts must import nothing but Node built-ins, ./oclif-main.js and ./cli/std-streams.js (start-up)',
+    'src/cli/main.ts must import nothing but Node built-ins, ./oclif-main.js and ./std-streams.js (start-up)',
   )
 
 const result = await build({
   absWorkingDir: ROOT,
   // the command_not_found hook (package.json oclif.hooks) is a file of its own that oclif loads by path
   entryPoints: {
-    'oclif-main': 'src/oclif-main.ts',
+    'oclif-main': 'src/cli/oclif-main.ts',
     commands: 'src/commands/index.ts',
     'hooks/command-not-found': 'src/hooks/command-not-found.ts',
     // the library (package.json exports["."]): the same modules as the commands, shared as chunks
@@ -96,7 +96,7 @@ const result = await build({
   platform: 'node',
   target: 'node20.18',
   // oclif requires typescript only to run .ts sources in development, which the bundle turns off
-  // (settings.enableAutoTranspile in src/main.ts); never bundle the compiler
+  // (settings.enableAutoTranspile in src/cli/main.ts); never bundle the compiler
   external: ['typescript'],
   // bundled CommonJS (oclif, undici, cli-table3) calls require() for Node's built-ins
   banner: {

@@ -32,7 +32,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   flags!: BaseFlags<T>
 
   public override async init(): Promise<void> {
-    // the entry installed it already (src/main.ts); a command run in-process (tests) gets it here
+    // the entry installed it already (src/cli/main.ts); a command run in-process (tests) gets it here
     guardStdStreams()
     await super.init()
     const {flags} = await this.parse({

@@ -1,24 +1,22 @@
 import {join} from 'node:path'
 
-import type {HttpClient} from '../api/client.js'
-import {ExitCode, type SflError} from '../errors.js'
+import {ExitCode} from '../errors.js'
 import {removeStaleTemps} from '../io/atomic-file.js'
 import {RecordWriter} from '../io/record-writer.js'
 import {CsvRowEncoder} from '../pipeline/cells.js'
-import {cutOff, fetchCounty, type CountyUnit} from '../pipeline/county.js'
+import {cutOff, fetchCounty} from '../pipeline/county.js'
 import {IdSet} from '../pipeline/ids.js'
-import {headerCells, StreamSink, type ExportFormat} from '../pipeline/sinks.js'
+import {headerCells, StreamSink} from '../pipeline/sinks.js'
 import {verifyPages, type PagePart} from '../pipeline/spool.js'
 import {RecordStages} from '../pipeline/stages.js'
 import type {Rejected} from '../pipeline/records.js'
-import type {Scheduler} from '../schedule/scheduler.js'
 import {decodeEvent, exportEvent, type ExportEvent} from './events.js'
 import {ExportOutputs} from './export-outputs.js'
-import {ExportStats, type ExportStatsResult, type PageStats} from './export-stats.js'
+import {ExportStats, type PageStats} from './export-stats.js'
 import {journalPaths, outDirJournalPaths} from './journal.js'
 import {freshCounties, MANIFEST_FILE, ManifestFile} from './manifest.js'
 import {isFinished, outcomeOf, type Outcome} from './outcome.js'
-import {RunState, type JobDeps} from './run.js'
+import {RunState} from './run.js'
 import {copyUnitPages, rebuildIds} from './resume.js'
 
 /**
@@ -28,95 +26,16 @@ import {copyUnitPages, rebuildIds} from './resume.js'
  * or stdout) with the run's one schema. This module holds the run's state: the checkpoint (typed events,
  * replayed on resume), the units, the stream's head, and the summary.
  */
-export type {ExportFormat}
+import type {ExportDeps, ExportRequest, ExportSummary, Unit} from './export-types.js'
 
-export interface ExportRequest {
-  fips: string[]
-  out?: string | undefined
-  format: ExportFormat
-  fields?: string[] | undefined
-  restart: boolean
-  bom: boolean
-  escapeFormulas: boolean
-  /** `--strict`: records that break the spec's rules are rejected (listed, not written), exit 7. */
-  strict?: boolean | undefined
-  /** Poison-record cap: a record larger than this is skipped into the rejects list. */
-  maxRecordBytes?: number | undefined
-  /** `--out-dir`: each county to its own file, recorded in DIR/manifest.json; the checkpoint and lock live in DIR. */
-  outDir?: string | undefined
-  /** `--max-age` (with outDir): counties whose manifest entry is younger are skipped as fresh. */
-  maxAgeMs?: number | undefined
-  /** The clock of manifest times (tests). */
-  now?: (() => number) | undefined
-  /** Gather the run statistics (default true). */
-  stats?: boolean | undefined
-}
-
-export interface ExportDeps extends JobDeps {
-  client: HttpClient
-  scheduler: Scheduler
-  baseUrl: string
-  /** The key, masked wherever an answer echoes it (spec 5.5). */
-  apiKey?: string | undefined
-  onProgress?: (p: {
-    countiesDone: number
-    counties: number
-    records: number
-    expected?: number | undefined
-  }) => void
-}
-
-export interface CountyReport {
-  fips: string
-  /** Undefined when the run stopped before the county ended. */
-  outcome?: Outcome
-  records: number
-  pages: number
-}
-
-export interface ExportSummary {
-  counties: CountyReport[]
-  written: number
-  resumedUnits: number
-  stopped?: SflError | undefined
-  /** The checkpoint kept for a rerun, when some county is not final. */
-  checkpoint?: string | undefined
-  /** Whether the output (file or stdout) received the finished counties. */
-  wrote: boolean
-  /** Records skipped (broken, over a cap, or breaking the spec with --strict), with where they were. */
-  rejected: Array<{fips: string; page: number; record: number; reason: string}>
-  /** The file listing them, beside --out (in --out-dir). */
-  rejectsFile?: string | undefined
-  /** Records dropped as repeats of a ServicePropertyID their county already had (the first kept). */
-  duplicates: number
-  /** Records written although they break the spec's rules, by field (without --strict). */
-  violations: Array<{field: string; records: number}>
-  /** Places where the service echoed the API key in its answers (masked in the output). */
-  keyEchoes: number
-  /** The run's columns (every file has them) and the option objects the key includes. */
-  columns: string[]
-  options: string[]
-  /** --out-dir: the asked counties skipped as fresh (--max-age), in the order asked. */
-  fresh: string[]
-  /** --out-dir: county files written by this run. */
-  filesWritten: number
-  /** --out-dir: county files rewritten at the end with the run's final columns. */
-  filesRewritten: number
-  /** The statistics of the counties that ended (absent with stats off). */
-  stats?: ExportStatsResult | undefined
-  /** Parquet: values of another type than the spec's, written as null, by column. */
-  unfit?: Array<{column: string; count: number}> | undefined
-  exitCode: number
-}
-
-export interface Unit extends CountyUnit {
-  index: number
-  outcome?: Outcome | undefined
-  /** Pages already copied to a streaming stdout. */
-  flushed: number
-  /** --out-dir: the county's file and manifest entry are written (its part files are gone), in these columns (a schema key; '' unknown). */
-  written?: string | undefined
-}
+export type {
+  ExportDeps,
+  ExportFormat,
+  ExportRequest,
+  ExportSummary,
+  CountyReport,
+  Unit,
+} from './export-types.js'
 
 export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Promise<ExportSummary> {
   const exp = new CountyExport(deps, req)

@@ -15,7 +15,7 @@ import type {ExportStats} from './export-stats.js'
 import {countyFilePath, schemaKey, type ManifestFile} from './manifest.js'
 import {isFinished} from './outcome.js'
 import type {RunState} from './run.js'
-import type {ExportRequest, Unit} from './county-export.js'
+import type {ExportRequest, Unit} from './export-types.js'
 
 /** What the outputs need of the run. */
 interface RunView {

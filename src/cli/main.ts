@@ -1,7 +1,7 @@
 import {readFileSync} from 'node:fs'
 import {arch, release} from 'node:os'
 
-import {guardStdStreams} from './cli/std-streams.js'
+import {guardStdStreams} from './std-streams.js'
 
 /**
  * The CLI's entry, bundled on its own as dist/sfl.js and imported by bin/run.js. It imports nothing but
