@@ -73,6 +73,7 @@ there are changes, like git diff --exit-code).`
       )
     const {compareExports, changeFormat, changeSummaryLine, ignoreList} = await import('../jobs/changes.js')
     const {checkSide} = await import('../jobs/change-sides.js')
+    const {scanWorkerUrl} = await import('../jobs/change-scan-run.js')
     const ignore = ignoreList(f['ignore-fields'])
     if (f.out) await (await import('../io/atomic-file.js')).assertWritableTarget(f.out)
     // both sides readable before the long part (spec-independent: no request is ever sent)
@@ -86,6 +87,7 @@ there are changes, like git diff --exit-code).`
         ignore,
         out: f.out,
         format: changeFormat(f.output, f.out),
+        worker: scanWorkerUrl(),
       }),
     )
     this.notice(changeSummaryLine(s))

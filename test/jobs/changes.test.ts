@@ -12,11 +12,10 @@ import {
   compareExports,
   ignoreList,
   jsonValue,
-  recordDigest,
-  recordKey,
   type ChangeRequest,
 } from '../../src/jobs/changes.js'
 import type {FlatRecord} from '../../src/io/export-reader.js'
+import {ObjectDigester} from '../../src/jobs/row-digest.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sfl-changes-'))
 let n = 0
@@ -26,6 +25,12 @@ function file(name: string, text: string): string {
   return p
 }
 const none = new Set<string>()
+/** A record's digest and key (src/jobs/row-digest.ts), as text to compare. */
+function fingerprint(rec: FlatRecord, ignore: ReadonlySet<string> = none): {digest: string; key?: string} {
+  const d = new ObjectDigester(ignore)
+  d.take(rec)
+  return {digest: `${d.digest.a},${d.digest.b}`, ...(d.hasKey ? {key: `${d.key.a},${d.key.b}`} : {})}
+}
 
 /** A property as the export writes it (NDJSON shape). */
 function prop(fips: string, id: number, over: Record<string, unknown> = {}): Record<string, unknown> {
@@ -99,7 +104,7 @@ describe('the comparison rules', () => {
     ['booleans compare with their CSV text', {FHAEligible: 'true'}, {FHAEligible: true}, []],
   ])('%s', (_name, prev, cur, changed) => {
     expect(changedFields(prev, cur, none)).toEqual(changed)
-    expect(recordDigest(prev, none).equals(recordDigest(cur, none))).toBe(changed.length === 0)
+    expect(fingerprint(prev).digest === fingerprint(cur).digest).toBe(changed.length === 0)
   })
 
   it('ignored fields are neither compared nor part of the digest', () => {
@@ -107,19 +112,24 @@ describe('the comparison rules', () => {
     const b = {FinalValue: 1, ValuationDate: '2026-11-01'}
     const ignore = new Set(['ValuationDate'])
     expect(changedFields(a, b, ignore)).toEqual([])
-    expect(recordDigest(a, ignore).equals(recordDigest(b, ignore))).toBe(true)
+    expect(fingerprint(a, ignore).digest).toBe(fingerprint(b, ignore).digest)
     expect(changedFields(a, b, none)).toEqual(['ValuationDate'])
+    expect(fingerprint(a).digest).not.toBe(fingerprint(b).digest)
   })
 
-  it('the digest does not depend on field order', () => {
-    expect(recordDigest({A: 1, B: 'x'}, none).equals(recordDigest({B: 'x', A: '1'}, none))).toBe(true)
+  it('the digest does not depend on field order, and a value moved to another field changes it', () => {
+    expect(fingerprint({A: 1, B: 'x'}).digest).toBe(fingerprint({B: 'x', A: '1'}).digest)
+    expect(fingerprint({A: 'x', B: 1}).digest).not.toBe(fingerprint({B: 'x', A: '1'}).digest)
   })
 
   it('records are keyed by ServicePropertyID, else by APN (within the county), else not at all', () => {
-    expect(recordKey({ServicePropertyID: 12, APN: 'x'})).toBe('id:12')
-    expect(recordKey({ServicePropertyID: '12', APN: 'x'})).toBe('id:12')
-    expect(recordKey({ServicePropertyID: null, APN: 'x'})).toBe('apn:x')
-    expect(recordKey({City: 'A'})).toBeUndefined()
+    const id12 = fingerprint({ServicePropertyID: 12, APN: 'x'}).key
+    expect(fingerprint({ServicePropertyID: '12.0', APN: 'y'}).key).toBe(id12)
+    expect(fingerprint({ServicePropertyID: 13, APN: 'x'}).key).not.toBe(id12)
+    // an empty id falls back to the APN; an APN never equals an id of the same text
+    expect(fingerprint({ServicePropertyID: '', APN: 'x'}).key).toBe(fingerprint({APN: 'x'}).key)
+    expect(fingerprint({APN: '12'}).key).not.toBe(id12)
+    expect(fingerprint({City: 'A'}).key).toBeUndefined()
   })
 
   it('--ignore-fields: spec names in any case, none for every field, unknown names refused', () => {
@@ -365,8 +375,9 @@ describe('compareExports', () => {
     expect(s).toMatchObject({added: N / 2, deleted: N / 2, updated: N / 20, unchanged: N / 2 - N / 20})
     expect(rows).toHaveLength(N + N / 20)
     expect(new Set(rows.map((r) => r['ServicePropertyID'])).size).toBe(N + N / 20)
-    // 20,000 previous ids and 10,000 added ones in a table at most half full: 65,536 slots of 17 bytes
-    expect(s.tableBytes).toBe(65_536 * 17)
+    // 20,000 entries a side (24 bytes each), a table of at least twice the 40,000 keys they could hold
+    // (131,072 slots of 4 bytes), a state byte per previous entry
+    expect(s.tableBytes).toBe(2 * 20_000 * 24 + 131_072 * 4 + 20_000)
   })
 
   it('leaves no scratch files behind', async () => {
