@@ -15,8 +15,11 @@ const LF = 0x0a
  * file order nearly always (added rows in the current export's order, the rest in the previous one's).
  */
 export class RecordReader {
-  private readonly fds = new Map<number, {fd: number; size: number}>()
-  private win = {file: -1, start: 0, end: 0, buf: Buffer.alloc(0)}
+  /** Each file's descriptor, size and window (an updated row reads from both sides in turn). */
+  private readonly open = new Map<
+    number,
+    {fd: number; size: number; start: number; end: number; buf: Buffer}
+  >()
 
   constructor(private readonly files: readonly ReadBackFile[]) {}
 
@@ -46,26 +49,24 @@ export class RecordReader {
   }
 
   close(): void {
-    for (const {fd} of this.fds.values()) closeSync(fd)
-    this.fds.clear()
+    for (const {fd} of this.open.values()) closeSync(fd)
+    this.open.clear()
   }
 
   /** At least `size` bytes from `offset` (fewer at the end of the file), from the window when it has them. */
   private window(file: number, offset: number, size: number) {
-    let h = this.fds.get(file)
-    if (!h) {
+    let w = this.open.get(file)
+    if (!w) {
       const fd = openSync(this.files[file]!.path, 'r')
-      h = {fd, size: fstatSync(fd).size}
-      this.fds.set(file, h)
+      w = {fd, size: fstatSync(fd).size, start: 0, end: 0, buf: Buffer.alloc(0)}
+      this.open.set(file, w)
     }
-    const want = Math.min(offset + size, h.size)
-    const w = this.win
-    if (w.file !== file || offset < w.start || w.end < want) {
+    if (offset < w.start || w.end < Math.min(offset + size, w.size) || w.buf.length === 0) {
       if (w.buf.length < size) w.buf = Buffer.allocUnsafe(Math.max(size, WINDOW))
-      const n = readSync(h.fd, w.buf, 0, Math.max(size, WINDOW), offset)
-      Object.assign(w, {file, start: offset, end: offset + n})
+      w.start = offset
+      w.end = offset + readSync(w.fd, w.buf, 0, w.buf.length, offset)
     }
-    return {buf: w.buf, start: w.start, end: w.end, final: w.end >= h.size}
+    return {buf: w.buf, start: w.start, end: w.end, final: w.end >= w.size}
   }
 }
 

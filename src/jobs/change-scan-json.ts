@@ -15,6 +15,13 @@ const PRIME_A = 0x01000193
 const PRIME_B = 0x5bd1e995
 /** A record the fast path leaves to JSON.parse (an escape, non-ASCII text, an array, a name met twice). */
 const SLOW = -1
+/** No member before: the record's first. */
+const TOP = -1
+
+/** Bytes a string's scan stops at: its end, an escape, a control character, non-ASCII. */
+const SPECIAL = new Uint8Array(256).map((_, c) =>
+  c === QUOTE || c === BACKSLASH || c < 0x20 || c >= 0x80 ? 1 : 0,
+)
 
 const isSpace = (c: number) =>
   c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a || c === 0x0b || c === 0x0c
@@ -91,6 +98,10 @@ export class JsonLinesScanner {
   }
 
   private lines(buf: Buffer, start: number, end: number, base: number, final: boolean): number {
+    if (this.viewOf !== buf) {
+      this.viewOf = buf
+      this.view = new DataView(buf.buffer, buf.byteOffset, buf.length)
+    }
     let p = start
     while (p < end) {
       let nl = buf.indexOf(LF, p)
@@ -133,10 +144,12 @@ export class JsonLinesScanner {
     const recNo = this.lineNo
     let p = this.space(buf, s + 1, e)
     if (buf[p] === CLOSE) return this.end(buf, p + 1, e)
+    let before = TOP // the previous member's key: the guess of this one's
     for (;;) {
-      const name = this.name(buf, p, e, -1)
+      const name = this.name(buf, p, e, -1, before)
       if (name < 0) return SLOW
       const id = this.nameId
+      before = this.nameKey
       p = this.space(buf, name, e)
       if (buf[p] === OPEN) {
         // a name met twice: JSON.parse keeps the last object, whatever members the first had
@@ -145,10 +158,11 @@ export class JsonLinesScanner {
         p = this.space(buf, p + 1, e)
         if (buf[p] === CLOSE) p++
         else
-          for (;;) {
-            const inner = this.name(buf, p, e, id)
+          for (let inBefore = -2 - before; ;) {
+            const inner = this.name(buf, p, e, id, inBefore)
             if (inner < 0) return SLOW
             const cid = this.nameId
+            inBefore = this.nameKey
             if (this.note(cid, recNo)) return SLOW
             p = this.scalar(buf, this.space(buf, inner, e), e, cid)
             if (p < 0) return SLOW
@@ -187,19 +201,47 @@ export class JsonLinesScanner {
   }
 
   private nameId = 0
+  private nameKey = 0
+  /** The chunk being scanned, as a DataView too (FieldNames.matches compares four bytes at a time). */
+  private view: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0))
+  private viewOf: Buffer | undefined
+  /**
+   * The guess of a member's name (FieldNames keys): the one that followed the same previous member last
+   * time, or that began the record (TOP) or the option object (the object's own key passed as
+   * `-2 - key`). Records of an export repeat their layout, so a name
+   * costs one comparison with the guess instead of a scan, a hash and a comparison.
+   */
+  private after = new Int32Array(64).fill(-1)
 
-  /** A member name and its colon: sets nameId, returns the position after the colon; SLOW to decode it. */
-  private name(buf: Buffer, p: number, e: number, parent: number): number {
+  /**
+   * A member name and its colon: sets nameId and nameKey, returns the position after the colon; SLOW to
+   * decode it. `before`: the previous member's key (TOP, or `-2 - key` of the object it opens).
+   */
+  private name(buf: Buffer, p: number, e: number, parent: number, before: number): number {
     if (buf[p] !== QUOTE) throw new ScanAnomaly('a member without a name')
     const s = ++p
-    for (; p < e; p++) {
-      const c = buf[p]!
-      if (c === QUOTE) break
-      if (c === BACKSLASH || c >= 0x80) return SLOW
-      if (c < 0x20) throw new ScanAnomaly('a control character in a name')
+    const names = this.names
+    // the guesses after a member (even places) and at the start of an option object (odd places) apart
+    const at = before >= 0 ? 2 * before + 2 : before === TOP ? 0 : -2 * before - 3
+    if (at >= this.after.length) {
+      const bigger = new Int32Array(Math.max(at + 1, this.after.length * 2)).fill(-1)
+      bigger.set(this.after)
+      this.after = bigger
     }
-    if (p >= e) throw new ScanAnomaly('a name not closed')
-    this.nameId = this.names.ofBytes(buf, s, p, parent)
+    const guess = this.after[at]!
+    if (guess >= 0 && names.matches(guess, buf, this.view, s, e)) p = s + names.lengthOfKey(guess)
+    else {
+      for (; p < e; p++) {
+        const c = buf[p]!
+        if (c === QUOTE) break
+        if (c === BACKSLASH || c >= 0x80) return SLOW
+        if (c < 0x20) throw new ScanAnomaly('a control character in a name')
+      }
+      if (p >= e) throw new ScanAnomaly('a name not closed')
+      this.after[at] = names.keyOf(buf, s, p, parent)
+    }
+    this.nameKey = this.after[at]!
+    this.nameId = names.idOfKey(this.nameKey)
     p = this.space(buf, p + 1, e)
     if (buf[p] !== COLON) throw new ScanAnomaly('a name without a colon')
     return p + 1
@@ -246,9 +288,11 @@ export class JsonLinesScanner {
       for (; ; p++) {
         if (p >= e) throw new ScanAnomaly('a string not closed')
         c = buf[p]!
-        if (c === QUOTE) break
-        if (c === BACKSLASH || c >= 0x80) return SLOW
-        if (c < 0x20) throw new ScanAnomaly('a control character in a string')
+        if (SPECIAL[c]) {
+          if (c === QUOTE) break
+          if (c === BACKSLASH || c >= 0x80) return SLOW
+          throw new ScanAnomaly('a control character in a string')
+        }
         a = Math.imul(a ^ c, PRIME_A)
         b = Math.imul(b ^ c, PRIME_B)
       }

@@ -3,6 +3,7 @@ import {mkdtemp, rm} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
+import {fipsProblem} from '../api/validate.js'
 import {UsageError} from '../errors.js'
 import {STRING_SIZES} from '../api/spec.js'
 import {onImmediateExit} from '../io/atomic-file.js'
@@ -89,6 +90,8 @@ export interface ChangeSummary extends ChangeCounts {
   onlyPrevious: OneSidedCounty[]
   /** Counties compared that the previous export does not hold: every record of theirs is added. */
   onlyCurrent: OneSidedCounty[]
+  /** Counties asked for (`counties`) that neither export holds. */
+  inNeither: string[]
 }
 
 export interface ChangeRequest {
@@ -147,6 +150,7 @@ export async function compareExports(req: ChangeRequest): Promise<ChangeSummary>
       tableBytes: 0,
       onlyPrevious: [],
       onlyCurrent: [],
+      inNeither: [],
     }
     const rows = new Emitter(join(scratch, 'rows.ndjson'), s)
     try {
@@ -155,7 +159,8 @@ export async function compareExports(req: ChangeRequest): Promise<ChangeSummary>
         await compareCounty(fips, prev, cur, new Set(req.ignore), rows, s)
         const one = {fips, rows: s.added + s.deleted - before}
         if (!cur.holds.has(fips) && prev.holds.has(fips)) s.onlyPrevious.push(one)
-        if (!prev.holds.has(fips) && cur.holds.has(fips)) s.onlyCurrent.push(one)
+        else if (!prev.holds.has(fips) && cur.holds.has(fips)) s.onlyCurrent.push(one)
+        else if (!prev.holds.has(fips)) s.inNeither.push(fips)
       }
       rows.close()
       await writeChangeFile(rows.path, rows.cols.ordered(), rows.prevCols.ordered(), req)
@@ -462,6 +467,43 @@ export function changeSummaryLine(s: ChangeSummary, what = 'sfl changes'): strin
   if (s.duplicates) parts.push(`${n(s.duplicates)} repeated ids skipped`)
   const where = s.out ? ` -> ${s.out}` : ''
   return `${what}: ${parts.join(', ')} in ${n(s.counties)} ${s.counties === 1 ? 'county' : 'counties'}${where}`
+}
+
+/**
+ * What the one-line summary does not say: counties only one export holds, whose records are therefore all
+ * deleted (a folder of a state compared with the file of one county: rarely what was meant) or all added,
+ * and counties asked for that neither holds. `sfl changes` compares every county of either side, as a full
+ * outer join (DuckDB) or `git diff` of two trees would; these lines name what that did, and --fips, like a
+ * WHERE clause or a pathspec, narrows it.
+ */
+export function oneSidedNotices(s: ChangeSummary, what = 'sfl changes'): string[] {
+  const n = (x: number) => x.toLocaleString('en-US')
+  const list = (xs: string[]) =>
+    xs.length <= 10 ? xs.join(', ') : `${xs.slice(0, 10).join(', ')} and ${n(xs.length - 10)} more`
+  const line = (counties: OneSidedCounty[], side: string, kind: string) => {
+    const rows = counties.reduce((a, c) => a + c.rows, 0)
+    const one = counties.length === 1
+    return `${what}: ${one ? '' : `${n(counties.length)} counties `}${one ? counties[0]!.fips : `(${list(counties.map((c) => c.fips))})`} ${one ? 'is' : 'are'} only in the ${side} export: ${one ? 'its' : 'their'} ${n(rows)} ${rows === 1 ? 'record is' : 'records are'} reported ${kind}`
+  }
+  const out: string[] = []
+  if (s.onlyPrevious.length)
+    out.push(`${line(s.onlyPrevious, 'previous', 'deleted')} (--fips compares only the counties named)`)
+  if (s.onlyCurrent.length) out.push(line(s.onlyCurrent, 'current', 'added'))
+  if (s.inNeither.length) out.push(`${what}: --fips ${list(s.inNeither)}: in neither export`)
+  return out
+}
+
+/** `--fips` as given (repeatable, comma-separated): the counties to compare, each checked; undefined: all. */
+export function countyList(flag: readonly string[] | undefined): string[] | undefined {
+  if (flag === undefined) return undefined
+  const out: string[] = []
+  for (const raw of flag) {
+    const fips = raw.trim()
+    const problem = fipsProblem(fips)
+    if (problem) throw new UsageError(`--fips "${fips}" ${problem}`)
+    if (!out.includes(fips)) out.push(fips)
+  }
+  return out
 }
 
 /**
