@@ -10,9 +10,12 @@ import {
   changeFormat,
   changesOutFor,
   compareExports,
+  countyList,
   ignoreList,
+  oneSidedNotices,
   jsonValue,
   type ChangeRequest,
+  type ChangeSummary,
 } from '../../src/jobs/changes.js'
 import type {FlatRecord} from '../../src/io/export-reader.js'
 import {ObjectDigester} from '../../src/jobs/row-digest.js'
@@ -130,6 +133,50 @@ describe('the comparison rules', () => {
     expect(fingerprint({ServicePropertyID: '', APN: 'x'}).key).toBe(fingerprint({APN: 'x'}).key)
     expect(fingerprint({APN: '12'}).key).not.toBe(id12)
     expect(fingerprint({City: 'A'}).key).toBeUndefined()
+  })
+
+  it('--fips: codes checked and de-duplicated; absent, every county', () => {
+    expect(countyList(undefined)).toBeUndefined()
+    expect(countyList(['06067', ' 48201', '06067'])).toEqual(['06067', '48201'])
+    expect(() => countyList(['6067'])).toThrow(/--fips "6067" must be exactly 5 digits/)
+    expect(() => countyList(['99001'])).toThrow(/--fips "99001" starts with 99/)
+  })
+
+  it.each<[string, Partial<ChangeSummary>, string[]]>([
+    ['both exports hold every county: nothing to say', {}, []],
+    [
+      'one county only in the previous export',
+      {onlyPrevious: [{fips: '48201', rows: 3}]},
+      [
+        'sfl changes: 48201 is only in the previous export: its 3 records are reported deleted (--fips compares only the counties named)',
+      ],
+    ],
+    [
+      'many counties only in the previous export, one record only in the current one',
+      {
+        onlyPrevious: Array.from({length: 12}, (_, i) => ({
+          fips: `060${String(i).padStart(2, '0')}`,
+          rows: 1000,
+        })),
+        onlyCurrent: [{fips: '17031', rows: 1}],
+      },
+      [
+        'sfl changes: 12 counties (06000, 06001, 06002, 06003, 06004, 06005, 06006, 06007, 06008, 06009 and 2 more) are only in the previous export: their 12,000 records are reported deleted (--fips compares only the counties named)',
+        'sfl changes: 17031 is only in the current export: its 1 record is reported added',
+      ],
+    ],
+    [
+      'a county asked that neither holds',
+      {inNeither: ['01001']},
+      ['sfl changes: --fips 01001: in neither export'],
+    ],
+  ])('notices: %s', (_name, over, lines) => {
+    const s: ChangeSummary = {
+      ...{added: 0, updated: 0, deleted: 0, unchanged: 0, unkeyed: 0, duplicates: 0, counties: 1},
+      ...{tableBytes: 0, onlyPrevious: [], onlyCurrent: [], inNeither: []},
+      ...over,
+    }
+    expect(oneSidedNotices(s)).toEqual(lines)
   })
 
   it('--ignore-fields: spec names in any case, none for every field, unknown names refused', () => {
@@ -327,6 +374,38 @@ describe('compareExports', () => {
     expect(s.counties).toBe(2)
     // without the list, every county of either side: 48201 is gone
     expect(brief((await compare(p, c)).rows)).toContain('deleted 48201/7')
+  })
+
+  it('a folder of two counties against a file of one: the other county is all deleted, and named', async () => {
+    const m = join(dir, `${n++}-outdir`)
+    mkdirSync(m)
+    writeFileSync(join(m, 'a.csv'), csv(before))
+    writeFileSync(join(m, 'b.ndjson'), ndjson([prop('48201', 7), prop('48201', 8)]))
+    writeFileSync(
+      join(m, 'manifest.json'),
+      JSON.stringify({
+        version: 1,
+        format: 'csv',
+        counties: [
+          {fips: '06067', path: 'a.csv'},
+          {fips: '48201', path: 'b.ndjson'},
+        ],
+      }),
+    )
+    const one = file('c.ndjson', ndjson(after))
+    const all = await compare(m, one)
+    expect(all.s).toMatchObject({deleted: 3, onlyPrevious: [{fips: '48201', rows: 2}], onlyCurrent: []})
+    // --fips: only the county both hold, nothing said
+    const some = await compare(m, one, {counties: ['06067']})
+    expect(brief(some.rows)).toEqual([
+      'added 06067/5',
+      'updated 06067/2 FinalValue;AssumableMortgage.LoanType',
+      'deleted 06067/3',
+    ])
+    expect(some.s).toMatchObject({counties: 1, onlyPrevious: [], onlyCurrent: [], inNeither: []})
+    // the other way round: all added
+    expect((await compare(one, m)).s).toMatchObject({added: 3, onlyCurrent: [{fips: '48201', rows: 2}]})
+    expect((await compare(m, one, {counties: ['01001']})).s).toMatchObject({inNeither: ['01001'], added: 0})
   })
 
   it('a county asked that finished empty: all its previous records deleted', async () => {
