@@ -23,9 +23,10 @@ const PRIME_B = 0x5bd1e995
 
 /**
  * The fields of the CSV record starting at `buf[start]` (RFC 4180: quoted fields with doubled quotes and
- * line breaks), decoded as UTF-8, and where the next record may start; undefined when the record does not
- * end before `end` and more bytes may follow (`final` false). For the header and for reading a record back
- * by its offset: the scan itself does not build strings.
+ * line breaks), decoded as UTF-8, and where the record ends (at its line break, or `end`); undefined when
+ * it does not end before `end` and more bytes may follow (`final` false). For the header and for reading
+ * a record back by its offset: the scan itself does not build strings. The record is decoded at once and
+ * split as text (one native call instead of one per field).
  */
 export function csvRecordAt(
   buf: Buffer,
@@ -33,34 +34,44 @@ export function csvRecordAt(
   end: number,
   final: boolean,
 ): {fields: string[]; next: number} | undefined {
-  const fields: string[] = []
   let p = start
-  for (;;) {
-    if (p < end && buf[p] === QUOTE) {
-      let text = ''
-      let from = p + 1
-      for (p = from; ; p++) {
-        if (p >= end) return undefined
-        if (buf[p] !== QUOTE) continue
-        if (p + 1 < end && buf[p + 1] === QUOTE) {
-          text += buf.toString('utf8', from, p + 1)
-          from = p + 2
-          p++
-          continue
-        }
-        if (p + 1 >= end && !final) return undefined
-        break
+  let quotes = false
+  for (let inQuotes = false; p < end; p++) {
+    const c = buf[p]!
+    if (c === QUOTE) {
+      inQuotes = !inQuotes // a doubled quote inside a quoted field toggles twice
+      quotes = true
+    } else if (!inQuotes && (c === CR || c === LF)) break
+  }
+  if (p >= end && !final) return undefined
+  const text = buf.toString('utf8', start, p)
+  return {fields: quotes ? splitQuoted(text) : text.split(','), next: p}
+}
+
+/** A record's text with quoted fields, split: quotes around a field dropped, doubled ones undoubled. */
+function splitQuoted(text: string): string[] {
+  const fields: string[] = []
+  for (let i = 0; ;) {
+    if (text.charCodeAt(i) === QUOTE) {
+      let field = ''
+      let from = i + 1
+      for (i = from; i < text.length; i++) {
+        if (text.charCodeAt(i) !== QUOTE) continue
+        if (text.charCodeAt(i + 1) !== QUOTE) break
+        field += text.slice(from, i + 1)
+        from = i + 2
+        i++
       }
-      fields.push(text + buf.toString('utf8', from, p))
-      p++
+      fields.push(field + text.slice(from, i))
+      i++ // the closing quote
     } else {
-      const from = p
-      while (p < end && buf[p] !== COMMA && buf[p] !== CR && buf[p] !== LF) p++
-      if (p >= end && !final) return undefined
-      fields.push(buf.toString('utf8', from, p))
+      let j = text.indexOf(',', i)
+      if (j < 0) j = text.length
+      fields.push(text.slice(i, j))
+      i = j
     }
-    if (p < end && buf[p] === COMMA) p++
-    else return {fields, next: p}
+    if (text.charCodeAt(i) !== COMMA) return fields
+    i++
   }
 }
 
@@ -107,6 +118,8 @@ export class CsvScanner {
     if (p >= end) return final ? end : start
     const rec = csvRecordAt(buf, p, end, final)
     if (!rec) return start
+    // the grammar is checked as the records' is: a header the byte scan would not take goes to csv-reader
+    this.checkHeader(buf, p, rec.next)
     // export-reader: a BOM is dropped from any name, then the formula guard undone
     this.header = rec.fields.map((h) => unguardCell(h.replace(/^\ufeff/, '')))
     this.ids = this.header.map((h) => this.names.ofText(h))
@@ -121,6 +134,25 @@ export class CsvScanner {
       this.seedB[i] = this.names.seedB[id]!
     })
     return rec.next
+  }
+
+  /** The header `buf[start, end)` in csv-reader's grammar, or ScanAnomaly (csv-reader then names it). */
+  private checkHeader(buf: Buffer, start: number, end: number): void {
+    for (let p = start; ; p++) {
+      if (p < end && buf[p] === QUOTE) {
+        for (p++; ; p++) {
+          if (p >= end) throw new ScanAnomaly('an unclosed quote')
+          if (buf[p] !== QUOTE) continue
+          if (p + 1 < end && buf[p + 1] === QUOTE) p++
+          else break
+        }
+        p++
+        if (p < end && buf[p] !== COMMA) throw new ScanAnomaly('text after a closing quote')
+      } else
+        for (; p < end && buf[p] !== COMMA; p++)
+          if (buf[p] === QUOTE) throw new ScanAnomaly('a quote inside a field')
+      if (p >= end) return
+    }
   }
 
   /**

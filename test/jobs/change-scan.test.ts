@@ -251,6 +251,18 @@ describe('files the byte scanners leave to export-reader', () => {
       /line 3: not a readable CSV/,
     ],
     ['a short record', 'x.csv', 'Fips,ServicePropertyID\r\n06067,1\r\n06067\r\n', /Invalid Record Length/],
+    [
+      'text after a quoted name',
+      'x.csv',
+      '"Fips"x,ServicePropertyID\r\n06067,1\r\n',
+      /line 1: .*Invalid Closing Quote/,
+    ],
+    [
+      'a quote inside a name',
+      'x.csv',
+      'Fi"ps,ServicePropertyID\r\n06067,1\r\n',
+      /line 1: .*Invalid Opening Quote/,
+    ],
     ['an unclosed quote', 'x.csv', 'Fips,ServicePropertyID\r\n06067,"1\r\n', /Quote Not Closed/],
     ['a line that is not JSON', 'x.ndjson', '{"Fips":"06067"}\n{"Fips":tru}\n', /line 2: not a JSON record/],
     ['a control character', 'x.ndjson', '{"Fips":"06\t067"}\n', /line 1: not a JSON record/],
