@@ -54,7 +54,12 @@ export const DEFAULT_IGNORED = ['ValuationDate'] as const
  */
 export function changedFields(prev: FlatRecord, cur: FlatRecord, ignore: ReadonlySet<string>): string[] {
   const out: string[] = []
-  for (const k in cur) if (!ignore.has(k) && asText(cur[k]) !== asText(prev[k])) out.push(k)
+  for (const k in cur) {
+    const v = cur[k]
+    const p = prev[k]
+    // the same value is the same text: asText only where they differ (a few fields of an updated record)
+    if (v !== p && !ignore.has(k) && asText(v) !== asText(p)) out.push(k)
+  }
   for (const k in prev) if (!(k in cur) && !ignore.has(k) && asText(prev[k]) !== null) out.push(k)
   return out
 }
@@ -270,9 +275,10 @@ function read(side: Side, entries: Uint32Array, i: number): FlatRecord {
 
 /**
  * Change rows, counted and their columns noted, held until the change file's header is known: the first
- * HELD_ROWS in memory (a month's changes usually fit, and then skip a round trip through JSON text: a
- * tenth of the comparison's CPU at 200,000 records), all of them in a scratch spool past that, so memory
- * stays bounded whatever the number of changes.
+ * HELD_ROWS in memory (a month's changes usually fit, and then skip a round trip through JSON text),
+ * all of them in a scratch spool past that, so memory stays bounded whatever the number of changes. Rows
+ * read back are JSON's values already (text, finite numbers, booleans, null), so both ways write the
+ * same bytes.
  */
 const HELD_ROWS = 5000
 
@@ -432,8 +438,11 @@ function csvCells(row: SpooledRow, recordCols: string[], prevCols: string[]): st
 function cellText(v: FlatValue | undefined): string {
   if (v === null || v === undefined) return ''
   if (typeof v !== 'string') return String(v)
-  return asNumber(v) !== undefined ? v : neutraliseFormula(v)
+  // only a text that starts like a formula is guarded, and then only if it is not a number ("-4.5")
+  return FORMULA_START.has(v.charCodeAt(0)) && asNumber(v) === undefined ? neutraliseFormula(v) : v
 }
+/** = + - @ tab CR: the first characters neutraliseFormula guards (src/model/columns.ts). */
+const FORMULA_START = new Set([0x3d, 0x2b, 0x2d, 0x40, 0x09, 0x0d])
 
 function jsonRow(row: SpooledRow): Record<string, unknown> {
   const out: Record<string, unknown> = {

@@ -459,6 +459,26 @@ describe('compareExports', () => {
     expect(s.tableBytes).toBe(2 * 20_000 * 24 + 131_072 * 4 + 20_000)
   })
 
+  it('CSV change cells: text that starts like a formula is guarded, numbers with a sign are not', async () => {
+    const p = file('p.ndjson', ndjson([prop('06067', 1, {City: 'A'})]))
+    const c = file(
+      'c.ndjson',
+      ndjson([
+        prop('06067', 1, {City: '=HYPERLINK("x")', FinalValue: -4.5, APN: '+1', Zip: '-', Lender: '@x'}),
+      ]),
+    )
+    const out = join(dir, `${n++}-changes.csv`)
+    await compareExports({previous: p, current: c, ignore: [], out, format: 'csv'})
+    const [header, row] = parse(readFileSync(out, 'utf8')) as string[][]
+    const cell = (name: string) => row![header!.indexOf(name)]
+    expect(cell('City')).toBe(`'=HYPERLINK("x")`)
+    expect(cell('Previous.City')).toBe('A')
+    expect(cell('FinalValue')).toBe('-4.5')
+    expect(cell('APN')).toBe('+1') // a number: "+1" reads as one, so it is left as it is
+    expect(cell('Zip')).toBe("'-")
+    expect(cell('Lender')).toBe("'@x")
+  })
+
   it('leaves no scratch files behind', async () => {
     const before = readdirSync(tmpdir()).filter((f) => f.startsWith('sfl-changes-')).length
     await compare(file('p.csv', csv([prop('06067', 1)])), file('c.csv', csv([prop('06067', 2)])))
