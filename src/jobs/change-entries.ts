@@ -1,4 +1,4 @@
-import {closeSync, openSync, readFileSync, rmSync, writeSync} from 'node:fs'
+import {closeSync, openSync, readSync, rmSync, writeSync} from 'node:fs'
 
 /**
  * One record of a side as the comparison keeps it (src/jobs/changes.ts): six 32-bit words, 24 bytes, in
@@ -34,10 +34,19 @@ export interface GroupScan {
 /** A county's entries, read back whole (24 bytes a record: the comparison's memory is per county). */
 export function loadEntries(g: GroupScan | undefined): Uint32Array {
   if (!g || g.count === 0) return new Uint32Array(0)
-  const b = readFileSync(g.entries)
-  // a copy into an aligned array (a Buffer from the pool may start at any byte)
-  const out = new Uint32Array(b.length / 4)
-  Buffer.from(out.buffer).set(b)
+  const out = new Uint32Array(g.count * ENTRY_WORDS)
+  const bytes = Buffer.from(out.buffer)
+  // straight into the array: no second copy of a county's entries
+  const fd = openSync(g.entries, 'r')
+  try {
+    for (let at = 0; at < bytes.length; ) {
+      const n = readSync(fd, bytes, at, bytes.length - at, at)
+      if (n === 0) throw new Error(`${g.entries}: ${at} bytes of ${bytes.length}`)
+      at += n
+    }
+  } finally {
+    closeSync(fd)
+  }
   return out
 }
 
