@@ -39,7 +39,7 @@ export function loadEntries(g: GroupScan | undefined): Uint32Array {
   // straight into the array: no second copy of a county's entries
   const fd = openSync(g.entries, 'r')
   try {
-    for (let at = 0; at < bytes.length; ) {
+    for (let at = 0; at < bytes.length;) {
       const n = readSync(fd, bytes, at, bytes.length - at, at)
       if (n === 0) throw new Error(`${g.entries}: ${at} bytes of ${bytes.length}`)
       at += n
