@@ -1,13 +1,14 @@
-import {mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
-import {describe, expect, it} from 'vitest'
+import {afterAll, describe, expect, it} from 'vitest'
 
 import Changes from '../../src/commands/changes.js'
 import {runCommand} from '../helpers/run-command.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sfl-cmd-changes-'))
+afterAll(() => rmSync(dir, {recursive: true, force: true}))
 let n = 0
 function file(name: string, text: string): string {
   const p = join(dir, `${n++}-${name}`)

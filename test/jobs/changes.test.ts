@@ -1,9 +1,9 @@
-import {mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {parse} from 'csv-parse/sync'
-import {describe, expect, it} from 'vitest'
+import {afterAll, describe, expect, it} from 'vitest'
 
 import {
   changedFields,
@@ -21,6 +21,7 @@ import type {FlatRecord} from '../../src/io/export-reader.js'
 import {ObjectDigester} from '../../src/jobs/row-digest.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sfl-changes-'))
+afterAll(() => rmSync(dir, {recursive: true, force: true}))
 let n = 0
 function file(name: string, text: string): string {
   const p = join(dir, `${n++}-${name}`)
