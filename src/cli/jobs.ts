@@ -63,6 +63,7 @@ async function compareFinished(
     return
   }
   const {compareExports, changeSummaryLine} = await import('../jobs/changes.js')
+  const {scanWorkerUrl} = await import('../jobs/change-scan-run.js')
   const c = await withCleanInterrupt(() =>
     compareExports({
       previous: plan.since,
@@ -71,6 +72,7 @@ async function compareFinished(
       ignore: plan.ignore,
       out: plan.out,
       format: plan.format,
+      worker: scanWorkerUrl(),
     }),
   )
   io.notice(changeSummaryLine(c, 'sfl county-export --changes-since'))

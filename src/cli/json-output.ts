@@ -27,6 +27,11 @@ export interface ChangesDocument {
   unkeyed: number
   /** A key met again within one county of one side: the first record counts, the others are skipped. */
   duplicates: number
+  /** Counties only the previous export holds (every record deleted), with their rows; likewise current. */
+  onlyPrevious: Array<{fips: string; rows: number}>
+  onlyCurrent: Array<{fips: string; rows: number}>
+  /** Counties asked for with --fips that neither export holds. */
+  inNeither: string[]
 }
 
 export function changesDocument(s: ChangeSummary, previous: string, current: string): ChangesDocument {
@@ -41,5 +46,8 @@ export function changesDocument(s: ChangeSummary, previous: string, current: str
     unchanged: s.unchanged,
     unkeyed: s.unkeyed,
     duplicates: s.duplicates,
+    onlyPrevious: s.onlyPrevious,
+    onlyCurrent: s.onlyCurrent,
+    inNeither: s.inNeither,
   }
 }

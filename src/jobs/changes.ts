@@ -1,9 +1,9 @@
-import {hash} from 'node:crypto'
-import {closeSync, openSync, readSync, rmSync, writeSync} from 'node:fs'
+import {closeSync, openSync, rmSync, writeSync} from 'node:fs'
 import {mkdtemp, rm} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
+import {fipsProblem} from '../api/validate.js'
 import {UsageError} from '../errors.js'
 import {STRING_SIZES} from '../api/spec.js'
 import {onImmediateExit} from '../io/atomic-file.js'
@@ -11,10 +11,23 @@ import {asNumber, asText, type FlatRecord, type FlatValue} from '../io/export-re
 import {readLines} from '../io/lines.js'
 import {FileTarget, StdoutTarget, type OutputTarget} from '../io/output.js'
 import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
-import {neutraliseFormula} from '../model/columns.js'
+import {guardCell, isFormulaStart} from '../text/csv-cell.js'
 import {canonicalField, KNOWN_FIELDS} from '../model/field-names.js'
-import {openSide, type ExportSide} from './change-sides.js'
-import {IdTable, SlotState} from './id-table.js'
+import {
+  DIGEST_A,
+  DIGEST_B,
+  ENTRY_WORDS,
+  entryRef,
+  KEY_A,
+  KEY_B,
+  loadEntries,
+  type GroupScan,
+} from './change-entries.js'
+import {RecordReader} from './change-read.js'
+import {scanSides} from './change-scan-run.js'
+import type {SideScan} from './change-scan.js'
+import {sideFiles} from './change-sides.js'
+import {EMPTY, IdTable} from './id-table.js'
 
 export type ChangeKind = 'added' | 'updated' | 'deleted'
 
@@ -27,60 +40,28 @@ export const DEFAULT_IGNORED = ['ValuationDate'] as const
 // ---------------------------------------------------------------------------------------------------
 // The comparison rules (pure)
 
-/**
+/*
  * A record's identity within its county. Spec 2.1: ServicePropertyID is the service's unique property
  * id, so it is the key. A record without one falls back to its APN (unique within a county, and
  * counties are compared one at a time, so this is Fips+APN); a record with neither is unkeyed: counted,
- * never compared.
+ * never compared. Values compare as text (export-reader `asText`: a CSV cell "688600.0" equals the JSON
+ * number 688600; a missing field equals null). Both rules are fingerprinted in src/jobs/row-digest.ts.
  */
-export function recordKey(rec: FlatRecord): string | undefined {
-  const id = asText(rec['ServicePropertyID'])
-  if (id !== null && id !== '') return `id:${id}`
-  const apn = asText(rec['APN'])
-  if (apn !== null && apn !== '') return `apn:${apn}`
-  return undefined
-}
 
 /**
- * The names of the fields whose values differ, compared as text (export-reader `asText`: a CSV cell
- * "688600.0" equals the JSON number 688600; a missing field equals null), ignored fields left out. In the
+ * The names of the fields whose values differ, compared as text, ignored fields left out. In the
  * current record's field order, then fields only the previous record has.
  */
 export function changedFields(prev: FlatRecord, cur: FlatRecord, ignore: ReadonlySet<string>): string[] {
   const out: string[] = []
-  for (const k in cur) if (!ignore.has(k) && asText(cur[k]) !== asText(prev[k])) out.push(k)
+  for (const k in cur) {
+    const v = cur[k]
+    const p = prev[k]
+    // the same value is the same text: asText only where they differ (a few fields of an updated record)
+    if (v !== p && !ignore.has(k) && asText(v) !== asText(p)) out.push(k)
+  }
   for (const k in prev) if (!(k in cur) && !ignore.has(k) && asText(prev[k]) !== null) out.push(k)
   return out
-}
-
-/**
- * 8 bytes standing for a record's compared values: equal records (by `changedFields`' rule) have equal
- * digests whatever their format or field order, so a first pass can keep the digest instead of the record.
- */
-export function recordDigest(rec: FlatRecord, ignore: ReadonlySet<string>): Buffer {
-  let text = ''
-  for (const k of sortedKeys(rec)) {
-    if (ignore.has(k)) continue
-    const v = asText(rec[k])
-    if (v !== null) text += `${k}\u0000${v}\u0000`
-  }
-  // one hash call a record: a hash update a field cost more than reading the record (profiled)
-  return hash('sha1', text, 'buffer').subarray(0, 8)
-}
-
-/** The records of one export share their field order: sort it once, reuse it while it holds. */
-let lastKeys: string[] = []
-let lastSorted: string[] = []
-function sortedKeys(rec: FlatRecord): string[] {
-  const keys = Object.keys(rec)
-  if (keys.length === lastKeys.length && keys.every((k, i) => k === lastKeys[i])) return lastSorted
-  lastKeys = keys
-  lastSorted = [...keys].sort()
-  return lastSorted
-}
-
-function keyHash(key: string): Buffer {
-  return hash('sha1', key, 'buffer').subarray(0, 8)
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -97,13 +78,25 @@ export interface ChangeCounts {
   duplicates: number
 }
 
+/** A county compared that only one side holds, and how many change rows it gave (all deleted, or added). */
+export interface OneSidedCounty {
+  fips: string
+  rows: number
+}
+
 export interface ChangeSummary extends ChangeCounts {
   /** Counties compared. */
   counties: number
   /** Where the change file went (undefined: stdout). */
   out?: string | undefined
-  /** The largest id table of one county, bytes (the comparison's memory beyond a record or two). */
+  /** The most one county's comparison held, bytes: its entries (24 a record), key table and states. */
   tableBytes: number
+  /** Counties compared that the current export does not hold: every record of theirs is deleted. */
+  onlyPrevious: OneSidedCounty[]
+  /** Counties compared that the previous export does not hold: every record of theirs is added. */
+  onlyCurrent: OneSidedCounty[]
+  /** Counties asked for (`counties`) that neither export holds. */
+  inNeither: string[]
 }
 
 export interface ChangeRequest {
@@ -114,17 +107,23 @@ export interface ChangeRequest {
   ignore: readonly string[]
   out?: string | undefined
   format: RecordFormat
+  /** Scan each side on a worker thread of this file (src/jobs/change-scan-run.ts); default: on this one. */
+  worker?: URL | undefined
 }
 
 /**
  * Compare two exports and write the change file: one row per property added, updated (with the names
- * of its changed fields) or deleted; unchanged properties give none. County by county, in three passes:
+ * of its changed fields) or deleted; unchanged properties give none.
  *
- * 1. the previous county: id -> 8-byte digest of the record, in an IdTable (34-68 bytes a record);
- * 2. the current county: unknown id -> added (written at once); same digest -> unchanged; another digest
- *    -> updated: the current record goes to a scratch spool and its slot keeps the spool offset;
- * 3. the previous county again, only when something was updated or is left over: ids never met ->
- *    deleted (the previous record), updated ids -> the changed fields against the spooled current record.
+ * 1. Each side is read once, as bytes where it can be (src/jobs/change-scan.ts): per record 24 bytes go
+ *    to a scratch file of its county, its key's and its compared values' fingerprints and its offset.
+ *    The two sides are scanned at once, a worker thread each, when `worker` is given.
+ * 2. County by county, the previous county's keys go into an IdTable; the current county's entries are
+ *    looked up: unknown key -> added, same digest -> unchanged, another digest -> updated; previous keys
+ *    never met -> deleted.
+ * 3. Only the records that changed are read back, by offset, as record objects (src/jobs/change-read.ts),
+ *    to write their rows: added in the current export's order, then deleted and updated in the previous
+ *    one's, with the changed fields named by comparing the two objects.
  *
  * Rows go to a spool first because a CSV change file needs its columns (and the `Previous.*` columns of
  * fields that changed anywhere) before its first row.
@@ -133,16 +132,17 @@ export async function compareExports(req: ChangeRequest): Promise<ChangeSummary>
   const scratch = await mkdtemp(join(tmpdir(), 'sfl-changes-'))
   const forget = onImmediateExit(() => rmSync(scratch, {recursive: true, force: true}))
   try {
-    const [prev, cur] = [
-      await openSide(req.previous, scratch, 'previous'),
-      await openSide(req.current, scratch, 'current'),
-    ]
-    const ignore = new Set(req.ignore)
+    const [prevSide, curSide] = [await sideFiles(req.previous), await sideFiles(req.current)]
+    const scans = await scanSides(
+      [
+        {label: 'previous', scratch, files: prevSide.files, ignore: req.ignore},
+        {label: 'current', scratch, files: curSide.files, ignore: req.ignore},
+      ],
+      req.worker,
+    )
+    const prev = sideOf(scans[0]!, prevSide.counties)
+    const cur = sideOf(scans[1]!, curSide.counties)
     const counties = req.counties ?? [...new Set([...cur.counties, ...prev.counties])]
-    const rows = new Spool(join(scratch, 'rows.ndjson'))
-    const updated = new Spool(join(scratch, 'updated.ndjson'))
-    const cols = new ColumnSet()
-    const prevCols = new ColumnSet()
     const s: ChangeSummary = {
       counties: counties.length,
       added: 0,
@@ -153,26 +153,26 @@ export async function compareExports(req: ChangeRequest): Promise<ChangeSummary>
       duplicates: 0,
       out: req.out,
       tableBytes: 0,
+      onlyPrevious: [],
+      onlyCurrent: [],
+      inNeither: [],
     }
-    const emit = (kind: ChangeKind, fips: string, rec: FlatRecord, changed?: string[], old?: FlatRecord) => {
-      s[kind]++
-      cols.addAll(rec)
-      const row: SpooledRow = {k: kind, f: fips, r: rec}
-      if (changed && old) {
-        row.c = changed
-        row.p = Object.fromEntries(changed.map((c) => [c, old[c] ?? null]))
-        prevCols.addAll(row.p)
-      }
-      rows.append(`${JSON.stringify(row)}\n`)
-    }
+    const rows = new Emitter(join(scratch, 'rows.ndjson'), s)
     try {
-      for (const fips of counties) await compareCounty(fips, prev, cur, ignore, updated, emit, s, cols)
+      for (const fips of counties) {
+        const before = s.added + s.deleted
+        await compareCounty(fips, prev, cur, new Set(req.ignore), rows, s)
+        const one = {fips, rows: s.added + s.deleted - before}
+        if (!cur.holds.has(fips) && prev.holds.has(fips)) s.onlyPrevious.push(one)
+        else if (!prev.holds.has(fips) && cur.holds.has(fips)) s.onlyCurrent.push(one)
+        else if (!prev.holds.has(fips)) s.inNeither.push(fips)
+      }
       rows.close()
-      updated.close()
-      await writeChangeFile(rows.path, cols.ordered(), prevCols.ordered(), req)
+      await writeChangeFile(rows.rows(), rows.cols.ordered(), rows.prevCols.ordered(), req)
     } finally {
       rows.close()
-      updated.close()
+      prev.reader.close()
+      cur.reader.close()
     }
     return s
   } finally {
@@ -181,62 +181,148 @@ export async function compareExports(req: ChangeRequest): Promise<ChangeSummary>
   }
 }
 
+/** A side scanned, ready to compare: its counties, their scans, and a reader of its records. */
+interface Side {
+  counties: string[]
+  holds: Set<string>
+  groups: Map<string, GroupScan>
+  reader: RecordReader
+}
+
+function sideOf(scan: SideScan, manifestCounties: string[] | undefined): Side {
+  // a manifest's counties are its entries (an empty county file included); a file's are its records'
+  const counties = manifestCounties ?? scan.groups.map((g) => g.fips)
+  return {
+    counties,
+    holds: new Set(counties),
+    groups: new Map(scan.groups.map((g) => [g.fips, g])),
+    reader: new RecordReader(scan.files),
+  }
+}
+
+const PREVIOUS = 0
+const UNCHANGED = 1
+const UPDATED = 2
+const REPEATED = 3
+
+/** One county: classify every entry (step 2), then write the rows of those that changed (step 3). */
 async function compareCounty(
   fips: string,
-  prev: ExportSide,
-  cur: ExportSide,
+  prev: Side,
+  cur: Side,
   ignore: ReadonlySet<string>,
-  updated: Spool,
-  emit: (kind: ChangeKind, fips: string, rec: FlatRecord, changed?: string[], old?: FlatRecord) => void,
+  rows: Emitter,
   s: ChangeSummary,
-  cols: ColumnSet,
 ): Promise<void> {
-  const table = new IdTable()
-  const none = Buffer.alloc(8)
-  for await (const rec of prev.read(fips)) {
-    const key = recordKey(rec)
-    if (key === undefined) s.unkeyed++
-    else if (table.insert(keyHash(key), recordDigest(rec, ignore), SlotState.previous) < 0) s.duplicates++
+  const pg = prev.groups.get(fips)
+  const cg = curSideGroup(cur, fips, rows)
+  s.unkeyed += (pg?.unkeyed ?? 0) + (cg?.unkeyed ?? 0)
+  const P = loadEntries(pg)
+  const C = loadEntries(cg)
+  const np = P.length / ENTRY_WORDS
+  const nc = C.length / ENTRY_WORDS
+  const table = new IdTable(P, C, np + nc)
+  const state = new Uint8Array(np)
+  for (let i = 0; i < np; i++) {
+    const at = i * ENTRY_WORDS
+    if (table.get(P[at + KEY_A]!, P[at + KEY_B]!) !== EMPTY) {
+      state[i] = REPEATED
+      s.duplicates++
+    } else table.put(i)
   }
-  updated.reset()
-  let pending = table.size
-  for await (const rec of cur.read(fips)) {
-    // the change file has the current export's columns even when few rows (or none) changed
-    cols.addAll(rec)
-    const key = recordKey(rec)
-    if (key === undefined) {
-      s.unkeyed++
-      continue
-    }
-    const k = keyHash(key)
-    const slot = table.find(k)
-    if (slot < 0) {
-      table.insert(k, none, SlotState.added)
-      emit('added', fips, rec)
-    } else if (table.state(slot) !== SlotState.previous) s.duplicates++
-    else if (table.valueEquals(slot, recordDigest(rec, ignore))) {
-      table.setState(slot, SlotState.unchanged)
-      s.unchanged++
-      pending--
-    } else {
-      table.setState(slot, SlotState.updated)
-      table.setValueNumber(slot, updated.append(`${JSON.stringify(rec)}\n`))
+  const added: number[] = []
+  for (let j = 0; j < nc; j++) {
+    const at = j * ENTRY_WORDS
+    const v = table.get(C[at + KEY_A]!, C[at + KEY_B]!)
+    if (v === EMPTY) {
+      table.put(-j - 2)
+      added.push(j)
+    } else if (v < 0 || state[v] !== PREVIOUS) s.duplicates++
+    else {
+      const p = v * ENTRY_WORDS
+      if (P[p + DIGEST_A] === C[at + DIGEST_A] && P[p + DIGEST_B] === C[at + DIGEST_B]) {
+        state[v] = UNCHANGED
+        s.unchanged++
+      } else {
+        state[v] = UPDATED
+        P[p + DIGEST_A] = j // the digest is spent: the slot now says which current record it became
+      }
     }
   }
-  s.tableBytes = Math.max(s.tableBytes, table.bytes)
-  if (pending === 0) return
-  // third pass: what the previous export had that did not come back unchanged
-  for await (const old of prev.read(fips)) {
-    const key = recordKey(old)
-    if (key === undefined) continue
-    const slot = table.find(keyHash(key))
-    const state = table.state(slot)
-    if (state === SlotState.previous) emit('deleted', fips, old)
-    else if (state === SlotState.updated) {
-      const rec = JSON.parse(updated.lineAt(table.valueNumber(slot))) as FlatRecord
-      emit('updated', fips, rec, changedFields(old, rec, ignore), old)
-    } else continue
-    table.setState(slot, SlotState.done)
+  s.tableBytes = Math.max(s.tableBytes, P.byteLength + C.byteLength + table.bytes + state.byteLength)
+  for (const j of added) await rows.emit('added', fips, read(cur, C, j))
+  for (let i = 0; i < np; i++) {
+    if (state[i] === PREVIOUS) await rows.emit('deleted', fips, read(prev, P, i))
+    else if (state[i] === UPDATED) {
+      const old = read(prev, P, i)
+      const rec = read(cur, C, P[i * ENTRY_WORDS + DIGEST_A]!)
+      await rows.emit('updated', fips, rec, changedFields(old, rec, ignore), old)
+    }
+  }
+}
+
+/** The current county's scan; its field names join the change file's columns (even when nothing changed). */
+function curSideGroup(cur: Side, fips: string, rows: Emitter): GroupScan | undefined {
+  const g = cur.groups.get(fips)
+  if (g) rows.cols.addNames(g.names)
+  return g
+}
+
+function read(side: Side, entries: Uint32Array, i: number): FlatRecord {
+  const {file, offset} = entryRef(entries, i)
+  return side.reader.read(file, offset)
+}
+
+/**
+ * Change rows, counted and their columns noted, held until the change file's header is known: the first
+ * HELD_ROWS in memory (a month's changes usually fit, and then skip a round trip through JSON text),
+ * all of them in a scratch spool past that, so memory stays bounded whatever the number of changes. Rows
+ * read back are JSON's values already (text, finite numbers, booleans, null), so both ways write the
+ * same bytes.
+ */
+const HELD_ROWS = 5000
+
+class Emitter {
+  readonly cols = new ColumnSet()
+  readonly prevCols = new ColumnSet()
+  private readonly spool: Spool
+  private held: SpooledRow[] | undefined = []
+  private n = 0
+
+  constructor(
+    readonly path: string,
+    private readonly s: ChangeSummary,
+  ) {
+    this.spool = new Spool(path)
+  }
+
+  /** Every row emitted, in order. */
+  async *rows(): AsyncGenerator<SpooledRow> {
+    if (this.held) yield* this.held
+    else for await (const l of readLines(this.path)) yield JSON.parse(l.bytes.toString('utf8')) as SpooledRow
+  }
+
+  async emit(kind: ChangeKind, fips: string, rec: FlatRecord, changed?: string[], old?: FlatRecord) {
+    this.s[kind]++
+    this.cols.addAll(rec)
+    const row: SpooledRow = {k: kind, f: fips, r: rec}
+    if (changed && old) {
+      row.c = changed
+      row.p = Object.fromEntries(changed.map((c) => [c, old[c] ?? null]))
+      this.prevCols.addAll(row.p)
+    }
+    if (this.held && this.held.length < HELD_ROWS) this.held.push(row)
+    else {
+      for (const r of this.held ?? []) this.spool.append(`${JSON.stringify(r)}\n`)
+      this.held = undefined
+      this.spool.append(`${JSON.stringify(row)}\n`)
+    }
+    // a county of many changes: let Ctrl-C in now and then (the reads here are synchronous)
+    if (++this.n % 4096 === 0) await new Promise((resolve) => setImmediate(resolve))
+  }
+
+  close(): void {
+    this.spool.close()
   }
 }
 
@@ -248,49 +334,18 @@ interface SpooledRow {
   p?: FlatRecord
 }
 
-/** An append-only scratch file with byte offsets, and reading one line back by its offset. */
+/** An append-only scratch file. */
 class Spool {
   private fd: number | undefined
   private buf = ''
-  private size = 0
-  private flushed = 0
 
   constructor(readonly path: string) {
-    this.fd = openSync(path, 'w+', 0o600)
+    this.fd = openSync(path, 'w', 0o600)
   }
 
-  /** Append text; returns the offset it starts at. */
-  append(text: string): number {
-    this.fd ??= openSync(this.path, 'w+', 0o600)
-    const at = this.size
+  append(text: string): void {
     this.buf += text
-    this.size += Buffer.byteLength(text)
     if (this.buf.length > 1 << 20) this.flush()
-    return at
-  }
-
-  /** The line starting at `offset`, without its newline. */
-  lineAt(offset: number): string {
-    this.flush()
-    const parts: Buffer[] = []
-    for (let pos = offset; ;) {
-      const chunk = Buffer.allocUnsafe(8 * 1024)
-      const n = readSync(this.fd!, chunk, 0, chunk.length, pos)
-      const nl = chunk.subarray(0, n).indexOf(0x0a)
-      if (nl >= 0 || n === 0) {
-        parts.push(chunk.subarray(0, nl >= 0 ? nl : n))
-        return Buffer.concat(parts).toString('utf8')
-      }
-      parts.push(chunk.subarray(0, n))
-      pos += n
-    }
-  }
-
-  /** Start again empty (the next county). */
-  reset(): void {
-    this.close()
-    this.size = 0
-    this.flushed = 0
   }
 
   close(): void {
@@ -301,7 +356,7 @@ class Spool {
 
   private flush(): void {
     if (this.fd === undefined || this.buf === '') return
-    this.flushed += writeSync(this.fd, this.buf, this.flushed)
+    writeSync(this.fd, this.buf)
     this.buf = ''
   }
 }
@@ -312,6 +367,10 @@ class ColumnSet {
 
   addAll(rec: FlatRecord): void {
     for (const k in rec) this.seen.add(k)
+  }
+
+  addNames(names: readonly string[]): void {
+    for (const k of names) this.seen.add(k)
   }
 
   ordered(): string[] {
@@ -330,11 +389,11 @@ class ColumnSet {
 export const CHANGE_COLUMNS = ['Change', 'ServicePropertyID', 'Fips', 'ChangedFields'] as const
 
 /**
- * Write the spooled rows as the change file: CSV with `Previous.<Field>` columns for every field that
+ * Write the rows as the change file: CSV with `Previous.<Field>` columns for every field that
  * changed in some row, or NDJSON/JSON with `ChangedFields` as a list and `Previous` as an object.
  */
 async function writeChangeFile(
-  spool: string,
+  rows: AsyncIterable<SpooledRow>,
   cols: string[],
   prevCols: string[],
   req: ChangeRequest,
@@ -348,8 +407,7 @@ async function writeChangeFile(
   const header = [...CHANGE_COLUMNS, ...recordCols, ...prevCols.map((c) => `Previous.${c}`)]
   const writer = new RecordWriter(target, req.format, {header})
   try {
-    for await (const l of readLines(spool)) {
-      const row = JSON.parse(l.bytes.toString('utf8')) as SpooledRow
+    for await (const row of rows) {
       const ok =
         req.format === 'csv'
           ? writer.csv(csvCells(row, recordCols, prevCols))
@@ -380,7 +438,8 @@ function csvCells(row: SpooledRow, recordCols: string[], prevCols: string[]): st
 function cellText(v: FlatValue | undefined): string {
   if (v === null || v === undefined) return ''
   if (typeof v !== 'string') return String(v)
-  return asNumber(v) !== undefined ? v : neutraliseFormula(v)
+  // only a text that starts like a formula is guarded, and then only if it is not a number ("-4.5")
+  return isFormulaStart(v.charCodeAt(0)) && asNumber(v) === undefined ? guardCell(v, true) : v
 }
 
 function jsonRow(row: SpooledRow): Record<string, unknown> {
@@ -433,6 +492,43 @@ export function changeSummaryLine(s: ChangeSummary, what = 'sfl changes'): strin
   if (s.duplicates) parts.push(`${n(s.duplicates)} repeated ids skipped`)
   const where = s.out ? ` -> ${s.out}` : ''
   return `${what}: ${parts.join(', ')} in ${n(s.counties)} ${s.counties === 1 ? 'county' : 'counties'}${where}`
+}
+
+/**
+ * What the one-line summary does not say: counties only one export holds, whose records are therefore all
+ * deleted (a folder of a state compared with the file of one county: rarely what was meant) or all added,
+ * and counties asked for that neither holds. `sfl changes` compares every county of either side, as a full
+ * outer join (DuckDB) or `git diff` of two trees would; these lines name what that did, and --fips, like a
+ * WHERE clause or a pathspec, narrows it.
+ */
+export function oneSidedNotices(s: ChangeSummary, what = 'sfl changes'): string[] {
+  const n = (x: number) => x.toLocaleString('en-US')
+  const list = (xs: string[]) =>
+    xs.length <= 10 ? xs.join(', ') : `${xs.slice(0, 10).join(', ')} and ${n(xs.length - 10)} more`
+  const line = (counties: OneSidedCounty[], side: string, kind: string) => {
+    const rows = counties.reduce((a, c) => a + c.rows, 0)
+    const one = counties.length === 1
+    return `${what}: ${one ? '' : `${n(counties.length)} counties `}${one ? counties[0]!.fips : `(${list(counties.map((c) => c.fips))})`} ${one ? 'is' : 'are'} only in the ${side} export: ${one ? 'its' : 'their'} ${n(rows)} ${rows === 1 ? 'record is' : 'records are'} reported ${kind}`
+  }
+  const out: string[] = []
+  if (s.onlyPrevious.length)
+    out.push(`${line(s.onlyPrevious, 'previous', 'deleted')} (--fips compares only the counties named)`)
+  if (s.onlyCurrent.length) out.push(line(s.onlyCurrent, 'current', 'added'))
+  if (s.inNeither.length) out.push(`${what}: --fips ${list(s.inNeither)}: in neither export`)
+  return out
+}
+
+/** `--fips` as given (repeatable, comma-separated): the counties to compare, each checked; undefined: all. */
+export function countyList(flag: readonly string[] | undefined): string[] | undefined {
+  if (flag === undefined) return undefined
+  const out: string[] = []
+  for (const raw of flag) {
+    const fips = raw.trim()
+    const problem = fipsProblem(fips)
+    if (problem) throw new UsageError(`--fips "${fips}" ${problem}`)
+    if (!out.includes(fips)) out.push(fips)
+  }
+  return out
 }
 
 /**

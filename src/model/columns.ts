@@ -121,10 +121,6 @@ export function selectColumns(all: Column[], fields: readonly string[] | undefin
   )
 }
 
-/** OWASP CSV injection: a cell starting with = + - @ tab or CR is prefixed with a single quote. */
-export function neutraliseFormula(s: string): string {
-  return guardCell(s, true)
-}
 
 /**
  * One CSV cell: null/absent as an empty cell, booleans true/false, numbers and dates as sent, strings

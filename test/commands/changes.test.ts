@@ -1,13 +1,14 @@
-import {mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
-import {describe, expect, it} from 'vitest'
+import {afterAll, describe, expect, it} from 'vitest'
 
 import Changes from '../../src/commands/changes.js'
 import {runCommand} from '../helpers/run-command.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sfl-cmd-changes-'))
+afterAll(() => rmSync(dir, {recursive: true, force: true}))
 let n = 0
 function file(name: string, text: string): string {
   const p = join(dir, `${n++}-${name}`)
@@ -51,7 +52,40 @@ describe('sfl changes', () => {
     expect(readdirSync(d)).toEqual(['delta.ndjson'])
   })
 
+  it('a folder of two counties against a file of one: the other county is deleted and a notice names it; --fips narrows', async () => {
+    const m = mkdtempSync(join(dir, 'outdir-'))
+    writeFileSync(join(m, 'a.csv'), 'Fips,ServicePropertyID,FinalValue\r\n06067,1,100\r\n06067,2,200\r\n')
+    writeFileSync(join(m, 'b.csv'), 'Fips,ServicePropertyID,FinalValue\r\n48201,7,1\r\n48201,8,2\r\n')
+    writeFileSync(
+      join(m, 'manifest.json'),
+      JSON.stringify({
+        version: 1,
+        format: 'csv',
+        counties: [
+          {fips: '06067', path: 'a.csv'},
+          {fips: '48201', path: 'b.csv'},
+        ],
+      }),
+    )
+    const all = await runCommand(Changes, [m, cur])
+    expect(all.exitCode).toBe(0)
+    expect(all.stderr).toBe(
+      'sfl changes: 0 added, 1 updated, 2 deleted, 1 unchanged in 2 counties\n' +
+        'sfl changes: 48201 is only in the previous export: its 2 records are reported deleted (--fips compares only the counties named)\n',
+    )
+    const one = await runCommand(Changes, [m, cur, '--fips', '06067'])
+    expect(one.stderr).toBe('sfl changes: 0 added, 1 updated, 0 deleted, 1 unchanged in 1 county\n')
+    expect(one.stdout).toBe(
+      'Change,ServicePropertyID,Fips,ChangedFields,FinalValue,Previous.FinalValue\r\nupdated,2,06067,FinalValue,250,200\r\n',
+    )
+  })
+
   it.each([
+    [
+      'a --fips that is not a county code',
+      () => [prev, cur, '--fips', '6067'],
+      /--fips "6067" must be exactly 5 digits/,
+    ],
     ['a missing file', () => [prev, join(dir, 'nope.csv')], /nope\.csv: no such file or folder/],
     [
       'a .parquet file that is not Parquet',

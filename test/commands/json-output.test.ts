@@ -157,9 +157,34 @@ describe('sfl changes --json', () => {
       unchanged: 0,
       unkeyed: 0,
       duplicates: 0,
+      onlyPrevious: [],
+      onlyCurrent: [],
+      inNeither: [],
     })
     expect(readFileSync(out, 'utf8').split('\r\n')[0]).toMatch(/^Change,ServicePropertyID,/)
     expect(r.stderr).toBe(`sfl changes: 1 added, 1 updated, 1 deleted, 0 unchanged in 1 county -> ${out}\n`)
+  })
+
+  it('the counties only one export holds, and a --fips county neither holds, in the document', async () => {
+    const out = join(dir, 'delta2.csv')
+    const other = file('tx.ndjson', '{"Fips":"48201","ServicePropertyID":9,"FinalValue":1}\n')
+    const r = await runCommand(Changes, [
+      prev(),
+      other,
+      '--out',
+      out,
+      '--json',
+      '--fips',
+      '06067,48201,01001',
+    ])
+    expect(onlyJson(r)).toMatchObject({
+      counties: 3,
+      added: 1,
+      deleted: 2,
+      onlyPrevious: [{fips: '06067', rows: 2}],
+      onlyCurrent: [{fips: '48201', rows: 1}],
+      inNeither: ['01001'],
+    })
   })
 
   it('--json without --out is refused (the change file would share stdout): exit 2, nothing read', async () => {

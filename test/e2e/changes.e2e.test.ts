@@ -1,5 +1,5 @@
 import {spawn} from 'node:child_process'
-import {existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {basename, join} from 'node:path'
 
@@ -278,6 +278,73 @@ describe('against the sandbox', () => {
       expect(changed).not.toContain('ValuationDate')
       for (const f of changed) expect(String(u.Previous![f])).not.toBe(String(u[f]))
     }
+  })
+})
+
+describe('the built CLI', () => {
+  it('scans each side on a worker thread: the change file exact, CSV and NDJSON sides', async () => {
+    const d = tmp()
+    const a = join(d, 'a.csv')
+    const b = join(d, 'b.ndjson')
+    writeFileSync(a, 'Fips,ServicePropertyID,FinalValue\r\n06067,1,100.0\r\n06067,2,200\r\n06067,3,300\r\n')
+    writeFileSync(
+      b,
+      [
+        '{"Fips":"06067","ServicePropertyID":1,"FinalValue":100}',
+        '{"Fips":"06067","ServicePropertyID":2,"FinalValue":250}',
+      ].join('\n'),
+    )
+    const r = await sfl(['changes', a, b, '--debug'])
+    expect(r.code).toBe(0)
+    expect(r.stderr).toContain('[debug] sfl changes: a worker thread per side')
+    expect(r.stdout).toBe(
+      'Change,ServicePropertyID,Fips,ChangedFields,FinalValue,Previous.FinalValue\r\nupdated,2,06067,FinalValue,250,200\r\ndeleted,3,06067,,300,\r\n',
+    )
+  })
+
+  it('a file broken after its first record fails in its worker: one line naming it, exit 2, no change file', async () => {
+    const d = tmp()
+    const a = join(d, 'a.ndjson')
+    writeFileSync(a, '{"Fips":"06067","ServicePropertyID":1}\n{"Fips":"06067","ServicePropertyID":tru}\n')
+    const r = await sfl(['changes', a, a, '--out', join(d, 'c.csv')])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toBe(`Error: ${a} line 2: not a JSON record\n`)
+    expect(readdirSync(d)).toEqual(['a.ndjson'])
+  })
+
+  it('| head: the reader of stdout goes away, the comparison stops quietly with exit 141', async () => {
+    const d = tmp()
+    const scratch = join(d, 'tmp')
+    mkdirSync(scratch)
+    const side = (v: number) =>
+      Array.from(
+        {length: 40_000},
+        (_, i) => `{"Fips":"06067","ServicePropertyID":${i},"FinalValue":${v + i}}\n`,
+      ).join('')
+    writeFileSync(join(d, 'a.ndjson'), side(1))
+    writeFileSync(join(d, 'b.ndjson'), side(2))
+    const child = spawn(process.execPath, [BIN, 'changes', join(d, 'a.ndjson'), join(d, 'b.ndjson')], {
+      env: {...process.env, TMPDIR: scratch},
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stderr = ''
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()))
+    // like `| head -1`: read the first line, then close the pipe (40,000 rows are far more than a pipe holds)
+    const first = await new Promise<string>((resolve) => {
+      let buf = ''
+      child.stdout.on('data', (b: Buffer) => {
+        buf += b.toString()
+        if (buf.includes('\n')) {
+          child.stdout.destroy()
+          resolve(buf.split('\n')[0]!)
+        }
+      })
+    })
+    const code = await new Promise<number | null>((r) => child.once('exit', r))
+    expect(first).toMatch(/^Change,ServicePropertyID,Fips,ChangedFields,FinalValue,Previous.FinalValue/)
+    expect(code).toBe(141)
+    expect(stderr).toBe('')
+    expect(readdirSync(scratch).filter((f) => f !== 'node-compile-cache')).toEqual([])
   })
 })
 

@@ -1,24 +1,27 @@
-import {mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {parse} from 'csv-parse/sync'
-import {describe, expect, it} from 'vitest'
+import {afterAll, describe, expect, it} from 'vitest'
 
 import {
   changedFields,
   changeFormat,
   changesOutFor,
   compareExports,
+  countyList,
   ignoreList,
+  oneSidedNotices,
   jsonValue,
-  recordDigest,
-  recordKey,
   type ChangeRequest,
+  type ChangeSummary,
 } from '../../src/jobs/changes.js'
 import type {FlatRecord} from '../../src/io/export-reader.js'
+import {ObjectDigester} from '../../src/jobs/row-digest.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sfl-changes-'))
+afterAll(() => rmSync(dir, {recursive: true, force: true}))
 let n = 0
 function file(name: string, text: string): string {
   const p = join(dir, `${n++}-${name}`)
@@ -26,6 +29,12 @@ function file(name: string, text: string): string {
   return p
 }
 const none = new Set<string>()
+/** A record's digest and key (src/jobs/row-digest.ts), as text to compare. */
+function fingerprint(rec: FlatRecord, ignore: ReadonlySet<string> = none): {digest: string; key?: string} {
+  const d = new ObjectDigester(ignore)
+  d.take(rec)
+  return {digest: `${d.digest.a},${d.digest.b}`, ...(d.hasKey ? {key: `${d.key.a},${d.key.b}`} : {})}
+}
 
 /** A property as the export writes it (NDJSON shape). */
 function prop(fips: string, id: number, over: Record<string, unknown> = {}): Record<string, unknown> {
@@ -99,7 +108,7 @@ describe('the comparison rules', () => {
     ['booleans compare with their CSV text', {FHAEligible: 'true'}, {FHAEligible: true}, []],
   ])('%s', (_name, prev, cur, changed) => {
     expect(changedFields(prev, cur, none)).toEqual(changed)
-    expect(recordDigest(prev, none).equals(recordDigest(cur, none))).toBe(changed.length === 0)
+    expect(fingerprint(prev).digest === fingerprint(cur).digest).toBe(changed.length === 0)
   })
 
   it('ignored fields are neither compared nor part of the digest', () => {
@@ -107,19 +116,68 @@ describe('the comparison rules', () => {
     const b = {FinalValue: 1, ValuationDate: '2026-11-01'}
     const ignore = new Set(['ValuationDate'])
     expect(changedFields(a, b, ignore)).toEqual([])
-    expect(recordDigest(a, ignore).equals(recordDigest(b, ignore))).toBe(true)
+    expect(fingerprint(a, ignore).digest).toBe(fingerprint(b, ignore).digest)
     expect(changedFields(a, b, none)).toEqual(['ValuationDate'])
+    expect(fingerprint(a).digest).not.toBe(fingerprint(b).digest)
   })
 
-  it('the digest does not depend on field order', () => {
-    expect(recordDigest({A: 1, B: 'x'}, none).equals(recordDigest({B: 'x', A: '1'}, none))).toBe(true)
+  it('the digest does not depend on field order, and a value moved to another field changes it', () => {
+    expect(fingerprint({A: 1, B: 'x'}).digest).toBe(fingerprint({B: 'x', A: '1'}).digest)
+    expect(fingerprint({A: 'x', B: 1}).digest).not.toBe(fingerprint({B: 'x', A: '1'}).digest)
   })
 
   it('records are keyed by ServicePropertyID, else by APN (within the county), else not at all', () => {
-    expect(recordKey({ServicePropertyID: 12, APN: 'x'})).toBe('id:12')
-    expect(recordKey({ServicePropertyID: '12', APN: 'x'})).toBe('id:12')
-    expect(recordKey({ServicePropertyID: null, APN: 'x'})).toBe('apn:x')
-    expect(recordKey({City: 'A'})).toBeUndefined()
+    const id12 = fingerprint({ServicePropertyID: 12, APN: 'x'}).key
+    expect(fingerprint({ServicePropertyID: '12.0', APN: 'y'}).key).toBe(id12)
+    expect(fingerprint({ServicePropertyID: 13, APN: 'x'}).key).not.toBe(id12)
+    // an empty id falls back to the APN; an APN never equals an id of the same text
+    expect(fingerprint({ServicePropertyID: '', APN: 'x'}).key).toBe(fingerprint({APN: 'x'}).key)
+    expect(fingerprint({APN: '12'}).key).not.toBe(id12)
+    expect(fingerprint({City: 'A'}).key).toBeUndefined()
+  })
+
+  it('--fips: codes checked and de-duplicated; absent, every county', () => {
+    expect(countyList(undefined)).toBeUndefined()
+    expect(countyList(['06067', ' 48201', '06067'])).toEqual(['06067', '48201'])
+    expect(() => countyList(['6067'])).toThrow(/--fips "6067" must be exactly 5 digits/)
+    expect(() => countyList(['99001'])).toThrow(/--fips "99001" starts with 99/)
+  })
+
+  it.each<[string, Partial<ChangeSummary>, string[]]>([
+    ['both exports hold every county: nothing to say', {}, []],
+    [
+      'one county only in the previous export',
+      {onlyPrevious: [{fips: '48201', rows: 3}]},
+      [
+        'sfl changes: 48201 is only in the previous export: its 3 records are reported deleted (--fips compares only the counties named)',
+      ],
+    ],
+    [
+      'many counties only in the previous export, one record only in the current one',
+      {
+        onlyPrevious: Array.from({length: 12}, (_, i) => ({
+          fips: `060${String(i).padStart(2, '0')}`,
+          rows: 1000,
+        })),
+        onlyCurrent: [{fips: '17031', rows: 1}],
+      },
+      [
+        'sfl changes: 12 counties (06000, 06001, 06002, 06003, 06004, 06005, 06006, 06007, 06008, 06009 and 2 more) are only in the previous export: their 12,000 records are reported deleted (--fips compares only the counties named)',
+        'sfl changes: 17031 is only in the current export: its 1 record is reported added',
+      ],
+    ],
+    [
+      'a county asked that neither holds',
+      {inNeither: ['01001']},
+      ['sfl changes: --fips 01001: in neither export'],
+    ],
+  ])('notices: %s', (_name, over, lines) => {
+    const s: ChangeSummary = {
+      ...{added: 0, updated: 0, deleted: 0, unchanged: 0, unkeyed: 0, duplicates: 0, counties: 1},
+      ...{tableBytes: 0, onlyPrevious: [], onlyCurrent: [], inNeither: []},
+      ...over,
+    }
+    expect(oneSidedNotices(s)).toEqual(lines)
   })
 
   it('--ignore-fields: spec names in any case, none for every field, unknown names refused', () => {
@@ -319,6 +377,38 @@ describe('compareExports', () => {
     expect(brief((await compare(p, c)).rows)).toContain('deleted 48201/7')
   })
 
+  it('a folder of two counties against a file of one: the other county is all deleted, and named', async () => {
+    const m = join(dir, `${n++}-outdir`)
+    mkdirSync(m)
+    writeFileSync(join(m, 'a.csv'), csv(before))
+    writeFileSync(join(m, 'b.ndjson'), ndjson([prop('48201', 7), prop('48201', 8)]))
+    writeFileSync(
+      join(m, 'manifest.json'),
+      JSON.stringify({
+        version: 1,
+        format: 'csv',
+        counties: [
+          {fips: '06067', path: 'a.csv'},
+          {fips: '48201', path: 'b.ndjson'},
+        ],
+      }),
+    )
+    const one = file('c.ndjson', ndjson(after))
+    const all = await compare(m, one)
+    expect(all.s).toMatchObject({deleted: 3, onlyPrevious: [{fips: '48201', rows: 2}], onlyCurrent: []})
+    // --fips: only the county both hold, nothing said
+    const some = await compare(m, one, {counties: ['06067']})
+    expect(brief(some.rows)).toEqual([
+      'added 06067/5',
+      'updated 06067/2 FinalValue;AssumableMortgage.LoanType',
+      'deleted 06067/3',
+    ])
+    expect(some.s).toMatchObject({counties: 1, onlyPrevious: [], onlyCurrent: [], inNeither: []})
+    // the other way round: all added
+    expect((await compare(one, m)).s).toMatchObject({added: 3, onlyCurrent: [{fips: '48201', rows: 2}]})
+    expect((await compare(m, one, {counties: ['01001']})).s).toMatchObject({inNeither: ['01001'], added: 0})
+  })
+
   it('a county asked that finished empty: all its previous records deleted', async () => {
     const {rows} = await compare(file('p.csv', csv(before)), file('c.csv', csv([])), {counties: ['06067']})
     expect(brief(rows)).toEqual(['deleted 06067/1', 'deleted 06067/2', 'deleted 06067/3', 'deleted 06067/4'])
@@ -365,8 +455,29 @@ describe('compareExports', () => {
     expect(s).toMatchObject({added: N / 2, deleted: N / 2, updated: N / 20, unchanged: N / 2 - N / 20})
     expect(rows).toHaveLength(N + N / 20)
     expect(new Set(rows.map((r) => r['ServicePropertyID'])).size).toBe(N + N / 20)
-    // 20,000 previous ids and 10,000 added ones in a table at most half full: 65,536 slots of 17 bytes
-    expect(s.tableBytes).toBe(65_536 * 17)
+    // 20,000 entries a side (24 bytes each), a table of at least twice the 40,000 keys they could hold
+    // (131,072 slots of 4 bytes), a state byte per previous entry
+    expect(s.tableBytes).toBe(2 * 20_000 * 24 + 131_072 * 4 + 20_000)
+  })
+
+  it('CSV change cells: text that starts like a formula is guarded, numbers with a sign are not', async () => {
+    const p = file('p.ndjson', ndjson([prop('06067', 1, {City: 'A'})]))
+    const c = file(
+      'c.ndjson',
+      ndjson([
+        prop('06067', 1, {City: '=HYPERLINK("x")', FinalValue: -4.5, APN: '+1', Zip: '-', Lender: '@x'}),
+      ]),
+    )
+    const out = join(dir, `${n++}-changes.csv`)
+    await compareExports({previous: p, current: c, ignore: [], out, format: 'csv'})
+    const [header, row] = parse(readFileSync(out, 'utf8')) as string[][]
+    const cell = (name: string) => row![header!.indexOf(name)]
+    expect(cell('City')).toBe(`'=HYPERLINK("x")`)
+    expect(cell('Previous.City')).toBe('A')
+    expect(cell('FinalValue')).toBe('-4.5')
+    expect(cell('APN')).toBe('+1') // a number: "+1" reads as one, so it is left as it is
+    expect(cell('Zip')).toBe("'-")
+    expect(cell('Lender')).toBe("'@x")
   })
 
   it('leaves no scratch files behind', async () => {

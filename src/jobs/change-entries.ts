@@ -1,0 +1,150 @@
+import {closeSync, openSync, readSync, rmSync, writeSync} from 'node:fs'
+
+/**
+ * One record of a side as the comparison keeps it (src/jobs/changes.ts): six 32-bit words, 24 bytes, in
+ * place of the record. Its key's two lanes, its digest's two lanes (src/jobs/row-digest.ts), and where to
+ * read it back: a byte offset (or, in a scratch copy, the line's offset) below 2^48 and the index of the
+ * file among the side's files, in the sixth word's upper 16 bits.
+ */
+export const ENTRY_WORDS = 6
+export const KEY_A = 0
+export const KEY_B = 1
+export const DIGEST_A = 2
+export const DIGEST_B = 3
+export const OFFSET_LO = 4
+export const OFFSET_HI = 5
+
+/** Where an entry's record is: its file's index and its byte offset there. */
+export function entryRef(e: Uint32Array, i: number): {file: number; offset: number} {
+  const hi = e[i * ENTRY_WORDS + OFFSET_HI]!
+  return {file: hi >>> 16, offset: (hi & 0xffff) * 2 ** 32 + e[i * ENTRY_WORDS + OFFSET_LO]!}
+}
+
+/** One county of a side: its entries' file, how many records, and the field names met, in order. */
+export interface GroupScan {
+  fips: string
+  entries: string
+  count: number
+  /** Records with neither ServicePropertyID nor APN: counted, not compared. */
+  unkeyed: number
+  /** Field names of its records as the record objects would have them, first seen first. */
+  names: string[]
+}
+
+/** A county's entries, read back whole (24 bytes a record: the comparison's memory is per county). */
+export function loadEntries(g: GroupScan | undefined): Uint32Array {
+  if (!g || g.count === 0) return new Uint32Array(0)
+  const out = new Uint32Array(g.count * ENTRY_WORDS)
+  const bytes = Buffer.from(out.buffer)
+  // straight into the array: no second copy of a county's entries
+  const fd = openSync(g.entries, 'r')
+  try {
+    for (let at = 0; at < bytes.length;) {
+      const n = readSync(fd, bytes, at, bytes.length - at, at)
+      if (n === 0) throw new Error(`${g.entries}: ${at} bytes of ${bytes.length}`)
+      at += n
+    }
+  } finally {
+    closeSync(fd)
+  }
+  return out
+}
+
+interface Group {
+  scan: GroupScan
+  /** Name ids met in this county (FieldNames ids). */
+  seen: Uint8Array
+  nameIds: number[]
+}
+
+const BATCH = 8192
+
+/**
+ * Where a side's scan puts its entries: one scratch file per county, appended to a batch at a time, so a
+ * multi-county file is split in the same pass that reads it, and memory is one batch whatever its size.
+ */
+export class EntrySink {
+  private readonly groups = new Map<string, Group>()
+  private readonly order: Group[] = []
+  private group: Group | undefined
+  private readonly words = new Uint32Array(BATCH * ENTRY_WORDS)
+  private readonly bytes = Buffer.from(this.words.buffer)
+  private used = 0
+
+  constructor(private readonly prefix: string) {}
+
+  /** The county the next records belong to. */
+  select(fips: string): void {
+    if (this.group?.scan.fips === fips) return
+    this.flush()
+    let g = this.groups.get(fips)
+    if (!g) {
+      g = {
+        scan: {fips, entries: `${this.prefix}-${this.groups.size}.bin`, count: 0, unkeyed: 0, names: []},
+        seen: new Uint8Array(64),
+        nameIds: [],
+      }
+      this.groups.set(fips, g)
+      this.order.push(g)
+    }
+    this.group = g
+  }
+
+  /** The current county met field name `id` (first sight recorded in order). */
+  see(id: number): void {
+    const g = this.group!
+    if (id >= g.seen.length) {
+      const bigger = new Uint8Array(Math.max(id + 1, g.seen.length * 2))
+      bigger.set(g.seen)
+      g.seen = bigger
+    }
+    if (g.seen[id] === 0) {
+      g.seen[id] = 1
+      g.nameIds.push(id)
+    }
+  }
+
+  unkeyed(): void {
+    this.group!.scan.unkeyed++
+  }
+
+  add(keyA: number, keyB: number, digestA: number, digestB: number, offset: number, file: number): void {
+    const w = this.words
+    const at = this.used * ENTRY_WORDS
+    w[at] = keyA
+    w[at + 1] = keyB
+    w[at + 2] = digestA
+    w[at + 3] = digestB
+    w[at + 4] = offset >>> 0
+    w[at + 5] = (file << 16) | Math.floor(offset / 2 ** 32)
+    this.group!.scan.count++
+    if (++this.used === BATCH) this.flush()
+  }
+
+  /** Everything written; the counties in the order first met, names resolved with `text`. */
+  finish(text: readonly string[]): GroupScan[] {
+    this.flush()
+    for (const g of this.order) g.scan.names = g.nameIds.map((id) => text[id]!)
+    return this.order.map((g) => g.scan)
+  }
+
+  /** Forget everything written (the side is scanned again another way). */
+  discard(): void {
+    for (const g of this.order) rmSync(g.scan.entries, {force: true})
+    this.groups.clear()
+    this.order.length = 0
+    this.group = undefined
+    this.used = 0
+  }
+
+  private flush(): void {
+    if (this.used === 0) return
+    const fd = openSync(this.group!.scan.entries, 'a', 0o600)
+    try {
+      writeSync(fd, this.bytes, 0, this.used * ENTRY_WORDS * 4)
+    } finally {
+      closeSync(fd)
+    }
+    this.used = 0
+  }
+}

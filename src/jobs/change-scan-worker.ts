@@ -1,0 +1,17 @@
+import {parentPort, workerData} from 'node:worker_threads'
+
+import {UsageError} from '../errors.js'
+import {scanSide, type ScanRequest} from './change-scan.js'
+
+/**
+ * The worker thread of one side's scan (src/jobs/change-scan-run.ts): scans, posts the result or the
+ * error (its message, whether it is the user's to fix, its code), and ends. Built as its own entry,
+ * dist/change-scan-worker.js (scripts/build.mjs).
+ */
+scanSide(workerData as ScanRequest).then(
+  (scan) => parentPort!.postMessage({scan}),
+  (error: Error & {code?: string}) =>
+    parentPort!.postMessage({
+      error: {message: error.message, usage: error instanceof UsageError, code: error.code},
+    }),
+)

@@ -1,0 +1,143 @@
+import {closeSync, openSync, writeSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {asText, readExport, type ExportFileFormat} from '../io/export-reader.js'
+import {EntrySink, type GroupScan} from './change-entries.js'
+import {FieldNames} from './change-names.js'
+import {CsvScanner} from './change-scan-csv.js'
+import {ScanAnomaly, type ScanTarget} from './change-scan-io.js'
+import {JsonLinesScanner} from './change-scan-json.js'
+import {ObjectDigester} from './row-digest.js'
+
+/** One file of a side, its format known, and its county when it comes from a manifest. */
+export interface ScanFile {
+  path: string
+  format: ExportFileFormat
+  group?: string | undefined
+}
+
+/** A side to scan: its files in order, where its scratch files go, the fields left out of the digest. */
+export interface ScanRequest {
+  label: string
+  scratch: string
+  files: ScanFile[]
+  ignore: readonly string[]
+}
+
+/**
+ * How to read an entry's record back (src/jobs/change-read.ts): from the export file itself (CSV with its
+ * header, NDJSON, JSON lines), or from the scan's scratch copy of record objects (`flat`).
+ */
+export interface ReadBackFile {
+  path: string
+  kind: 'csv' | 'ndjson' | 'json' | 'flat'
+  header?: string[] | undefined
+}
+
+/** A side scanned: its counties in the order first met, and its files for reading records back. */
+export interface SideScan {
+  groups: GroupScan[]
+  /** The side's files by index (an entry's file); the last one is the scratch copy. */
+  files: ReadBackFile[]
+  /** Whether the byte scanners read it (false: every file went through export-reader's objects). */
+  bytes: boolean
+}
+
+/**
+ * One pass over a side (src/jobs/changes.ts): every record's key, digest and place, into per-county
+ * entry files in `scratch`. CSV and NDJSON/JSON files are read as bytes (src/jobs/change-scan-csv.ts,
+ * change-scan-json.ts); Parquet, and any side whose bytes the scanners do not take (malformed, or unlike
+ * an export), go through src/io/export-reader.ts's record objects, which also name what is wrong.
+ * Runs on a worker thread per side in the built CLI (src/jobs/change-scan-worker.ts).
+ */
+export async function scanSide(req: ScanRequest): Promise<SideScan> {
+  const ignore = new Set(req.ignore)
+  const sink = new EntrySink(join(req.scratch, req.label))
+  try {
+    return await scanFiles(req, ignore, sink, true)
+  } catch (error) {
+    if (!(error instanceof ScanAnomaly)) throw error
+    sink.discard()
+  }
+  return scanFiles(req, ignore, sink, false)
+}
+
+async function scanFiles(
+  req: ScanRequest,
+  ignore: ReadonlySet<string>,
+  sink: EntrySink,
+  bytes: boolean,
+): Promise<SideScan> {
+  const names = new FieldNames(ignore)
+  const copy = new ScratchCopy(join(req.scratch, `${req.label}-copy.ndjson`))
+  const files: ReadBackFile[] = []
+  try {
+    for (const [index, f] of req.files.entries()) {
+      const target: ScanTarget = {path: f.path, index, group: f.group}
+      if (bytes && f.format === 'csv')
+        files.push({path: f.path, kind: 'csv', header: await new CsvScanner(names, sink, target).scan()})
+      else if (bytes && (f.format === 'ndjson' || f.format === 'json')) {
+        await new JsonLinesScanner(names, sink, target, f.format === 'json', ignore).scan()
+        files.push({path: f.path, kind: f.format})
+      } else {
+        await scanObjects(f, req.files.length, names, sink, copy, ignore)
+        files.push({path: f.path, kind: 'flat'})
+      }
+    }
+  } finally {
+    copy.close()
+  }
+  files.push({path: copy.path, kind: 'flat'})
+  return {groups: sink.finish(names.text), files, bytes}
+}
+
+/** A file read as record objects (export-reader): each keyed record copied to the scratch copy. */
+async function scanObjects(
+  f: ScanFile,
+  copyIndex: number,
+  names: FieldNames,
+  sink: EntrySink,
+  copy: ScratchCopy,
+  ignore: ReadonlySet<string>,
+): Promise<void> {
+  const d = new ObjectDigester(ignore)
+  for await (const rec of readExport(f.path, f.format)) {
+    // a record without Fips is its own group (""), compared with the other side's such records
+    sink.select(f.group ?? asText(rec['Fips']) ?? '')
+    for (const k in rec) sink.see(names.ofText(k))
+    d.take(rec)
+    if (!d.hasKey) sink.unkeyed()
+    else sink.add(d.key.a, d.key.b, d.digest.a, d.digest.b, copy.append(rec), copyIndex)
+  }
+}
+
+/** Record objects as JSON lines in a scratch file, each at the byte offset `append` returns. */
+class ScratchCopy {
+  private fd: number | undefined
+  private buf = ''
+  private size = 0
+
+  constructor(readonly path: string) {}
+
+  append(rec: object): number {
+    const line = `${JSON.stringify(rec)}\n`
+    const at = this.size
+    this.buf += line
+    this.size += Buffer.byteLength(line)
+    if (this.buf.length > 1 << 20) this.flush()
+    return at
+  }
+
+  close(): void {
+    this.flush()
+    if (this.fd !== undefined) closeSync(this.fd)
+    this.fd = undefined
+  }
+
+  private flush(): void {
+    if (this.buf === '') return
+    this.fd ??= openSync(this.path, 'a', 0o600)
+    writeSync(this.fd, this.buf)
+    this.buf = ''
+  }
+}
