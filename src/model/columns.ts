@@ -121,7 +121,6 @@ export function selectColumns(all: Column[], fields: readonly string[] | undefin
   )
 }
 
-
 /**
  * One CSV cell: null/absent as an empty cell, booleans true/false, numbers and dates as sent, strings
  * neutralised against formula injection unless `escapeFormulas` is false.

@@ -9,6 +9,7 @@ import {
   RequestCapReachedError,
   ServerError,
   ServerStatusError,
+  SflError,
 } from '../errors.js'
 import {parseRateLimit} from './rate-limit.js'
 import {fullJitterDelay, type BackoffPolicy, DEFAULT_BACKOFF} from './retry.js'
@@ -356,7 +357,8 @@ export class Scheduler {
 
 function describe(error: unknown): string {
   if (error instanceof Error) {
-    const code = (error as {code?: unknown}).code
+    // a system error's code (ECONNRESET) says more than its message; sfl's own errors say it in words
+    const code = error instanceof SflError ? undefined : (error as {code?: unknown}).code
     return `${error.message}${typeof code === 'string' ? ` (${code})` : ''}`
   }
   return String(error)
