@@ -167,6 +167,12 @@ export class RequestCapReachedError extends PartialFailureError {
   override readonly code: string = 'REQUEST_CAP'
 }
 
+/** A system error's code (ENOSPC, EPIPE, ECONNREFUSED...), or '' when it has none. */
+export function systemCode(error: unknown): string {
+  const code = (error as {code?: unknown} | null | undefined)?.code
+  return typeof code === 'string' ? code : ''
+}
+
 /** Map any thrown value to its exit code; unknown errors are "unexpected" (1). */
 export function exitCodeOf(error: unknown): ExitCodeValue {
   return error instanceof SflError ? error.exitCode : ExitCode.unexpected

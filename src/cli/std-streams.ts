@@ -29,7 +29,8 @@ export interface StdStreamFailure {
 
 /** Pure: what a write failure on stdout or stderr means for the run. */
 export function describeStdStreamFailure(stream: StdStreamName, error: unknown): StdStreamFailure {
-  const code = String((error as {code?: unknown} | undefined)?.code ?? '')
+  const raw = (error as {code?: unknown} | undefined)?.code
+  const code = typeof raw === 'string' ? raw : ''
   if (code === 'EPIPE') return {exitCode: 141}
   if (stream === 'stderr') return {exitCode: 8}
   const cause =

@@ -171,7 +171,7 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
       // one line per record naming the fields (src/pipeline/checks.ts); --strict fails on a violation (spec 2)
       if (problems.length === 0) return
       const id = found.records[i]!['ServicePropertyID']
-      const line = `record ${id === undefined ? '(no ServicePropertyID)' : String(id)} does not match the spec's rules: ${problems.join('; ')}`
+      const line = `record ${typeof id === 'number' || typeof id === 'string' ? id : '(no ServicePropertyID)'} does not match the spec's rules: ${problems.join('; ')}`
       if (f.strict) throw new SchemaError(line)
       this.warnAlways(line)
     })

@@ -110,7 +110,7 @@ export async function writeParquet(
   // spec-named fields with SNAPPY pages, what DuckDB, Spark and pandas expect by default
   const writer = new ParquetWriter({
     writer: bytes,
-    schema: schema as never,
+    schema,
     codec: 'SNAPPY',
     createdBy: 'sfl',
   })

@@ -145,6 +145,7 @@ class Channel<T> {
         this.room?.()
         return item
       }
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- what the fetching threw, passed on as it was
       if (this.error !== undefined) throw this.error
       if (this.done) return undefined
       await new Promise<void>((r) => (this.wake = r))

@@ -290,7 +290,9 @@ export class Scheduler {
       })
     }
     if (this.options.signal?.aborted) throw new InterruptedError('interrupted')
-    if (this.halted) throw this.halted
+    // the getter, not the field: TypeScript keeps the field narrowed to undefined across the wait above
+    const halted = this.haltedBy
+    if (halted) throw halted
   }
 
   /** Spec 8.3: read the budget from every response; within one window remaining only goes down. */
