@@ -124,3 +124,10 @@ export const chunkSizes = fc.array(
 
 /** A string holding a lone surrogate (which UTF-8 cannot carry). */
 export const hasLoneSurrogate = (s: string): boolean => /[\ud800-\udfff]/u.test(s)
+
+/** No string or member name in `v` holds a lone surrogate (what a UTF-8 writer would turn into U+FFFD). */
+export function wellFormed(v: unknown): boolean {
+  if (typeof v === 'string') return !hasLoneSurrogate(v)
+  if (v === null || typeof v !== 'object') return true
+  return Object.entries(v).every(([k, x]) => !hasLoneSurrogate(k) && wellFormed(x))
+}
