@@ -94,10 +94,12 @@ export class RecordChecks {
         broken += this.optionDone(option, optionSeen, serial, out)
         option = -1
       }
+      const f = list[id]!
+      // unknown fields are never a problem, named twice or not (the quick test skips them too)
+      if (f.rule === undefined && f.role !== 'option') continue
       // RFC 8259 says names SHOULD be unique; JSON.parse keeps the last, and so does every reader here
       if (stamp[id] === serial) broken += this.fault(id, 'named twice in one record', out)
       stamp[id] = serial
-      const f = list[id]!
       if (f.rule === undefined) {
         if (f.role === 'option') {
           const kind = m[at + KIND]! & KIND_MASK
