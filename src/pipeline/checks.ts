@@ -108,6 +108,8 @@ export class RecordChecks {
           if (kind === OBJECT) {
             option = id
             optionSeen = 0
+            // an option named twice is one problem: the members of its last object (JSON.parse's) are fresh
+            if (again) this.forgetMembers(id)
           } else if (kind !== NULL)
             broken += this.fault(id, `expected an object or null, got ${kindName(kind)}`, out)
         }
@@ -135,6 +137,10 @@ export class RecordChecks {
       if (f.parent === option && f.role === 'optionField' && f.rule && this.stamp[f.id] !== serial)
         broken += this.fault(f.id, 'missing', out)
     return broken
+  }
+
+  private forgetMembers(option: number): void {
+    for (const f of this.fields.list) if (f.parent === option) this.stamp[f.id] = 0
   }
 
   private missing(stamp: Int32Array, serial: number, out: string[] | undefined): number {
