@@ -16,7 +16,11 @@ import {decodeEscapes} from '../json/values.js'
  * fields as they are first seen. An id is also a column: the CSV header, the Parquet column and the
  * statistics' slots are found by id, never by comparing names per record.
  */
-/** `unknown`: a top-level field the spec does not name (one column; an object or array as its JSON text). */
+/**
+ * `unknown`: a top-level field the spec does not name (one column; an object or array as its JSON text);
+ * `optionField`: a member spec 2.2 / 2.3 names; `unknownMember`: any other member of an option object (a
+ * column after the option's spec members, src/model/columns.ts).
+ */
 export type FieldRole = 'standard' | 'option' | 'optionField' | 'unknown' | 'unknownMember'
 
 export interface Field {
