@@ -184,6 +184,9 @@ describe('walkValue: the grammar (RFC 8259), each break named with where it is',
     ['a mismatched bracket', '{"a":[1}', /expected ',' or ']'/, 7],
     ['a missing comma', '{"a":1 "b":2}', /expected ',' or '}'/, 7],
     ['a missing comma after a list', '{"a":[1 2]}', /expected ',' or ']'/, 8],
+    ['a nested bad number', '{"o":{"a":[-]}}', /a number JSON does not allow/, 12],
+    ['an option member without a value', '{"o":{"a":}}', /expected a value/, 10],
+    ['a nested missing colon', '{"a":[{"b" 1}]}', /expected ':'/, 11],
   ]
   it.each(cases)('refuses %s', (_what, text, reason, at) => {
     const r = walk(text)
