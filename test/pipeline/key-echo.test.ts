@@ -111,7 +111,7 @@ describe('KeyEcho masks the API key inside response bodies (spec 5.5)', () => {
           expect(JSON.parse(out.toString()) as unknown).toBeTypeOf('object')
         },
       ),
-      {numRuns: 1000},
+      {numRuns: 400},
     )
   })
 })

@@ -89,7 +89,7 @@ describe('csvLine: rows the CSV reader reads back', () => {
     const rows = fc.sample(
       fc.array(fc.array(cell, {minLength: 3, maxLength: 3}), {minLength: 1, maxLength: 5}),
       {
-        numRuns: 100,
+        numRuns: 60,
         seed: 20,
       },
     )
