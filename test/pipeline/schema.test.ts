@@ -12,7 +12,7 @@ const STANDARD = [...CORE_FIELDS, ...EXTRA_FIELDS]
 
 /** Observe the records (JSON texts) on one run's stages: whether each made a column appear. */
 function observe(stages: RecordStages, ...texts: string[]): boolean[] {
-  return texts.map((t) => stages.schema.observe(viewOf(t, stages)))
+  return texts.map((t) => stages.schema.observe(viewOf(t, stages), stages.namer.fresh))
 }
 
 /** The names of the members of a record as the walk's entries name them (top-level, and option members). */
@@ -20,7 +20,7 @@ function named(stages: RecordStages, text: string): string[] {
   const view = viewOf(text, stages)
   const out: string[] = []
   for (let i = view.first; i < view.first + view.count; i++) {
-    const id = view.ids[i]!
+    const id = view.id(i)
     if (id >= 0) out.push(stages.fields.list[id]!.name)
   }
   return out
