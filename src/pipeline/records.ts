@@ -222,10 +222,17 @@ export class RecordScanner {
         return p + 1
       }
       // spec 4: data is a record or a list of records; null, a string or a number is a broken answer
-      if (c !== 0x7b)
+      if (c !== 0x7b) {
+        // named once its start is here: a chunk may end inside a short value
+        this.skipWalk.count = 0
+        if (n - p < 40 && walkValue(buf, p, n, this.skipWalk) === INCOMPLETE) {
+          this.sawData = false
+          return this.hold(buf, p)
+        }
         throw malformed(
           `the service answered 200 with \`data\` ${describeValue(buf, p)} instead of a record object or a list of records (spec 4); the answer is malformed`,
         )
+      }
       return this.record(buf, p, n, AFTER_MEMBER)
     }
     this.skipWalk.count = 0
