@@ -60,7 +60,11 @@ describe('fetchLookup reads the answer through the records stage (one envelope r
     ],
     ['status "error"', '{"status":"error","data":{"a":1}}', /status "error" instead of "success"/],
     ['no status', `{"data":${house}}`, /no `status` field/],
-    ['data null', '{"status":"success","data":null}', /`data` is not a record or a list of records/],
+    [
+      'data null',
+      '{"status":"success","data":null}',
+      /with `data` null instead of a record object or a list of records/,
+    ],
     ['no data', '{"status":"success"}', /no `data` field/],
     ['trailing garbage', `{"status":"success","data":${house}} <html>`, /goes on after its JSON object/],
     [

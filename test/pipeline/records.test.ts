@@ -138,10 +138,22 @@ describe('the envelope rule (spec 4): status "success", data a record or records
     ['data twice', '{"status":"success","data":[{"a":1}],"data":[{"a":2}]}', /names `data` twice/],
     ['no data', '{"status":"success"}', /no `data` field/],
     ['an empty object', '{}', /no `data` field/],
-    ['data null', '{"status":"success","data":null}', /`data` is not a record or a list of records/],
-    ['data a string', '{"status":"success","data":"none"}', /`data` is not a record or a list of records/],
-    ['data a number', '{"status":"success","data":42}', /`data` is not a record or a list of records/],
-    ['data true', '{"status":"success","data":true}', /`data` is not a record or a list of records/],
+    [
+      'data null',
+      '{"status":"success","data":null}',
+      /with `data` null instead of a record object or a list of records/,
+    ],
+    ['data a string', '{"status":"success","data":"none"}', /with `data` "none" instead of a record object/],
+    [
+      'data a number',
+      '{"status":"success","data":42}',
+      /with `data` a number \(42\) instead of a record object/,
+    ],
+    [
+      'data true',
+      '{"status":"success","data":true}',
+      /with `data` a boolean \(true\) instead of a record object/,
+    ],
     [
       'an element that is a number',
       '{"status":"success","data":[{"a":1},3]}',
@@ -191,6 +203,22 @@ describe('the envelope rule (spec 4): status "success", data a record or records
       expect(s.error).not.toBeInstanceOf(TruncatedBodyError)
       expect((s.error as BadResponseError).exitCode).toBe(6)
       expect((s.error as Error).message).toMatch(message)
+    }
+  })
+
+  it('names a `data` that is no record, whatever the chunks, never with the key', () => {
+    const KEY = 'sk_live_9f3a0c1d'
+    registerSecret(KEY)
+    for (const size of [1, 2, 1 << 20]) {
+      const message = (s: string) => (scanBody(s, [size]).error as Error).message
+      expect(message('{"status":"success","data":null}')).toMatch(/with `data` null instead/)
+      expect(message('{"status":"success","data":-12.5e3}')).toMatch(
+        /with `data` a number \(-12\.5e3\) instead/,
+      )
+      expect(message(`{"status":"success","data":"${KEY}"}`)).toMatch(/with `data` "sk_l…" instead/)
+      expect(message(`{"status":"success","data":"${'x'.repeat(60)}"}`)).toMatch(
+        /with `data` a long string instead/,
+      )
     }
   })
 
