@@ -301,6 +301,12 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
       // an empty container: its value ends at once
       p++
       kind = close === CLOSE_OBJ ? OBJECT : ARRAY
+      if (depth === 0) {
+        // an empty record ends here, as any record ends at its closing bracket (no byte after it needed)
+        w.count = count
+        w.spaced = spaced
+        return p
+      }
     } else if (c === MINUS || (c >= ZERO && c <= NINE)) {
       const q = numberEnd(b, p, n)
       if (q < 0) return -q >= n ? INCOMPLETE : w.fail('a number JSON does not allow', -q)
@@ -352,8 +358,13 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
         break
       }
       if (c !== close) {
-        // `080`, `1.5.2`, `truex` stop here
-        const num = (kind & KIND_MASK) === NUMBER && c !== COMMA && c !== CLOSE_OBJ && c !== CLOSE_ARR
+        // `080`, `1.5.2` stop here; `1 "b"` (a blank after the number) is a missing comma
+        const num =
+          (kind & KIND_MASK) === NUMBER &&
+          b[p - 1]! > 0x20 &&
+          c !== COMMA &&
+          c !== CLOSE_OBJ &&
+          c !== CLOSE_ARR
         return w.fail(
           num ? 'a number JSON does not allow' : `expected ',' or '${String.fromCharCode(close)}'`,
           p,

@@ -94,10 +94,13 @@ export class RecordChecks {
         broken += this.optionDone(option, optionSeen, serial, out)
         option = -1
       }
-      // RFC 8259 says names SHOULD be unique; JSON.parse keeps the last, and so does every reader here
-      if (stamp[id] === serial) broken += this.fault(id, 'named twice in one record', out)
-      stamp[id] = serial
       const f = list[id]!
+      // unknown fields are never a problem, named twice or not (the quick test skips them too)
+      if (f.rule === undefined && f.role !== 'option') continue
+      // RFC 8259 says names SHOULD be unique; JSON.parse keeps the last, and so does every reader here
+      const again = stamp[id] === serial
+      if (again) broken += this.fault(id, 'named twice in one record', out)
+      stamp[id] = serial
       if (f.rule === undefined) {
         if (f.role === 'option') {
           const kind = m[at + KIND]! & KIND_MASK
@@ -105,14 +108,18 @@ export class RecordChecks {
           if (kind === OBJECT) {
             option = id
             optionSeen = 0
+            // an option named twice is one problem: the members of its last object (JSON.parse's) are fresh
+            if (again) this.forgetMembers(id)
           } else if (kind !== NULL)
             broken += this.fault(id, `expected an object or null, got ${kindName(kind)}`, out)
         }
         continue
       }
-      if (f.role === 'standard') {
-        if (!f.rule.optional) required++
-      } else optionSeen++
+      // each field counted once: a field named twice must not stand in for a missing one
+      if (!again) {
+        if (f.role !== 'standard') optionSeen++
+        else if (!f.rule.optional) required++
+      }
       const why = valueFault(f.rule, b, m[at + VAL_S]!, m[at + VAL_E]!, m[at + KIND]!, this.values.get(id))
       if (why !== undefined) broken += this.fault(id, why, out)
     }
@@ -126,9 +133,14 @@ export class RecordChecks {
     if (seen >= this.optionMembers.get(option)!) return 0
     let broken = 0
     for (const f of this.fields.list)
-      if (f.parent === option && f.role === 'optionField' && this.stamp[f.id] !== serial)
+      // the spec's members only: an unknown member seen in an earlier record is never missing
+      if (f.parent === option && f.role === 'optionField' && f.rule && this.stamp[f.id] !== serial)
         broken += this.fault(f.id, 'missing', out)
     return broken
+  }
+
+  private forgetMembers(option: number): void {
+    for (const f of this.fields.list) if (f.parent === option) this.stamp[f.id] = 0
   }
 
   private missing(stamp: Int32Array, serial: number, out: string[] | undefined): number {

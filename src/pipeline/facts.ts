@@ -1,6 +1,6 @@
 import {emptyFacts, FLAG_FIELDS, type RecordFacts} from '../stats/accumulator.js'
 import {ENTRY, ESCAPED, FALSE, NULL, NUMBER, OBJECT, PARENT, STRING, TRUE} from '../json/walk.js'
-import {numberValue, stringValue} from '../json/values.js'
+import {compactJson, hasLayout, numberValue, stringValue} from '../json/values.js'
 import type {Fields} from './fields.js'
 import type {RecordView} from './view.js'
 
@@ -79,7 +79,11 @@ export class ViewFacts {
     const s = view.start(e)
     const t = view.end(e)
     if (kind === NULL) return null
-    if (kind !== STRING) return b.toString('utf8', s, t)
+    // a number as sent; an object or a list as its compact JSON text, as the CSV cell and the NDJSON line have it
+    if (kind !== STRING)
+      return view.spaced && hasLayout(b, s, t)
+        ? compactJson(b.subarray(s, t)).toString('utf8')
+        : b.toString('utf8', s, t)
     if (t - s === 2) return null
     if ((view.flags(e) & ESCAPED) !== 0) return stringValue(b, s, t, true)
     const len = t - s - 2

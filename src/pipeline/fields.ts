@@ -16,7 +16,11 @@ import {decodeEscapes} from '../json/values.js'
  * fields as they are first seen. An id is also a column: the CSV header, the Parquet column and the
  * statistics' slots are found by id, never by comparing names per record.
  */
-/** `unknown`: a top-level field the spec does not name (one column; an object or array as its JSON text). */
+/**
+ * `unknown`: a top-level field the spec does not name (one column; an object or array as its JSON text);
+ * `optionField`: a member spec 2.2 / 2.3 names; `unknownMember`: any other member of an option object (a
+ * column after the option's spec members, src/model/columns.ts).
+ */
 export type FieldRole = 'standard' | 'option' | 'optionField' | 'unknown' | 'unknownMember'
 
 export interface Field {
@@ -34,7 +38,11 @@ export const MAX_UNKNOWN_FIELDS = 1_000
 
 export class Fields {
   readonly list: Field[] = []
+  /** The first field of each column name (`idOf`): a top-level field named `A.B` shares its name with member B of A. */
   private readonly byName = new Map<string, number>()
+  /** Top-level fields by name, and members by their parent's id and name: a name never stands for another field. */
+  private readonly tops = new Map<string, number>()
+  private readonly members = new Map<string, number>()
   private unknown = 0
 
   constructor() {
@@ -44,23 +52,20 @@ export class Fields {
     for (const opt of OPTION_NAMES) {
       const parent = this.byName.get(opt)!
       for (const [sub, rule] of Object.entries(OPTION_RULES[opt] as Record<string, FieldRule>))
-        this.add(`${opt}.${sub}`, parent, 'optionField', rule)
+        this.add(`${opt}.${sub}`, parent, 'optionField', rule, sub)
     }
   }
 
   /** The id of a top-level field (registered when new), or -1 past the cap on unknown fields. */
   top(name: string): number {
-    const id = this.byName.get(name)
-    if (id !== undefined && this.list[id]!.parent === -1) return id
-    return this.fresh(name, -1, 'unknown')
+    return this.tops.get(name) ?? this.fresh(name, -1, 'unknown')
   }
 
   /** The id of member `sub` of the top-level field `parent`. */
   member(parent: number, sub: string): number {
-    const name = `${this.list[parent]!.name}.${sub}`
-    const id = this.byName.get(name)
+    const id = this.members.get(`${parent}.${sub}`)
     if (id !== undefined) return id
-    return this.fresh(name, parent, 'unknownMember')
+    return this.fresh(`${this.list[parent]!.name}.${sub}`, parent, 'unknownMember', sub)
   }
 
   get size(): number {
@@ -76,16 +81,18 @@ export class Fields {
     return this.byName.get(name)
   }
 
-  private fresh(name: string, parent: number, role: FieldRole): number {
+  private fresh(name: string, parent: number, role: FieldRole, sub = ''): number {
     if (this.unknown >= MAX_UNKNOWN_FIELDS) return -1
     this.unknown++
-    return this.add(name, parent, role, undefined)
+    return this.add(name, parent, role, undefined, sub)
   }
 
-  private add(name: string, parent: number, role: FieldRole, rule: FieldRule | undefined): number {
+  private add(name: string, parent: number, role: FieldRole, rule: FieldRule | undefined, sub = ''): number {
     const id = this.list.length
     this.list.push({id, name, parent, role, rule})
-    this.byName.set(name, id)
+    if (parent === -1) this.tops.set(name, id)
+    else this.members.set(`${parent}.${sub}`, id)
+    if (!this.byName.has(name)) this.byName.set(name, id)
     return id
   }
 }

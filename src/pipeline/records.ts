@@ -26,7 +26,11 @@ export interface Rejected {
 export const MAX_RECORD_BYTES = 16 * 1024 * 1024
 export const MAX_RECORD_DEPTH = 64
 
-/** A value still incomplete at a chunk's end is carried into the next; past this size it is collected in pieces instead (no quadratic re-walk). */
+/**
+ * A value still incomplete at a chunk's end is carried into the next; past this size, or when it is still
+ * incomplete after one carry (a record dripping in small chunks), it is collected in pieces instead: a
+ * record is walked at most three times whatever the chunk sizes (no quadratic re-walk).
+ */
 const CARRY_LIMIT = 1 << 20
 
 // envelope states
@@ -72,6 +76,8 @@ export class RecordScanner {
   private sawData = false
   private status: string | undefined
   private collect: Collector | undefined
+  /** The carry holds a record already walked once: if it is still incomplete, the collector takes it. */
+  private carried = false
 
   constructor(
     private readonly limits: {maxRecordBytes: number; maxDepth: number} = {
@@ -216,10 +222,17 @@ export class RecordScanner {
         return p + 1
       }
       // spec 4: data is a record or a list of records; null, a string or a number is a broken answer
-      if (c !== 0x7b)
+      if (c !== 0x7b) {
+        // named once its start is here: a chunk may end inside a short value
+        this.skipWalk.count = 0
+        if (n - p < 40 && walkValue(buf, p, n, this.skipWalk) === INCOMPLETE) {
+          this.sawData = false
+          return this.hold(buf, p)
+        }
         throw malformed(
           `the service answered 200 with \`data\` ${describeValue(buf, p)} instead of a record object or a list of records (spec 4); the answer is malformed`,
         )
+      }
       return this.record(buf, p, n, AFTER_MEMBER)
     }
     this.skipWalk.count = 0
@@ -250,6 +263,8 @@ export class RecordScanner {
     const w = this.walk
     const base = w.count
     const end = walkValue(buf, p, n, w)
+    const carried = this.carried
+    this.carried = false
     if (end >= 0) {
       this.state = next
       this.accept(buf.subarray(p, end), base)
@@ -257,14 +272,15 @@ export class RecordScanner {
     }
     w.count = base
     this.state = next
-    if (end === INCOMPLETE && n - p <= CARRY_LIMIT) {
+    if (end === INCOMPLETE && n - p <= CARRY_LIMIT && !carried) {
       // back at the record's start when the rest arrives
       this.state = next === AFTER_MEMBER ? DATA_RECORD : ELEMENT
+      this.carried = true
       return this.hold(buf, p)
     }
     // a big record (collected in pieces) or a broken one (its end found, to skip it)
     const poison = end === BROKEN ? brokenReason(w, p) : undefined
-    const collector = new Collector(this.limits.maxRecordBytes, poison)
+    const collector = new Collector(this.limits.maxRecordBytes, this.limits.maxDepth, poison)
     const done = collector.push(buf.subarray(p))
     this.collect = collector
     if (done < 0) return -1
@@ -388,6 +404,8 @@ class Collector {
 
   constructor(
     private readonly cap: number,
+    /** The walk's depth cap: a record too deep is poison as soon as it is, as the walk would find it. */
+    private readonly maxDepth: number,
     public poison: string | undefined,
   ) {}
 
@@ -402,8 +420,12 @@ class Collector {
         else if (c === 0x5c) this.escape = true
         else if (c === 0x22) this.inString = false
       } else if (c === 0x22) this.inString = true
-      else if (c === 0x7b || c === 0x5b) this.depth++
-      else if (c === 0x7d || c === 0x5d) {
+      else if (c === 0x7b || c === 0x5b) {
+        if (++this.depth > this.maxDepth && this.poison === undefined) {
+          this.poison = `nested deeper than ${this.maxDepth} levels`
+          this.pieces.length = 0
+        }
+      } else if (c === 0x7d || c === 0x5d) {
         if (--this.depth === 0) {
           this.keep(chunk.subarray(0, i + 1))
           return i + 1

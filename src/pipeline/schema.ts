@@ -41,14 +41,15 @@ export class RunSchema {
   observe(view: RecordView, fresh: number[]): boolean {
     if (fresh.length === 0) return false
     let grew = false
-    for (let k = fresh.length - 1; k >= 0; k--) {
+    // in the order they were met: the columns of unknown fields come in first-seen order
+    let kept = 0
+    for (let k = 0; k < fresh.length; k++) {
       const id = fresh[k]!
-      if (this.has(id)) fresh.splice(k, 1)
-      else if (view.entry(id) >= 0) {
-        grew = this.mark(id) || grew
-        fresh.splice(k, 1)
-      }
+      if (this.has(id)) continue
+      if (view.entry(id) >= 0) grew = this.mark(id) || grew
+      else fresh[kept++] = id
     }
+    fresh.length = kept
     return grew
   }
 
