@@ -53,13 +53,6 @@ export class ShapeTracker {
       }
     }
   }
-
-  merge(other: Shape): void {
-    const rec: Record<string, unknown> = {}
-    for (const k of other.top)
-      rec[k] = other.nested.has(k) ? Object.fromEntries(other.nested.get(k)!.map((s) => [s, 1])) : 0
-    this.observe(rec)
-  }
 }
 
 /** Record which fields a record carries (first-seen order). */
@@ -68,14 +61,6 @@ export function observeShape(shape: Shape, record: Record<string, unknown>): voi
   t.observe(record)
   shape.top = t.shape.top
   shape.nested = t.shape.nested
-}
-
-export function shapeToJson(shape: Shape): {top: string[]; nested: Record<string, string[]>} {
-  return {top: shape.top, nested: Object.fromEntries(shape.nested)}
-}
-
-export function shapeFromJson(j: {top: string[]; nested: Record<string, string[]>}): Shape {
-  return {top: [...j.top], nested: new Map(Object.entries(j.nested))}
 }
 
 export interface Column {

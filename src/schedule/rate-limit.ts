@@ -67,8 +67,11 @@ export function parseRetryAfter(
   if (secs !== undefined) return Math.max(0, secs * 1000)
   const at = Date.parse(value)
   if (Number.isNaN(at)) return undefined
-  // An HTTP date is on the server's clock: measured against the server's Date when that is within the bound
-  return Math.max(0, at - (localNowMs + usableSkew(serverSkewMs(headers, localNowMs))))
+  // RFC 9110 10.2.3: an HTTP date is on the server's clock, so it is measured against the same response's
+  // Date (two readings of one clock: the difference holds however far that clock is from ours; --max-wait
+  // bounds what a hostile difference can cost); without a Date, against the local clock
+  const date = headers['date'] ? Date.parse(headers['date']) : NaN
+  return Math.max(0, at - (Number.isNaN(date) ? localNowMs : date))
 }
 
 export function parseRateLimit(headers: Record<string, string>, localNowMs: number): RateLimitObservation {

@@ -119,14 +119,20 @@ const EXPECTED = {
 }
 
 /** The records through the export's record pipeline, read where the walk found their values (src/pipeline/facts.ts). */
-async function viaPipeline(records: Array<Record<string, unknown>>, pretty = false): Promise<StatsAccumulator> {
+async function viaPipeline(
+  records: Array<Record<string, unknown>>,
+  pretty = false,
+): Promise<StatsAccumulator> {
   const acc = new StatsAccumulator()
   const body = Buffer.from(JSON.stringify({status: 'success', data: records}, null, pretty ? 1 : undefined))
   async function* chunks() {
     // cut anywhere: the facts must not depend on where a chunk ends
     for (let i = 0; i < body.length; i += 7) yield body.subarray(i, i + 7)
   }
-  await readBody(chunks(), new RecordStages({strict: false}), {record: () => undefined, facts: (f) => acc.add(f)})
+  await readBody(chunks(), new RecordStages({strict: false}), {
+    record: () => undefined,
+    facts: (f) => acc.add(f),
+  })
   return acc
 }
 
