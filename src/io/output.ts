@@ -131,17 +131,21 @@ export class StreamFileTarget extends StreamTarget {
     fd: number | undefined,
     onFailure: (error: Error) => void,
   ): Promise<StreamFileTarget> {
-    let own = fd
-    if (own === undefined) {
-      try {
-        // no O_CREAT, no O_TRUNC: the FIFO or device is written into, never made or cut
-        own = (await open(path, constants.O_WRONLY | constants.O_NOCTTY)).fd
-      } catch (error) {
-        throw localIoError(error, 'opening', path)
-      }
+    if (fd !== undefined) {
+      // a descriptor the shell opened (/dev/fd/N): written, never closed (it is not ours)
+      const stream = createWriteStream('', {fd, autoClose: false, highWaterMark: 1 << 20})
+      return new StreamFileTarget(stream, path, onFailure)
     }
-    const stream = createWriteStream('', {fd: own, autoClose: fd === undefined, highWaterMark: 1 << 20})
-    return new StreamFileTarget(stream, path, onFailure)
+    let handle: import('node:fs/promises').FileHandle
+    try {
+      // no O_CREAT, no O_TRUNC: the FIFO or device is written into, never made or cut
+      handle = await open(path, constants.O_WRONLY | constants.O_NOCTTY)
+    } catch (error) {
+      throw localIoError(error, 'opening', path)
+    }
+    // the stream owns the handle and closes it; taking only its number would leave the handle to close
+    // the same descriptor again when it is collected (EBADF, fatal on Node 20)
+    return new StreamFileTarget(handle.createWriteStream({highWaterMark: 1 << 20}), path, onFailure)
   }
 
   protected describe(error: unknown): Error {
