@@ -1,6 +1,87 @@
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
+/**
+ * The layers of src/, lowest first: a folder may import only the folders listed for it (and itself),
+ * never one above it, so the data path reads one way (CONTRIBUTING.md "The map"). `errors` is the one
+ * root module every layer may import (src/errors.ts). A rule broken here is an import that points up.
+ */
+const LAYERS = {
+  text: [],
+  json: [],
+  api: ['text'],
+  address: ['text'],
+  model: ['api', 'text'],
+  stats: [],
+  schedule: ['api'],
+  io: ['api', 'model', 'text'],
+  config: ['io', 'text'],
+  pipeline: ['api', 'io', 'json', 'model', 'schedule', 'stats', 'text'],
+  lookup: ['api', 'address', 'pipeline', 'schedule', 'text'],
+  jobs: ['api', 'address', 'io', 'json', 'lookup', 'model', 'pipeline', 'schedule', 'stats', 'text'],
+  keys: ['api', 'address', 'config', 'io', 'pipeline', 'schedule', 'text'],
+  render: ['api', 'lookup', 'model', 'text'],
+  lib: [
+    'api',
+    'address',
+    'config',
+    'io',
+    'jobs',
+    'keys',
+    'lookup',
+    'model',
+    'pipeline',
+    'render',
+    'schedule',
+    'stats',
+    'text',
+  ],
+  mcp: [
+    'api',
+    'address',
+    'config',
+    'io',
+    'jobs',
+    'keys',
+    'lib',
+    'lookup',
+    'model',
+    'pipeline',
+    'render',
+    'schedule',
+    'stats',
+    'text',
+  ],
+  // the sandbox is an independent reading of the spec: it imports nothing of the client's
+  sandbox: [],
+}
+const FOLDERS = [...Object.keys(LAYERS), 'cli', 'commands', 'hooks']
+
+const layerRules = Object.entries(LAYERS).map(([folder, allowed]) => ({
+  files: [`src/${folder}/**/*.ts`],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            group: FOLDERS.filter((f) => f !== folder && !allowed.includes(f)).map((f) => `../${f}/*`),
+            message: `src/${folder} may import only ${allowed.length ? allowed.map((f) => `src/${f}`).join(', ') : 'nothing of src'}${folder === 'sandbox' ? '' : ' and src/errors.ts'}: layers point down (CONTRIBUTING.md)`,
+          },
+          ...(folder === 'sandbox'
+            ? [
+                {
+                  group: ['../errors.js'],
+                  message: 'the sandbox imports nothing of the client (an independent reading of the spec)',
+                },
+              ]
+            : []),
+        ],
+      },
+    ],
+  },
+}))
+
 export default tseslint.config(
   {ignores: ['dist-bench/', 'dist/**', 'coverage/**', 'node_modules/**', 'bin/**', 'scripts/**']},
   js.configs.recommended,
@@ -8,6 +89,39 @@ export default tseslint.config(
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', {argsIgnorePattern: '^_', varsIgnorePattern: '^_'}],
+    },
+  },
+  // the product: type-aware rules (a floating promise, an unsafe any, a base-to-string) on src/
+  {
+    files: ['src/**/*.ts'],
+    extends: [tseslint.configs.recommendedTypeChecked],
+    languageOptions: {parserOptions: {projectService: true, tsconfigRootDir: import.meta.dirname}},
+    rules: {
+      // an async method that implements a Promise-returning interface (abort, create) need not await
+      '@typescript-eslint/require-await': 'off',
+    },
+  },
+  ...layerRules,
+  {
+    files: ['src/errors.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {patterns: [{group: ['./*'], message: 'src/errors.ts imports nothing: every layer imports it'}]},
+      ],
+    },
+  },
+  {
+    files: ['src/cli/**/*.ts', 'src/hooks/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {group: ['../commands/*'], message: 'nothing imports a command (commands are the top layer)'},
+          ],
+        },
+      ],
     },
   },
 )

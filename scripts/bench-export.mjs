@@ -25,7 +25,7 @@ const FIPS = '48201'
 const V8_MAX_STRING = 0x1fffffe8
 
 if (
-  !existsSync(join(ROOT, 'dist-bench', 'io', 'row-format.js')) ||
+  !existsSync(join(ROOT, 'dist-bench', 'pipeline', 'records.js')) ||
   !existsSync(join(ROOT, 'oclif.manifest.json'))
 )
   throw new Error('run `npm run build` first (npm run bench does)')

@@ -1,6 +1,6 @@
 // npm run build: bundle the CLI with esbuild into dist/ (ESM, code splitting).
 //
-// dist/sfl.js (src/main.ts) is the entry bin/run.js imports: a few lines that answer `--version` and
+// dist/sfl.js (src/cli/main.ts) is the entry bin/run.js imports: a few lines that answer `--version` and
 // otherwise import dist/oclif-main.js. Built on its own, so it shares no chunk and loads as one small file.
 // dist/oclif-main.js and dist/commands.js hold what every command needs: oclif, the command classes
 // (src/commands/index.ts, found by oclif's explicit discovery, package.json `oclif.commands`) and the code
@@ -8,6 +8,10 @@
 // only on that path: undici at the first request, the zod schema check, the table and CSV writers, the
 // sandbox server, the export engine. A few files instead of ~400 modules is most of the start-up win on
 // Node 20, which has no compile cache.
+//
+// dist/lib/index.js is the library's entry (src/lib/index.ts), built with the commands so the two share
+// their chunks: one core. Its types are one bundled declaration file, dist/lib/index.d.ts, made by
+// dts-bundle-generator from the source, holding only what the library exports (no undici or oclif types).
 //
 // Every runtime dependency is bundled, so the published package has no dependencies to resolve at install
 // time: users run exactly the versions package-lock.json pins. Their licence texts go to
@@ -53,7 +57,7 @@ const coverage = process.env.SFL_BUILD_COVERAGE === '1'
 const minify = process.env.SFL_MINIFY !== '0' && !coverage
 const entry = await build({
   absWorkingDir: ROOT,
-  entryPoints: {sfl: 'src/main.ts'},
+  entryPoints: {sfl: 'src/cli/main.ts'},
   outdir: 'dist',
   bundle: true,
   format: 'esm',
@@ -68,10 +72,10 @@ const entry = await build({
 })
 // the stdout/stderr guard is the one module the entry may bundle: it must be in place before `--version`
 // and oclif's help write anything, and imports only built-ins itself
-const ENTRY_INPUTS = new Set(['src/main.ts', 'src/cli/std-streams.ts'])
+const ENTRY_INPUTS = new Set(['src/cli/main.ts', 'src/cli/std-streams.ts'])
 if (Object.keys(entry.metafile.inputs).some((f) => !ENTRY_INPUTS.has(f)))
   throw new Error(
-    'src/main.ts must import nothing but Node built-ins, ./oclif-main.js and ./cli/std-streams.js (start-up)',
+    'src/cli/main.ts must import nothing but Node built-ins, ./oclif-main.js and ./std-streams.js (start-up)',
   )
 
 const result = await build({
@@ -79,10 +83,12 @@ const result = await build({
   // the command_not_found hook (package.json oclif.hooks) is a file of its own that oclif loads by path;
   // so is the worker thread of `sfl changes` (src/jobs/change-scan-run.ts finds it beside dist/chunks/)
   entryPoints: {
-    'oclif-main': 'src/oclif-main.ts',
+    'oclif-main': 'src/cli/oclif-main.ts',
     commands: 'src/commands/index.ts',
     'hooks/command-not-found': 'src/hooks/command-not-found.ts',
     'change-scan-worker': 'src/jobs/change-scan-worker.ts',
+    // the library (package.json exports["."]): the same modules as the commands, shared as chunks
+    'lib/index': 'src/lib/index.ts',
   },
   outdir: 'dist',
   chunkNames: 'chunks/[name]-[hash]',
@@ -92,7 +98,7 @@ const result = await build({
   platform: 'node',
   target: 'node20.18',
   // oclif requires typescript only to run .ts sources in development, which the bundle turns off
-  // (settings.enableAutoTranspile in src/main.ts); never bundle the compiler
+  // (settings.enableAutoTranspile in src/cli/main.ts); never bundle the compiler
   external: ['typescript'],
   // bundled CommonJS (oclif, undici, cli-table3) calls require() for Node's built-ins
   banner: {
@@ -178,3 +184,22 @@ const total = sizes.reduce((a, [, b]) => a + b, 0)
 console.log(
   `built ${sizes.length} files (${factories} CommonJS factories compiled eagerly), ${(total / 1024).toFixed(0)} kB (dist/sfl.js ${(sizes.find(([f]) => f === 'dist/sfl.js')[1] / 1024).toFixed(0)} kB), ${packages.size} bundled packages`,
 )
+
+// The library's declarations: one file, only the types its exports reach (src/lib/index.ts)
+if (!coverage) {
+  const {execFileSync} = await import('node:child_process')
+  execFileSync(
+    process.execPath,
+    [
+      join(ROOT, 'node_modules', 'dts-bundle-generator', 'dist', 'bin', 'dts-bundle-generator.js'),
+      '--silent',
+      '--no-banner',
+      '--project',
+      join(ROOT, 'tsconfig.lib.json'),
+      '-o',
+      join(dist, 'lib', 'index.d.ts'),
+      join(ROOT, 'src', 'lib', 'index.ts'),
+    ],
+    {stdio: 'inherit'},
+  )
+}

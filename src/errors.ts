@@ -1,6 +1,8 @@
 /**
- * Every failure the CLI can report is one of these classes, each tied to exactly one exit code.
- * The table is documented in the README ("Exit codes") and is the same for every command.
+ * Every failure the CLI (and the library) can report is one of these classes, each tied to exactly one
+ * exit code and a stable `code` a program can switch on (`err.code === 'RATE_LIMITED'`). The table is
+ * documented in the README ("Exit codes") and is the same for every command. Every layer may import this
+ * module; it imports nothing.
  */
 export const ExitCode = {
   ok: 0,
@@ -21,6 +23,7 @@ export const ExitCode = {
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode]
 
 export class SflError extends Error {
+  readonly code: string = 'UNEXPECTED'
   readonly exitCode: ExitCodeValue = ExitCode.unexpected
   /** `cause`: the low-level error behind this one (a socket's ECONNREFUSED), for the hints the CLI adds. */
   constructor(message: string, options?: ErrorOptions) {
@@ -31,16 +34,19 @@ export class SflError extends Error {
 
 /** Bad flags or input, detected before any request is sent. */
 export class UsageError extends SflError {
+  override readonly code: string = 'USAGE'
   override readonly exitCode = ExitCode.usage
 }
 
 /** Strict schema check failed (`--strict`). */
 export class SchemaError extends SflError {
+  override readonly code: string = 'SCHEMA'
   override readonly exitCode = ExitCode.unexpected
 }
 
 /** Errors that carry an HTTP status from the service (spec section 7). */
 export class HttpStatusError extends SflError {
+  override readonly code: string = 'HTTP_STATUS'
   constructor(
     message: string,
     readonly status: number,
@@ -51,90 +57,121 @@ export class HttpStatusError extends SflError {
 
 /** An HTTP status the spec does not describe (410, a 3xx without Location...): the server's fault, exit 6. */
 export class UnexpectedStatusError extends HttpStatusError {
+  override readonly code: string = 'UNEXPECTED_STATUS'
   override readonly exitCode = ExitCode.server
 }
 
 /** 400: the service rejected the query parameters. */
 export class BadRequestError extends HttpStatusError {
+  override readonly code: string = 'BAD_REQUEST'
   override readonly exitCode = ExitCode.usage
 }
 
 /** 404: no property matches (spec section 7). */
 export class NotFoundError extends HttpStatusError {
+  override readonly code: string = 'NOT_FOUND'
   override readonly exitCode = ExitCode.notFound
 }
 
 /** 401: the key is invalid or missing (spec 5.4). */
 export class InvalidKeyError extends HttpStatusError {
+  override readonly code: string = 'INVALID_KEY'
   override readonly exitCode = ExitCode.auth
 }
 
 /** 403: the key lacks permission for the resource (spec 5.4). */
 export class ForbiddenError extends HttpStatusError {
+  override readonly code: string = 'FORBIDDEN'
   override readonly exitCode = ExitCode.auth
 }
 
 /** No key configured at all: nothing was sent. */
 export class MissingKeyError extends SflError {
+  override readonly code: string = 'MISSING_KEY'
   override readonly exitCode = ExitCode.auth
 }
 
 /** 429 still in force after waiting up to --max-wait, or a wait longer than --max-wait is needed. */
 export class RateLimitExceededError extends SflError {
+  override readonly code: string = 'RATE_LIMITED'
   override readonly exitCode = ExitCode.rateLimit
 }
 
 /** 5xx, connection resets, truncated bodies and timeouts that outlived the retries. */
 export class ServerError extends SflError {
+  override readonly code: string = 'SERVER'
   override readonly exitCode = ExitCode.server
 }
 
 /** A response we could not understand (non-JSON body from a proxy, a 200 without data). */
-export class BadResponseError extends ServerError {}
+export class BadResponseError extends ServerError {
+  override readonly code: string = 'BAD_RESPONSE'
+}
 
 /** Some units of a batch or export failed; the rest were written. */
 export class PartialFailureError extends SflError {
+  override readonly code: string = 'PARTIAL'
   override readonly exitCode = ExitCode.partial
 }
 
 /** The run was interrupted (Ctrl-C, SIGTERM); what is not done stays in the checkpoint. */
 export class InterruptedError extends SflError {
+  override readonly code: string = 'INTERRUPTED'
   override readonly exitCode = ExitCode.interrupted
 }
 
 /** The reader of stdout closed the pipe; the run stops at once and says nothing (README "Exit codes"). */
 export class OutputClosedError extends SflError {
+  override readonly code: string = 'OUTPUT_CLOSED'
   override readonly exitCode = ExitCode.outputClosed
 }
 
 /** Disk full, permission denied, read-only file system: one line that says what, where and what to do. */
 export class LocalIoError extends SflError {
+  override readonly code: string = 'LOCAL_IO'
   override readonly exitCode = ExitCode.localIo
 }
 
 /** Too many requests in a row failed (network or 5xx): the run stops sending instead of retrying every unit. */
-export class CircuitOpenError extends ServerError {}
+export class CircuitOpenError extends ServerError {
+  override readonly code: string = 'CIRCUIT_OPEN'
+}
 
 /** A checkpoint that cannot be read back (edited, from another version): a usage problem, exit 2. */
-export class CheckpointError extends UsageError {}
+export class CheckpointError extends UsageError {
+  override readonly code: string = 'CHECKPOINT'
+}
 
 /** A body that ended before the JSON did (the connection was cut). Retryable like a reset. */
-export class TruncatedBodyError extends ServerError {}
+export class TruncatedBodyError extends ServerError {
+  override readonly code: string = 'TRUNCATED'
+}
 
 /**
  * --timeout elapsed for one request, counting connect, headers and the whole body together. Retryable like
  * a reset. undici's bodyTimeout is only the gap between chunks, so a server dripping a byte a second
  * never trips it; this deadline does.
  */
-export class RequestTimeoutError extends ServerError {}
+export class RequestTimeoutError extends ServerError {
+  override readonly code: string = 'TIMEOUT'
+}
 
 /** A 5xx status, retryable; exits 6 once the retries are spent. */
 export class ServerStatusError extends HttpStatusError {
+  override readonly code: string = 'SERVER_STATUS'
   override readonly exitCode = ExitCode.server
 }
 
 /** The run reached --max-requests; what is not done stays in the checkpoint. */
-export class RequestCapReachedError extends PartialFailureError {}
+export class RequestCapReachedError extends PartialFailureError {
+  override readonly code: string = 'REQUEST_CAP'
+}
+
+/** A system error's code (ENOSPC, EPIPE, ECONNREFUSED...), or '' when it has none. */
+export function systemCode(error: unknown): string {
+  const code = (error as {code?: unknown} | null | undefined)?.code
+  return typeof code === 'string' ? code : ''
+}
 
 /** Map any thrown value to its exit code; unknown errors are "unexpected" (1). */
 export function exitCodeOf(error: unknown): ExitCodeValue {

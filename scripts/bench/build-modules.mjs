@@ -1,4 +1,4 @@
-// The benchmarks' peers (the byte copy, the row-format micro-benchmark) and the body
+// The benchmarks' peers (the byte copy through the records stage) and the body
 // generator load a few of sfl's own modules directly. The CLI's build is one bundle, so these are compiled
 // here, one file each, into dist-bench/ (same paths as under src/). Run by `npm run bench*` before the script.
 import {build} from 'esbuild'
@@ -8,8 +8,7 @@ import {ROOT} from '../lib.mjs'
 await build({
   absWorkingDir: ROOT,
   entryPoints: [
-    'src/io/data-scanner.ts',
-    'src/io/row-format.ts',
+    'src/pipeline/records.ts',
     'src/sandbox/dataset.ts',
     'src/sandbox/counties.ts',
     'src/model/columns.ts',

@@ -12,6 +12,7 @@ import {
   ServerStatusError,
   TruncatedBodyError,
   UnexpectedStatusError,
+  systemCode,
   UsageError,
 } from '../errors.js'
 import {maskKey, redact} from './secrets.js'
@@ -393,7 +394,7 @@ async function guard<T>(url: string, send: () => Promise<T>): Promise<T> {
   try {
     return await send()
   } catch (error) {
-    const code = String((error as {code?: unknown}).code ?? '')
+    const code = systemCode(error)
     const {host} = new URL(url)
     const cause = {cause: error}
     if (PLAIN_HTTP_CODES.has(code))

@@ -3,8 +3,8 @@
  * through `redact` (or `redactUrl`), so a key echoed back by a server or a proxy cannot leak into stdout,
  * stderr, a log or a checkpoint, even when the echo is partial or in another case.
  *
- * Records are data and are NOT redacted: JSON/NDJSON/CSV keep what the service sent. A key inside a
- * record is the server's doing; `warnOnceIfRecordEchoesKey` lets a run say so once.
+ * Records are data and keep what the service sent, but for the key: an answer that echoes it has it masked
+ * before anything reads the bytes (src/pipeline/key-echo.ts), and the run says so once (`keyEchoWarning`).
  */
 
 /** A run of this many consecutive characters of a key is treated as the key (an error page cut mid-key). */
@@ -131,25 +131,10 @@ export function redactUrl(url: string): string {
   return redact(u.toString())
 }
 
-let recordEchoWarned = false
-
 /**
- * Records are printed and written as the service sent them. When one holds the key (or 8+ characters of
- * it) the server echoed it: say so once per run so the user can rotate the key and tell the provider.
- * Returns true when `text` echoes the key (whether or not this call printed the warning).
+ * The one line for a service that echoed the key inside its answers (src/pipeline/key-echo.ts masks it
+ * there, so no output or checkpoint holds it): every path says it the same way, once a run.
  */
-export function warnOnceIfRecordEchoesKey(text: string, warn: (line: string) => void): boolean {
-  if (!containsSecret(text)) return false
-  if (!recordEchoWarned) {
-    recordEchoWarned = true
-    warn(
-      'a record from the service contains your API key (or part of it); records are written as the service sent them, so the key is in this output. This is the server echoing the key: remove it from the output, rotate the key, and tell the provider',
-    )
-  }
-  return true
-}
-
-/** Tests only. */
-export function resetRecordEchoWarning(): void {
-  recordEchoWarned = false
+export function keyEchoWarning(occurrences: number): string {
+  return `the service echoed your API key ${occurrences.toLocaleString('en-US')} ${occurrences === 1 ? 'time' : 'times'} in its answers; it is masked with * in the output. Rotate the key and tell the provider`
 }

@@ -1,3 +1,6 @@
+// the types of the undici files imported by path (dts-bundle-generator compiles only what is referenced)
+// eslint-disable-next-line @typescript-eslint/triple-slash-reference -- an ambient module file, not one to import
+/// <reference path="./undici-internals.d.ts" />
 import api from 'undici/lib/api/index.js'
 import DispatcherClass from 'undici/lib/dispatcher/dispatcher.js'
 import EnvHttpProxyAgent from 'undici/lib/dispatcher/env-http-proxy-agent.js'

@@ -32,7 +32,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   flags!: BaseFlags<T>
 
   public override async init(): Promise<void> {
-    // the entry installed it already (src/main.ts); a command run in-process (tests) gets it here
+    // the entry installed it already (src/cli/main.ts); a command run in-process (tests) gets it here
     guardStdStreams()
     await super.init()
     const {flags} = await this.parse({
@@ -134,7 +134,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     const text = typeof example === 'string' ? example : example?.command
     // oclif's RequiredArgsError carries the missing arguments (with their names) as `args`
     const missing = Array.isArray(err.args)
-      ? err.args.map((a: {name?: unknown}) => String(a.name ?? '')).filter((n) => n !== '')
+      ? err.args
+          .map((a: {name?: unknown}) => (typeof a.name === 'string' ? a.name : ''))
+          .filter((n) => n !== '')
       : undefined
     process.stderr.write(
       usageErrorText(err.message, {

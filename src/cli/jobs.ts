@@ -1,3 +1,4 @@
+import {keyEchoWarning} from '../api/secrets.js'
 import type {ExportRequest, ExportSummary} from '../jobs/county-export.js'
 import type {BatchRequest, BatchSummary} from '../jobs/batch-lookup.js'
 import type {RecordFormat} from '../io/record-writer.js'
@@ -100,10 +101,15 @@ async function runExport(
     const empty = s.counties.filter((c) => c.outcome?.kind === 'empty').map((c) => c.fips)
     const parts = [
       req.outDir
-        ? `${n(s.written)} records written to ${n(s.filesWritten)} county ${s.filesWritten === 1 ? 'file' : 'files'} in ${req.outDir}`
+        ? `${n(s.written)} records written to ${n(s.filesWritten)} county ${s.filesWritten === 1 ? 'file' : 'files'} in ${req.outDir}${s.filesRewritten ? ` (${n(s.filesRewritten)} earlier ${s.filesRewritten === 1 ? 'file' : 'files'} rewritten with the run's final columns)` : ''}`
         : `${n(s.written)} records written${s.wrote ? '' : ' (output left untouched: no county finished)'}`,
       `${ended.length}/${s.counties.length} counties ended`,
     ]
+    // "exactly once" when the service itself repeats: a ServicePropertyID is written once per county
+    if (s.duplicates)
+      parts.push(
+        `${n(s.duplicates)} duplicate ${s.duplicates === 1 ? 'record' : 'records'} across pages dropped (the first kept)`,
+      )
     // --max-age: skipped without a request; listed when short, counted otherwise
     if (s.fresh.length)
       parts.push(
@@ -143,6 +149,10 @@ async function runExport(
         `  ${n(u.count)} ${u.column} value${u.count === 1 ? '' : 's'} not of the spec's type, written as null`,
       )
     if (s.rejectsFile) problems.push(`  the skipped records are listed in ${s.rejectsFile}`)
+    problems.push(...recordNotes(s, req.strict === true))
+    // said only of a run that ended by itself: a stopped one has other news, and a closed stdout none
+    const lacking = s.stopped ? undefined : optionsNotice(s)
+    if (lacking) io.notice(lacking)
     const out = s.stats ? await import('./stats-output.js') : undefined
     const shown = out && s.stats && out.statsShown(s.stopped) ? s.stats : undefined
     printSummary('sfl county-export', parts, ctx.scheduler, progress, {
@@ -156,6 +166,42 @@ async function runExport(
     if (shown && stats.json !== undefined) await out!.writeStatsJson(stats.json, shown)
     return s
   })
+}
+
+/**
+ * What the checks stage found, in a few lines: records that break the spec's rules (by field), the key
+ * echoed by the service (masked), and the option objects the key lacks (their columns are in no file).
+ */
+export function recordNotes(
+  s: {violations: Array<{field: string; records: number}>; keyEchoes: number},
+  strict: boolean,
+): string[] {
+  const out: string[] = []
+  if (s.violations.length > 0) {
+    // two short lines (a summary is read at 80 columns): the rule, then the fields most broken
+    out.push(
+      `  records that break the spec's rules ${strict ? '(skipped: --strict)' : '(written as sent; --strict skips them)'}:`,
+    )
+    let fields = '   '
+    for (const [i, v] of s.violations.entries()) {
+      const item = ` ${v.field} ${n(v.records)}${i < s.violations.length - 1 ? ',' : ''}`
+      if (fields.length + item.length > 70) {
+        fields += ` … (${s.violations.length} fields)`
+        break
+      }
+      fields += item
+    }
+    out.push(fields)
+  }
+  if (s.keyEchoes > 0) out.push(`  ${keyEchoWarning(s.keyEchoes)}`)
+  return out
+}
+
+/** One notice a run: the option objects no record carried (the key lacks them): their columns are in no file. */
+export function optionsNotice(s: {options: string[]; written: number}): string | undefined {
+  const lacking = ['AssumableMortgage', 'FHACondoEligibility'].filter((o) => !s.options.includes(o))
+  if (s.written === 0 || lacking.length === 0) return undefined
+  return `sfl: no record carried ${lacking.join(' or ')} (spec 2.2 rule 2 / 2.3 rule 1: the key does not include ${lacking.length === 1 ? 'that option' : 'those options'}); ${lacking.length === 1 ? 'its' : 'their'} columns are in no file`
 }
 
 /** `lookup --input` at the terminal. */
@@ -189,12 +235,17 @@ export async function runBatchJob(
     const blank = req.input.blankRows
     if (blank) parts.splice(1, 0, `${n(blank)} blank ${blank === 1 ? 'row' : 'rows'} skipped`)
     if (s.fromCheckpoint) parts.push(`${n(s.fromCheckpoint)} answers from the checkpoint`)
+    if (s.several)
+      parts.push(
+        `${n(s.several)} ${s.several === 1 ? 'row' : 'rows'} answered by several records (a row each, noted several_records)`,
+      )
+    const notes = recordNotes(s, req.strict === true)
     const out = s.stats ? await import('./stats-output.js') : undefined
     const shown = out && s.stats && out.statsShown(s.stopped) ? s.stats : undefined
     printSummary('sfl lookup --input', parts, ctx.scheduler, progress, {
       stopped: s.stopped,
       checkpoint: s.checkpoint,
-      problems: batchProblems(s.counts, req.out),
+      problems: [...batchProblems(s.counts, req.out), ...notes],
       details: shown && out!.statsLines(shown, {...stats, title: 'sfl lookup --input'}),
       quiet: io.quiet,
     })

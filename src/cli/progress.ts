@@ -1,3 +1,4 @@
+import {clockNotice} from './notices.js'
 import type {Scheduler, SchedulerEvent} from '../schedule/scheduler.js'
 
 /**
@@ -32,6 +33,7 @@ export class Progress {
   }
 
   onEvent = (e: SchedulerEvent): void => {
+    if (e.type === 'clock' && !this.quiet) this.stream.write(`${clockNotice(e.skewMs)}\n`)
     if (e.type !== 'wait') return
     const until = this.now() + e.ms
     const same = Math.abs(until - this.announcedUntil) < SAME_WAIT_MS

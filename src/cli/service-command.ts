@@ -1,9 +1,8 @@
 import {Command, Interfaces} from '@oclif/core'
 
-import {assertSafeBaseUrl, HttpClient} from '../api/client.js'
+import type {HttpClient} from '../api/client.js'
 import {MissingKeyError, type SflError, UsageError} from '../errors.js'
 import {registerSecret} from '../api/secrets.js'
-import {apiKeyProblem} from '../api/validate.js'
 import {loadConfigLenient, resolveSettings, type ResolvedSettings} from '../config/profiles.js'
 import type {Scheduler, SchedulerOptions} from '../schedule/scheduler.js'
 import type {Sandbox} from '../sandbox/server.js'
@@ -137,16 +136,11 @@ export abstract class ServiceCommand<T extends typeof Command> extends BaseComma
       throw new UsageError(
         'no service base URL: pass --base-url, set SFL_BASE_URL, store one with `sfl keys set --base-url URL`, or try --sandbox',
       )
-    assertSafeBaseUrl(baseUrl)
-    ;(await import('../api/endpoint-check.js')).assertVersionedBaseUrl(baseUrl) // spec 4, 9.1: …/v1
+    const {createCore, checkBaseUrl} = await import('../lib/core.js')
+    checkBaseUrl(baseUrl)
     if (!apiKey)
       throw new MissingKeyError(
         'no API key: set SFL_API_KEY, run `sfl keys set` (reads the key from stdin or a hidden prompt), or try --sandbox',
-      )
-    const keyProblem = apiKeyProblem(apiKey)
-    if (keyProblem)
-      throw new UsageError(
-        `the API key (from ${describeKeySource(fromStdin ? 'stdin' : settings.apiKeySource)}) ${keyProblem}; nothing was sent`,
       )
     this.origin = {
       baseUrl,
@@ -161,26 +155,25 @@ export abstract class ServiceCommand<T extends typeof Command> extends BaseComma
       profileHasKey: profileHasKey && settings.apiKeySource !== 'profile',
       configPath,
     }
-    const {Scheduler} = await import('../schedule/scheduler.js')
     const feedback = new WaitFeedback(process.stderr, {
       live: Boolean(process.stderr.isTTY) && !f.quiet,
       quiet: Boolean(f.quiet),
     })
-    const client = new HttpClient({
+    // the library's one core (src/lib/core.ts): the base URL and key checked, the client and the scheduler
+    const {client, scheduler} = createCore({
+      baseUrl,
       apiKey,
+      keyOrigin: describeKeySource(fromStdin ? 'stdin' : settings.apiKeySource),
       timeoutMs: (f.timeout ?? (this.constructor as typeof ServiceCommand).defaultTimeout) * 1000,
-      userAgent: `${this.config.name}/${this.config.version} node/${process.versions.node}`,
-      debug: this.debugLine,
-      onEvent: feedback.onClientEvent,
-    })
-    const scheduler = new Scheduler({
-      concurrency: 1,
       retries: f.retries,
       maxWaitMs: (f['max-wait'] ?? (this.constructor as typeof ServiceCommand).defaultMaxWait) * 1000,
+      userAgent: `${this.config.name}/${this.config.version} node/${process.versions.node}`,
+      debug: this.debugLine,
       // a long rate-limit wait, a retry, a slow answer: said at the terminal (exports and batches draw their
       // own progress instead)
-      onEvent: feedback.onSchedulerEvent,
-      ...schedule,
+      onClientEvent: feedback.onClientEvent,
+      onSchedulerEvent: feedback.onSchedulerEvent,
+      schedule,
     })
     this.ctx = {
       baseUrl,

@@ -12,7 +12,7 @@
  * error' and the bundle's source line (43 KB of it), and oclif's own stdout listener rethrows everything
  * but EPIPE. This listener goes first and ends the process before either.
  *
- * Installed by the entry (src/main.ts, so `--version` and oclif's help are covered) and again by the base
+ * Installed by the entry (src/cli/main.ts, so `--version` and oclif's help are covered) and again by the base
  * command (a no-op there when already installed; in-process tests reach commands without the entry). It
  * imports only Node built-ins: scripts/build.mjs bundles it into dist/sfl.js, which must stay small. The
  * bundle holds a second copy in the commands chunk, so the state lives on `globalThis` under a registered
@@ -29,7 +29,8 @@ export interface StdStreamFailure {
 
 /** Pure: what a write failure on stdout or stderr means for the run. */
 export function describeStdStreamFailure(stream: StdStreamName, error: unknown): StdStreamFailure {
-  const code = String((error as {code?: unknown} | undefined)?.code ?? '')
+  const raw = (error as {code?: unknown} | undefined)?.code
+  const code = typeof raw === 'string' ? raw : ''
   if (code === 'EPIPE') return {exitCode: 141}
   if (stream === 'stderr') return {exitCode: 8}
   const cause =

@@ -1,3 +1,4 @@
+import {clockNotice} from './notices.js'
 import type {ClientEvent} from '../api/client.js'
 import {forTerminal} from '../render/terminal.js'
 import type {SchedulerEvent} from '../schedule/scheduler.js'
@@ -87,6 +88,8 @@ export class WaitFeedback {
       this.print(
         `sfl: retrying (${e.attempt} of ${e.of}) after ${(e.delayMs / 1000).toFixed(1)} s: ${e.reason}`,
       )
+    // a Date header too far off to trust (src/schedule/rate-limit.ts MAX_SKEW_MS): said once, not at --quiet
+    else if (e.type === 'clock' && !this.opts.quiet) this.print(clockNotice(e.skewMs))
     else if (e.type === 'wait' && e.ms >= ANNOUNCE_WAITS_FROM_MS && !this.opts.quiet)
       this.print(
         `sfl: waiting ${secs(e.ms, Math.ceil)} for ${e.reason === '429' ? 'a 429' : 'the rate-limit reset'}`,

@@ -154,6 +154,10 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
       delimiter: ',',
       multiple: true,
     }),
+    strict: Flags.boolean({
+      description:
+        "Skip (and list in the rejects file) records that break the spec's rules instead of writing them with a warning; the run then exits 7",
+    }),
     'max-record-bytes': Flags.integer({
       description: 'Skip (and list) any record larger than this many bytes instead of holding it in memory',
       default: 16 * 1024 * 1024,
@@ -246,6 +250,7 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
         bom: f.bom,
         escapeFormulas: !f['no-escape-formulas'],
         maxRecordBytes: f['max-record-bytes'],
+        strict: f.strict,
         // gathered when something will show them: the table (not --quiet) or --stats-json
         stats: stats !== undefined && (!f.quiet || stats.json !== undefined),
       },

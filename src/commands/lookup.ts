@@ -3,6 +3,7 @@ import {Flags} from '@oclif/core'
 import {ServiceCommand} from '../cli/service-command.js'
 import {OUTPUTS} from '../render/formats.js'
 import {SchemaError, UsageError} from '../errors.js'
+import {keyEchoWarning} from '../api/secrets.js'
 import {fipsProblem} from '../api/validate.js'
 import type {BatchSummary} from '../jobs/batch-lookup.js'
 import {paragraphs} from '../cli/help-text.js'
@@ -151,11 +152,7 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
     const {lookupRequest} = await import('../cli/lookup-flags.js')
     const {query, countyLabel, marketRate} = lookupRequest(f, format)
     // start loading what runs after the request now, so the files are read while the request is made
-    const after = Promise.all([
-      import('../api/schema.js'),
-      import('../render/record-output.js'),
-      import('../render/colour.js'),
-    ])
+    const after = Promise.all([import('../render/record-output.js'), import('../render/colour.js')])
     after.catch(() => undefined) // a failed import is reported by the await below, not as unhandled
     const ctx = await this.context()
     const {lookupOne} = await import('../lookup/address-lookup.js')
@@ -169,14 +166,15 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
       this.warnAlways(
         `matched_without_unit: no property matched with the unit; this is the record at "${last.address}"`,
       )
-    const [{schemaLine}, {renderRecords}, {colourEnabled}] = await after
-    for (const r of found.records) {
-      // one line per record naming the fields; --strict fails on a real violation (spec 2)
-      const line = schemaLine(r)
-      if (line === undefined) continue
+    const [{renderRecords}, {colourEnabled}] = await after
+    found.problems.forEach((problems, i) => {
+      // one line per record naming the fields (src/pipeline/checks.ts); --strict fails on a violation (spec 2)
+      if (problems.length === 0) return
+      const id = found.records[i]!['ServicePropertyID']
+      const line = `record ${typeof id === 'number' || typeof id === 'string' ? id : '(no ServicePropertyID)'} does not match the spec's rules: ${problems.join('; ')}`
       if (f.strict) throw new SchemaError(line)
       this.warnAlways(line)
-    }
+    })
     const out = await renderRecords(found.records, format, {
       escapeFormulas: !f['no-escape-formulas'],
       width: process.stdout.columns ?? 100,
@@ -186,9 +184,8 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
       raw: found.raw,
       colour: format === 'table' && colourEnabled(process.stdout, process.env),
     })
-    // records are data, printed as sent; a key inside one is the server's echo, and the user must know
-    const {warnOnceIfRecordEchoesKey} = await import('../api/secrets.js')
-    warnOnceIfRecordEchoesKey(out, (line) => this.warnAlways(line))
+    // a key inside a record is the server's echo: masked (src/pipeline/key-echo.ts), and the user must know
+    if (found.keyEchoes > 0) this.warnAlways(keyEchoWarning(found.keyEchoes))
     process.stdout.write(out)
   }
 
@@ -238,6 +235,7 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
           map: mapParams(map, input.sources),
           bom: f.bom || input.bom,
           stats: stats !== undefined && (!f.quiet || stats.json !== undefined),
+          strict: f.strict,
         },
         stats,
       )

@@ -11,7 +11,7 @@ import {
   rmSync,
   type WriteStream,
 } from 'node:fs'
-import {mkdir, open, readdir, rename, rm, stat, type FileHandle} from 'node:fs/promises'
+import {lstat, mkdir, open, readdir, rename, rm, stat, type FileHandle} from 'node:fs/promises'
 import {basename, dirname, join} from 'node:path'
 
 import {UsageError} from '../errors.js'
@@ -196,14 +196,46 @@ export function removeTempFilesSync(): void {
   cleanups.clear()
 }
 
-/** Check, before any request, that --out can be written: its folder exists and it is not a folder itself. */
-export async function assertWritableTarget(out: string): Promise<void> {
+/**
+ * What `--out` names: a regular file (or none yet), written atomically beside itself (temp, fsync, rename);
+ * or a stream (a FIFO, a character device such as /dev/null, a socket, or a descriptor the shell opened:
+ * /dev/stdout, /dev/fd/N, /proc/self/fd/N), written into in order, never replaced: `rename` over it would
+ * swap the FIFO or device for a regular file (as root, `--out /dev/null` would replace /dev/null). A
+ * symlink is never followed to replace its target: a link to a regular file is replaced by the new file
+ * (the target stays as it was); a link to a FIFO or device is written into.
+ */
+export type OutKind = {kind: 'file'} | {kind: 'stream'; fd?: number | undefined}
+
+const FD_PATH = /^\/(?:dev\/fd|proc\/self\/fd)\/(\d+)$/
+const STD_PATH: Record<string, number> = {'/dev/stdout': 1, '/dev/stderr': 2}
+
+/** Check, before any request, that --out can be written, and say how (see OutKind). Usage errors exit 2. */
+export async function assertWritableTarget(out: string, flag = '--out'): Promise<OutKind> {
+  const fdMatch = FD_PATH.exec(out)
+  const fd = fdMatch ? Number(fdMatch[1]) : STD_PATH[out]
+  if (fd !== undefined) {
+    try {
+      fstatSync(fd)
+    } catch {
+      throw new UsageError(
+        `${flag} ${out}: no file descriptor ${fd} is open in this process; redirect it in the shell first (${fd}>file)`,
+      )
+    }
+    return {kind: 'stream', fd}
+  }
+  const link = await lstat(out).catch(() => undefined)
+  const f = link?.isSymbolicLink() ? await stat(out).catch(() => undefined) : link
+  if (f?.isDirectory()) throw new UsageError(`${flag} ${out} is a folder; give a file name`)
+  if (f?.isBlockDevice())
+    throw new UsageError(
+      `${flag} ${out} is a block device; sfl writes files, FIFOs and character devices only`,
+    )
+  if (f && (f.isFIFO() || f.isCharacterDevice() || f.isSocket())) return {kind: 'stream'}
   const dir = dirname(out)
   const d = await stat(dir).catch(() => undefined)
   if (!d?.isDirectory())
-    throw new UsageError(`--out ${out}: the folder ${dir} does not exist; create it first`)
-  const f = await stat(out).catch(() => undefined)
-  if (f?.isDirectory()) throw new UsageError(`--out ${out} is a folder; give a file name`)
+    throw new UsageError(`${flag} ${out}: the folder ${dir} does not exist; create it first`)
+  return {kind: 'file'}
 }
 
 /**

@@ -1,6 +1,8 @@
 import {open} from 'node:fs/promises'
 
+import {OPTION_NAMES} from '../api/spec.js'
 import {UsageError} from '../errors.js'
+import {unguardCell} from '../text/csv-cell.js'
 import {CsvSyntaxError, readCsv} from './csv-reader.js'
 import {readLines} from './lines.js'
 
@@ -59,14 +61,6 @@ export async function* readExport(
   }
 }
 
-/**
- * `'=1+2` back to `=1+2`: the export's formula guard (OWASP CSV injection) prefixes such cells with a
- * quote; reading them back undoes it so a guarded CSV compares equal to the NDJSON of the same county.
- */
-export function unguardCell(s: string): string {
-  return s.length > 1 && s[0] === "'" && /^[=+\-@\t\r]/.test(s.slice(1)) ? s.slice(1) : s
-}
-
 async function* readCsvExport(path: string): AsyncGenerator<FlatRecord> {
   let header: string[] | undefined
   for await (const {fields} of readCsv(path)) {
@@ -115,20 +109,23 @@ async function* readJsonLines(path: string, fmt: 'ndjson' | 'json'): AsyncGenera
 }
 
 /**
- * One record flattened the way the CSV is (src/model/columns.ts): top-level scalars as they are, an
- * object's fields as `Object.Field`, anything deeper (or an array) as its JSON text.
+ * One record flattened the way the CSV is (the one column rule, src/model/columns.ts): top-level scalars
+ * as they are, an option object's fields (spec 2.2, 2.3) as `Option.Field`, any other object, a list or
+ * anything deeper as its JSON text.
  */
 export function flattenRecord(record: Record<string, unknown>): FlatRecord {
   const out: FlatRecord = {}
   for (const k in record) {
     const v = record[k]
-    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+    if (OPTIONS.has(k) && v !== null && typeof v === 'object' && !Array.isArray(v)) {
       const o = v as Record<string, unknown>
       for (const s in o) out[`${k}.${s}`] = scalar(o[s])
     } else out[k] = scalar(v)
   }
   return out
 }
+
+const OPTIONS: ReadonlySet<string> = new Set(OPTION_NAMES)
 
 function scalar(v: unknown): FlatValue {
   if (v === undefined || v === null) return null

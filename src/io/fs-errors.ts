@@ -1,4 +1,4 @@
-import {LocalIoError, SflError} from '../errors.js'
+import {LocalIoError, SflError, systemCode} from '../errors.js'
 
 /**
  * Turn a file-system failure into one line that says what failed, where, and what to do (exit 8), instead
@@ -6,7 +6,7 @@ import {LocalIoError, SflError} from '../errors.js'
  */
 export function localIoError(error: unknown, doing: string, where: string): Error {
   if (error instanceof SflError) return error
-  const code = String((error as {code?: unknown})?.code ?? '')
+  const code = systemCode(error)
   const what = `${doing} ${where}`
   switch (code) {
     case 'ENOSPC':

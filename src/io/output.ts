@@ -1,7 +1,10 @@
 import type {Writable} from 'node:stream'
 
+import {constants, createWriteStream} from 'node:fs'
+import {open} from 'node:fs/promises'
+
 import {OutputClosedError} from '../errors.js'
-import {AtomicFile} from './atomic-file.js'
+import {AtomicFile, assertWritableTarget} from './atomic-file.js'
 import {localIoError} from './fs-errors.js'
 
 /**
@@ -106,6 +109,70 @@ export class StdoutTarget extends StreamTarget {
     // stdout stays open for whatever prints the summary; nothing to remove
     this.release()
   }
+}
+
+/**
+ * --out that is a FIFO, a character device or a descriptor the shell opened (src/io/atomic-file.ts
+ * OutKind): written into in order, with no temp file, rename or lock beside it. Not atomic: a reader sees
+ * the records as they come, and a run that stops leaves what it wrote (as on stdout).
+ */
+export class StreamFileTarget extends StreamTarget {
+  private constructor(
+    stream: import('node:fs').WriteStream,
+    private readonly path: string,
+    onFailure: (error: Error) => void,
+  ) {
+    super(stream, onFailure)
+  }
+
+  /** Open `path` for writing in order (a FIFO waits for its reader), or write to the descriptor `fd`. */
+  static async create(
+    path: string,
+    fd: number | undefined,
+    onFailure: (error: Error) => void,
+  ): Promise<StreamFileTarget> {
+    if (fd !== undefined) {
+      // a descriptor the shell opened (/dev/fd/N): written, never closed (it is not ours)
+      const stream = createWriteStream('', {fd, autoClose: false, highWaterMark: 1 << 20})
+      return new StreamFileTarget(stream, path, onFailure)
+    }
+    let handle: import('node:fs/promises').FileHandle
+    try {
+      // no O_CREAT, no O_TRUNC: the FIFO or device is written into, never made or cut
+      handle = await open(path, constants.O_WRONLY | constants.O_NOCTTY)
+    } catch (error) {
+      throw localIoError(error, 'opening', path)
+    }
+    // the stream owns the handle and closes it; taking only its number would leave the handle to close
+    // the same descriptor again when it is collected (EBADF, fatal on Node 20)
+    return new StreamFileTarget(handle.createWriteStream({highWaterMark: 1 << 20}), path, onFailure)
+  }
+
+  protected describe(error: unknown): Error {
+    const code = (error as {code?: string}).code
+    if (code === 'EPIPE') return new OutputClosedError(`the reader of ${this.path} went away`)
+    return localIoError(error, 'writing', this.path)
+  }
+
+  async commit(): Promise<void> {
+    await this.drain()
+    await new Promise<void>((resolve, reject) => {
+      this.stream.end((error?: Error | null) => (error ? reject(this.describe(error)) : resolve()))
+    })
+    if (this.failure) throw this.failure
+  }
+
+  async abort(): Promise<void> {
+    // what was written stays written (a stream cannot be taken back); the descriptor is let go
+    this.stream.end()
+  }
+}
+
+/** The target `--out` names: a stream written in order, or a file written atomically (OutKind). */
+export async function openOutput(out: string, onFailure: (error: Error) => void): Promise<OutputTarget> {
+  const kind = await assertWritableTarget(out)
+  if (kind.kind === 'stream') return StreamFileTarget.create(out, kind.fd, onFailure)
+  return FileTarget.create(out, onFailure)
 }
 
 /** --out: an exclusive temp file beside the target, renamed over it only by `commit`. */

@@ -1,5 +1,5 @@
-import {columnsFor, selectColumns, ShapeTracker, type Column} from '../model/columns.js'
-import {ServerError} from '../errors.js'
+import {columnOf, columnsFor, ShapeTracker, type Column} from '../model/columns.js'
+import {CheckpointError} from '../errors.js'
 import {readLines} from './lines.js'
 import type {OutputTarget} from './output.js'
 import {parquetType, toParquetValue, UNFIT, type ParquetType, type ParquetValue} from './parquet-types.js'
@@ -55,7 +55,10 @@ function schemaElement(name: string, type: ParquetType): SchemaElement {
 async function* records(files: readonly string[]): AsyncGenerator<Record<string, unknown>> {
   for (const file of files)
     for await (const l of readLines(file)) {
-      if (!l.complete) throw new ServerError(`the part file ${file} ends mid-record`)
+      if (!l.complete)
+        throw new CheckpointError(
+          `the part file ${file} ends mid-record (damaged); add --restart to fetch the run again`,
+        )
       yield JSON.parse(l.bytes.toString('utf8')) as Record<string, unknown>
     }
 }
@@ -63,22 +66,27 @@ async function* records(files: readonly string[]): AsyncGenerator<Record<string,
 /**
  * Write the records spooled in NDJSON part files (one record a line, in order) as one Parquet file on
  * `target`, a row group at a time, so memory stays flat whatever the county's size. The columns are the
- * CSV's (`columnsFor`, `--fields` kept in its order); with no `fields` a first pass over the files learns
- * which fields and options occur. Each column has its spec type (`parquetType`); a value that does not fit
+ * run's (the CSV's); without them a first pass over the files learns which fields and options occur. Each column has its spec type (`parquetType`); a value that does not fit
  * it is written as null and counted in the result. The caller commits or aborts the target.
  *
  * Called once per output file: once for `--out` with every finished county's pages, or once per county.
  */
 export async function writeParquet(
   target: OutputTarget,
-  files: readonly string[],
-  opts: {fields?: readonly string[] | undefined; rowGroupRows?: number | undefined} = {},
+  /** NDJSON part files (records as sent), or flat records keyed by column (a Parquet file read back to be rewritten). */
+  source: readonly string[] | {flat: AsyncIterable<Record<string, unknown>>},
+  opts: {
+    /** The run's columns (src/pipeline/schema.ts): every file of a run has the same. */
+    columns?: readonly string[] | undefined
+    rowGroupRows?: number | undefined
+  } = {},
 ): Promise<ParquetResult> {
+  const files = Array.isArray(source) ? (source as readonly string[]) : undefined
   let columns: Column[]
-  if (opts.fields?.length) columns = selectColumns([], opts.fields)
+  if (opts.columns) columns = opts.columns.map(columnOf)
   else {
     const shape = new ShapeTracker()
-    for await (const r of records(files)) shape.observe(r)
+    for await (const r of records(files ?? [])) shape.observe(r)
     columns = columnsFor(shape.shape)
   }
   const types = columns.map((c) => parquetType(c))
@@ -102,7 +110,7 @@ export async function writeParquet(
   // spec-named fields with SNAPPY pages, what DuckDB, Spark and pandas expect by default
   const writer = new ParquetWriter({
     writer: bytes,
-    schema: schema as never,
+    schema,
     codec: 'SNAPPY',
     createdBy: 'sfl',
   })
@@ -120,11 +128,12 @@ export async function writeParquet(
     n = 0
   }
   let count = 0
-  for await (const r of records(files)) {
+  const rows = files ? records(files) : (source as {flat: AsyncIterable<Record<string, unknown>>}).flat
+  for await (const r of rows) {
     for (let i = 0; i < columns.length; i++) {
       const c = columns[i]!
-      let v = r[c.key]
-      if (c.sub !== undefined)
+      let v = files ? r[c.key] : r[c.header]
+      if (files && c.sub !== undefined)
         v =
           v !== null && typeof v === 'object' && !Array.isArray(v)
             ? (v as Record<string, unknown>)[c.sub]

@@ -1,17 +1,15 @@
-import {csvCell} from './row-format.js'
+import {csvLine as cellsLine} from '../text/csv-cell.js'
 import type {OutputTarget} from './output.js'
 
 export type RecordFormat = 'csv' | 'ndjson' | 'json'
 
 const BOM = '\ufeff'
 /**
- * One CSV record with its CRLF line end (RFC 4180 section 2): each cell quoted by the same rule as the
- * export's formatter (src/io/row-format.ts); cells arrive already formula-guarded by their caller.
+ * One CSV record with its CRLF line end (RFC 4180 section 2), each cell quoted by src/io/csv-cell.ts;
+ * cells arrive already formula-guarded by their caller.
  */
 export function csvLine(cells: readonly string[]): string {
-  let line = ''
-  for (let i = 0; i < cells.length; i++) line += (i === 0 ? '' : ',') + csvCell(cells[i]!, false)
-  return `${line}\r\n`
+  return cellsLine(cells, false)
 }
 
 /**
@@ -67,6 +65,13 @@ export class RecordWriter {
     this.start()
     this.count++
     return this.target.write(csvLine(cells))
+  }
+
+  /** A record as a CSV line already encoded (src/pipeline/cells.ts: cells quoted and guarded, CRLF included). */
+  csvRow(line: Buffer): boolean {
+    this.start()
+    this.count++
+    return this.target.write(line)
   }
 
   /** A record as a CSV line already made (cells quoted and guarded, CRLF included). */

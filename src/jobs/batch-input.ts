@@ -209,7 +209,7 @@ async function* rawRows(path: string, name: string, kind: 'csv' | 'ndjson'): Asy
         throw new InputError(`${name} line ${i}: expected a JSON object per line`)
       const values: Record<string, string> = {}
       for (const [k, v] of Object.entries(obj as Record<string, unknown>))
-        values[k] = v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v)
+        values[k] = v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v)
       yield {line: i, values}
     }
     return
@@ -350,14 +350,14 @@ export async function openBatchInput(
   let path = source
   let cleanup = async () => undefined as void
   if (source === '-') {
-    const {mkdtemp, rm} = await import('node:fs/promises')
+    const fsp = await import('node:fs/promises')
     const {tmpdir} = await import('node:os')
-    const {join} = await import('node:path')
+    const nodePath = await import('node:path')
     const {pipeline} = await import('node:stream/promises')
     const {createWriteStream} = await import('node:fs')
-    const dir = await mkdtemp(join(tmpdir(), 'sfl-input-'))
-    path = join(dir, 'stdin')
-    cleanup = () => rm(dir, {recursive: true, force: true})
+    const dir = await fsp.mkdtemp(nodePath.join(tmpdir(), 'sfl-input-'))
+    path = nodePath.join(dir, 'stdin')
+    cleanup = () => fsp.rm(dir, {recursive: true, force: true})
     try {
       await pipeline(stdin, createWriteStream(path, {flags: 'wx', mode: 0o600}))
     } catch (error) {

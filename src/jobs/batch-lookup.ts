@@ -1,5 +1,4 @@
 import {addressLadder} from '../address/ladder.js'
-import type {HttpClient} from '../api/client.js'
 import {
   BadRequestError,
   BadResponseError,
@@ -8,7 +7,7 @@ import {
   NotFoundError,
   type SflError,
 } from '../errors.js'
-import {fetchLookup} from '../lookup/fetch-lookup.js'
+import {fetchLookup, type LookupContext} from '../lookup/fetch-lookup.js'
 import {redact} from '../api/secrets.js'
 import type {LookupQuery} from '../api/validate.js'
 import {flattenRecord} from '../io/export-reader.js'
@@ -17,9 +16,11 @@ import {emptyFacts, type StatsReport} from '../stats/accumulator.js'
 import {factsOfFlat} from '../stats/facts.js'
 import {GroupedStats} from '../stats/grouped.js'
 import {cell, columnsFor, flattenRow, ShapeTracker, type Column} from '../model/columns.js'
-import type {Scheduler} from '../schedule/scheduler.js'
+import {guardCell} from '../text/csv-cell.js'
 import {KeySet, RowKeys, type BatchInput, type InputRow} from './batch-input.js'
-import {resultNames} from './batch-columns.js'
+import {resultNames} from '../model/result-names.js'
+import {batchEvent, decodeEvent} from './events.js'
+import {journalPaths} from './journal.js'
 import type {Outcome, OutcomeKind} from './outcome.js'
 import {RunState, type JobDeps} from './run.js'
 
@@ -48,14 +49,13 @@ export interface BatchRequest {
   map?: readonly string[] | undefined
   /** Start a CSV output with a UTF-8 BOM (`--bom`, or the input began with one). */
   bom?: boolean | undefined
-  /** Gather the run statistics over the rows answered found (issue 14; default true). */
+  /** Gather the run statistics over the lookups answered found (default true). */
   stats?: boolean | undefined
+  /** `--strict`: a row whose record breaks the spec's rules is `malformed` (its record not written). */
+  strict?: boolean | undefined
 }
 
-export interface BatchDeps extends JobDeps {
-  client: HttpClient
-  scheduler: Scheduler
-  baseUrl: string
+export interface BatchDeps extends JobDeps, LookupContext {
   onProgress?: (done: number, total: number) => void
 }
 
@@ -65,9 +65,15 @@ export interface BatchSummary {
   /** Rows that needed no request of their own (a duplicate of an earlier row). */
   saved: number
   fromCheckpoint: number
+  /** Rows whose lookup the service answered with several records (each written as a row of its own, noted). */
+  several: number
+  /** Records that break the spec's rules, by field (written as sent without --strict). */
+  violations: Array<{field: string; records: number}>
+  /** Places where the service echoed the API key in its answers (masked in the output and the checkpoint). */
+  keyEchoes: number
   stopped?: SflError | undefined
   checkpoint?: string | undefined
-  /** Statistics of the records of the rows answered found (per output row), and per county (Fips). */
+  /** Statistics of the records of the lookups answered found (each lookup once), and per county (Fips). */
   stats?: {run: StatsReport; counties: Array<{fips: string; report: StatsReport}>} | undefined
   exitCode: number
 }
@@ -105,22 +111,24 @@ const CODE: Record<RowStatus, number> = {
 /** Lookups waiting for the scheduler at once: enough to keep it busy, few enough to stay small. */
 const QUEUE_PER_WORKER = 4
 
+/** A row's answer: its status, the reason for any but ok, and the record(s) found (several: one output row each). */
 interface Answer {
   status: RowStatus
   error: string | null
-  record: Record<string, unknown> | null
+  records: Array<Record<string, unknown>> | null
 }
 
+/** The note a row gets when its lookup was answered by several records (each written as a row of its own). */
+export const SEVERAL_RECORDS = 'several_records'
+
 export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promise<BatchSummary> {
-  /** Final answers: compact key -> the journal position of the event that holds it. */
-  const answered = new Map<string, number>()
-  const lengths = new Map<number, number>()
-  const shape = new ShapeTracker()
+  const batch = new BatchRun(deps, req)
   const run = await RunState.start(deps, {
     out: req.out,
     restart: req.restart,
     header: {
-      v: 2,
+      // 3: typed events; a row's answer may hold several records; --strict is part of the request
+      v: 3,
       kind: 'batch',
       params: {
         input: req.inputId,
@@ -128,54 +136,74 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
         unitFallback: req.unitFallback,
         asTyped: req.asTyped,
         baseUrl: deps.baseUrl,
+        strict: req.strict === true,
         // only when given, so a checkpoint of a run without --map stays valid; another map asks again
         ...(req.map?.length ? {map: req.map} : {}),
       },
     },
-    replay: (e, offset, length) => {
-      if (e['t'] !== 'row' || typeof e['k'] !== 'string' || !FINAL.has(e['s'] as RowStatus)) return
-      answered.set(e['k'], offset)
-      lengths.set(offset, length)
-      if (e['r'] && typeof e['r'] === 'object') shape.observe(e['r'] as Record<string, unknown>)
-    },
+    replay: (e, offset, length) => batch.replay(e, offset, length),
   })
   try {
-    const journal = run.journal
-    const fromCheckpoint = answered.size
-    /** Answers of this run that are not final (`error`), kept only in memory: a rerun asks again. */
-    const transient = new Map<string, Answer>()
-    let done = answered.size
-    let total = answered.size
+    return await batch.start(run)
+  } finally {
+    await run.close()
+  }
+}
 
-    const settle = (k: string, a: Answer) => {
-      if (FINAL.has(a.status)) {
-        const at = journal.append({t: 'row', k, s: a.status, e: a.error, r: a.record})
-        answered.set(k, at.offset)
-        lengths.set(at.offset, at.length)
-        if (a.record) shape.observe(a.record)
-      } else transient.set(k, a)
-      deps.onProgress?.(++done, total)
+class BatchRun {
+  /** Final answers: compact key -> the journal position of the event that holds it. */
+  private readonly answered = new Map<string, number>()
+  private readonly lengths = new Map<number, number>()
+  private readonly shape = new ShapeTracker()
+  /** Answers of this run that are not final (`error`), kept only in memory: a rerun asks again. */
+  private readonly transient = new Map<string, Answer>()
+  private readonly violations = new Map<string, number>()
+  private keyEchoes = 0
+  private journalName: string
+  private run!: RunState
+
+  constructor(
+    private readonly deps: BatchDeps,
+    private readonly req: BatchRequest,
+  ) {
+    this.journalName = req.out ? journalPaths(req.out).journal : 'the checkpoint'
+  }
+
+  replay(raw: Record<string, unknown>, offset: number, length: number): void {
+    const e = decodeEvent(batchEvent, raw, this.journalName)
+    if (e.t !== 'row' || !FINAL.has(e.s)) return
+    this.answered.set(e.k, offset)
+    this.lengths.set(offset, length)
+    for (const r of recordsOf(e.r)) this.shape.observe(r)
+  }
+
+  async start(run: RunState): Promise<BatchSummary> {
+    this.run = run
+    const fromCheckpoint = this.answered.size
+    const {rows, saved, keys} = await this.send()
+    const written = await this.write(keys)
+    const open = written.counts.error > 0 || Boolean(run.stopped)
+    const checkpoint = await run.finish(open)
+    return {
+      rows,
+      counts: written.counts,
+      saved,
+      fromCheckpoint,
+      several: written.several,
+      violations: [...this.violations]
+        .map(([field, records]) => ({field, records}))
+        .sort((a, b) => b.records - a.records),
+      keyEchoes: this.keyEchoes,
+      stopped: run.stopped,
+      checkpoint,
+      ...(written.stats ? {stats: written.stats} : {}),
+      exitCode: run.exitCode(written.outcomes, written.finishedAny),
     }
+  }
 
-    const lookupOne = async (k: string, q: LookupQuery): Promise<void> => {
-      if (run.stopped) return
-      let a: Answer
-      try {
-        a = await answer(deps, q, req, run.signal)
-      } catch (error) {
-        if (run.absorbStop(error)) return
-        a = {status: 'error', error: run.message(error), record: null}
-      }
-      try {
-        settle(k, a)
-      } catch (error) {
-        // the journal could not be written (a full disk): the run stops, the answer is still shown
-        transient.set(k, a)
-        if (!run.absorbStop(error)) throw error
-      }
-    }
-
-    // send: one pass over the input, each distinct lookup once, a bounded queue in front of the scheduler
+  /** The send pass: one pass over the input, each distinct lookup once, a bounded queue in front of the scheduler. */
+  private async send(): Promise<{rows: number; saved: number; keys: RowKeys}> {
+    const {deps, run} = this
     const asked = new KeySet()
     const keys = new RowKeys()
     const limit = Math.max(1, deps.scheduler.options.concurrency) * QUEUE_PER_WORKER
@@ -184,8 +212,10 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
     const pending = new Set<Promise<void>>()
     let rows = 0
     let saved = 0
+    let done = this.answered.size
+    let total = this.answered.size
     try {
-      for await (const row of req.input.rows()) {
+      for await (const row of this.req.input.rows()) {
         rows++
         keys.push(row.query ? row.key : undefined)
         if (!row.key || !row.query) continue
@@ -193,15 +223,17 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
           saved++
           continue
         }
-        if (answered.has(row.key)) continue // answered by an earlier run
+        if (this.answered.has(row.key)) continue // answered by an earlier run
         if (run.stopped) continue // keep counting rows; nothing more is sent
         total++
         inFlight++
-        const p: Promise<void> = lookupOne(row.key, row.query).finally(() => {
-          pending.delete(p)
-          inFlight--
-          slotFreed?.()
-        })
+        const p: Promise<void> = this.lookupOne(row.key, row.query)
+          .then(() => deps.onProgress?.(++done, total))
+          .finally(() => {
+            pending.delete(p)
+            inFlight--
+            slotFreed?.()
+          })
         pending.add(p)
         // wait for a free slot (not Promise.race over the pending set: that piles up reactions per row)
         while (inFlight >= limit) await new Promise<void>((resolve) => (slotFreed = resolve))
@@ -209,10 +241,109 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
     } finally {
       await Promise.all(pending)
     }
-    // the output pass finds rows by their keys in `keys`; the set of asked keys can go before it
-    asked.clear()
+    return {rows, saved, keys}
+  }
 
-    // write: every input row in input order, the answers read back from the journal
+  private async lookupOne(k: string, q: LookupQuery): Promise<void> {
+    const run = this.run
+    if (run.stopped) return
+    let a: Answer
+    try {
+      a = await this.answer(q)
+    } catch (error) {
+      if (run.absorbStop(error)) return
+      a = {status: 'error', error: run.message(error), records: null}
+    }
+    try {
+      this.settle(k, a)
+    } catch (error) {
+      // the journal could not be written (a full disk): the run stops, the answer is still shown
+      this.transient.set(k, a)
+      if (!run.absorbStop(error)) throw error
+    }
+  }
+
+  private settle(k: string, a: Answer): void {
+    if (!FINAL.has(a.status)) return void this.transient.set(k, a)
+    const r = a.records === null ? null : a.records.length === 1 ? a.records[0]! : a.records
+    const at = this.run.journal.append({t: 'row', k, s: a.status, e: a.error, r})
+    this.answered.set(k, at.offset)
+    this.lengths.set(at.offset, at.length)
+    for (const rec of a.records ?? []) this.shape.observe(rec)
+  }
+
+  /**
+   * One row's lookup (with --unit-fallback, its address without the unit on a 404), read by the record
+   * pipeline (src/lookup/fetch-lookup.ts: envelope, grammar, the spec's rules, the key masked); the outcome
+   * as a row status. Records that break the spec's rules are counted; with --strict the row is malformed.
+   */
+  private async answer(q: LookupQuery): Promise<Answer> {
+    const {deps, req} = this
+    // the forms a single lookup sends (src/address/ladder.ts): the Pub 28 form (as typed with
+    // --address-as-typed) and, with --unit-fallback, the standardised form without its unit; the batch
+    // leaves out the single lookup's "as typed" retry, which would cost a request per unmatched row
+    const forms =
+      q.by.kind === 'address'
+        ? addressLadder(q.by.value, {asTyped: req.asTyped}).filter(
+            (a, i) => i === 0 || (req.unitFallback && a.withoutUnit),
+          )
+        : [undefined]
+    let error: unknown
+    for (const form of forms) {
+      const sent: LookupQuery = form ? {fips: q.fips, by: {kind: 'address', value: form.address}} : q
+      try {
+        const found = await fetchLookup(deps, sent, this.run.signal)
+        this.keyEchoes += found.keyEchoes
+        const problems = found.problems.flat()
+        for (const p of problems) {
+          const field = p.slice(0, p.indexOf(':'))
+          this.violations.set(field, (this.violations.get(field) ?? 0) + 1)
+        }
+        if (req.strict && problems.length)
+          return {
+            status: 'malformed',
+            error: `breaks the spec's rules: ${problems.join('; ')}`,
+            records: null,
+          }
+        return {
+          status: form?.withoutUnit ? 'matched_without_unit' : 'ok',
+          error: null,
+          records: found.records,
+        }
+      } catch (e) {
+        // the last form's outcome is what the row reports; only a 404 goes on to the next form
+        error = e
+        if (!(e instanceof NotFoundError)) break
+      }
+    }
+    const status: RowStatus | undefined =
+      error instanceof NotFoundError
+        ? 'not_found'
+        : error instanceof ForbiddenError
+          ? 'forbidden'
+          : error instanceof BadRequestError
+            ? 'invalid'
+            : error instanceof BadResponseError
+              ? 'malformed'
+              : undefined
+    if (status === undefined) throw error
+    return {status, error: redact(error instanceof Error ? error.message : String(error)), records: null}
+  }
+
+  /** A row's answer: by its key from the send pass; a row without one is validated again for its reason. */
+  private resultOf(key: string | undefined, row: () => InputRow, unanswered: string): Answer {
+    if (key === undefined) return {status: 'invalid', error: row().invalid ?? 'invalid row', records: null}
+    const at = this.answered.get(key)
+    if (at !== undefined) {
+      const e = decodeEvent(batchEvent, this.run.journal.read(at, this.lengths.get(at)!), this.journalName)
+      if (e.t === 'row') return {status: e.s, error: e.e, records: e.r === null ? null : recordsOf(e.r)}
+    }
+    return this.transient.get(key) ?? {status: 'error', error: unanswered, records: null}
+  }
+
+  /** The write pass: every input row in input order (one output row per record), answers read back from the journal. */
+  private async write(keys: RowKeys): Promise<Written> {
+    const {req, run} = this
     const counts: Record<RowStatus, number> = {
       ok: 0,
       matched_without_unit: 0,
@@ -222,147 +353,125 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
       malformed: 0,
       error: 0,
     }
+    const out: Written = {counts, several: 0, outcomes: [], finishedAny: false, stats: undefined}
     const unanswered = `not looked up: ${run.stopped ? run.message(run.stopped) : 'the run stopped first'}`
-    /** A row's answer: by its key from the send pass; a row without one is validated again for its reason. */
-    const resultOf = (key: string | undefined, row: () => InputRow): Answer => {
-      if (key === undefined) return {status: 'invalid', error: row().invalid ?? 'invalid row', record: null}
-      const at = answered.get(key)
-      if (at !== undefined) {
-        const e = journal.read(at, lengths.get(at)!)
-        return {
-          status: e['s'] as RowStatus,
-          error: (e['e'] as string | null) ?? null,
-          record: (e['r'] as Record<string, unknown> | null) ?? null,
-        }
-      }
-      return transient.get(key) ?? {status: 'error', error: unanswered, record: null}
-    }
-    const anyAnswer = answered.size > 0 || transient.size > 0
-    const outcomes: Outcome[] = []
-    let finishedAny = false
-    // every output row answered found counts (a duplicate row too: the figures describe the output file)
-    const stats = req.stats === false ? undefined : new GroupedStats()
-    const facts = emptyFacts()
-    let wrote = false
+    const anyAnswer = this.answered.size > 0 || this.transient.size > 0
     if (!run.outputClosed && (anyAnswer || !run.stopped)) {
-      const cols: Column[] = columnsFor(shape.shape)
-      const inputCols = req.input.columns
-      // input columns as typed; ours renamed where they collide with one (batch-columns.ts)
-      const csvNames = resultNames(inputCols, ['status', 'error', 'note', ...cols.map((c) => c.header)])
-      const [kStatus, kError, kNote, kData] = resultNames(inputCols, ['status', 'error', 'note', 'data']) as [
-        string,
-        string,
-        string,
-        string,
-      ]
-      const header = [...inputCols, ...csvNames].map((h) => cell(h, req.escapeFormulas))
+      // every distinct lookup found counts once (a duplicate row is the same property, not another record)
+      const stats = req.stats === false ? undefined : new GroupedStats()
+      const counted = stats && new KeySet()
+      const facts = emptyFacts()
+      const rows = new OutputRows(req, this.shape)
       const target = await run.outputTarget(req.out)
-      const writer = new RecordWriter(target, req.format, {header, bom: req.bom})
+      const writer = new RecordWriter(target, req.format, {header: rows.header(), bom: req.bom})
       try {
         let i = 0
         for await (const row of req.input.records()) {
-          const a = resultOf(keys.get(i++), () => req.input.validate(row.line, row.values))
+          const key = keys.get(i++)
+          const a = this.resultOf(key, () => req.input.validate(row.line, row.values), unanswered)
           counts[a.status]++
+          const records = a.records ?? [null]
+          if (records.length > 1) out.several++
+          if (stats && key !== undefined && a.records && counted!.add(key))
+            for (const rec of a.records) {
+              const flat = flattenRecord(rec)
+              stats.add(String(flat['Fips'] ?? '(none)'), factsOfFlat(flat, facts))
+            }
           const note = req.input.noteOf(row.values)
-          if (stats && a.record && (a.status === 'ok' || a.status === 'matched_without_unit')) {
-            const flat = flattenRecord(a.record)
-            stats.add(String(flat['Fips'] ?? '(none)'), factsOfFlat(flat, facts))
+          for (const rec of records) {
+            const n = records.length > 1 ? [note, SEVERAL_RECORDS].filter(Boolean).join('; ') : note
+            if (!rows.write(writer, row.values, a, rec, n)) await target.drain()
           }
-          const ok =
-            req.format === 'csv'
-              ? writer.csv([
-                  ...inputCols.map((c) => cell(row.values[c] ?? '', req.escapeFormulas)),
-                  a.status,
-                  a.error ?? '',
-                  note ?? '',
-                  ...(a.record ? flattenRow(a.record, cols, req.escapeFormulas) : cols.map(() => '')),
-                ])
-              : writer.json(
-                  JSON.stringify({
-                    ...row.values,
-                    [kStatus]: a.status,
-                    [kError]: a.error,
-                    [kNote]: note ?? null,
-                    [kData]: a.record,
-                  }),
-                )
-          if (!ok) await target.drain()
         }
         writer.end()
-        await run.commit(target)
-        wrote = true
+        await target.commit()
+        if (stats)
+          out.stats = {
+            run: stats.all.report(),
+            counties: stats.reports().map(({key, report}) => ({fips: key, report})),
+          }
       } catch (error) {
         await target.abort()
         run.absorbOrThrow(error)
+        out.stats = undefined
       }
     }
     for (const [status, c] of Object.entries(counts) as Array<[RowStatus, number]>) {
       if (c === 0) continue
-      outcomes.push({kind: KIND[status], records: c, exitCode: CODE[status]})
-      if (KIND[status] === 'done' || KIND[status] === 'empty') finishedAny = true
+      out.outcomes.push({kind: KIND[status], records: c, exitCode: CODE[status]})
+      if (KIND[status] === 'done' || KIND[status] === 'empty') out.finishedAny = true
     }
-    const open = counts.error > 0 || Boolean(run.stopped)
-    const checkpoint = await run.finish(open)
-    return {
-      rows,
-      counts,
-      saved,
-      fromCheckpoint,
-      stopped: run.stopped,
-      checkpoint,
-      ...(stats && wrote
-        ? {
-            stats: {
-              run: stats.all.report(),
-              counties: stats.reports().map(({key, report}) => ({fips: key, report})),
-            },
-          }
-        : {}),
-      exitCode: run.exitCode(outcomes, finishedAny),
-    }
-  } finally {
-    await run.close()
+    return out
   }
 }
 
-/** One row's lookup (with --unit-fallback, its address without the unit on a 404); the outcome as a row status. */
-async function answer(
-  deps: BatchDeps,
-  q: LookupQuery,
-  req: Pick<BatchRequest, 'unitFallback' | 'asTyped'>,
-  signal: AbortSignal,
-): Promise<Answer> {
-  // the forms a single lookup sends (src/address/ladder.ts): the Pub 28 form (as typed with
-  // --address-as-typed) and, with --unit-fallback, the standardised form without its unit; the batch
-  // leaves out the single lookup's "as typed" retry, which would cost a request per unmatched row
-  const forms =
-    q.by.kind === 'address'
-      ? addressLadder(q.by.value, {asTyped: req.asTyped}).filter(
-          (a, i) => i === 0 || (req.unitFallback && a.withoutUnit),
-        )
-      : [undefined]
-  let error: unknown
-  for (const form of forms) {
-    const sent: LookupQuery = form ? {fips: q.fips, by: {kind: 'address', value: form.address}} : q
-    try {
-      const [rec] = await fetchLookup(deps, sent, signal)
-      return {status: form?.withoutUnit ? 'matched_without_unit' : 'ok', error: null, record: rec ?? null}
-    } catch (e) {
-      // the last form's outcome is what the row reports; only a 404 goes on to the next form
-      error = e
-      if (!(e instanceof NotFoundError)) break
-    }
+interface Written {
+  counts: Record<RowStatus, number>
+  /** Rows answered by several records (each written as a row of its own). */
+  several: number
+  outcomes: Outcome[]
+  finishedAny: boolean
+  stats: BatchSummary['stats']
+}
+
+/** A row's record(s) as the journal holds them: one, or a list. */
+function recordsOf(
+  r: Record<string, unknown> | Array<Record<string, unknown>> | null,
+): Array<Record<string, unknown>> {
+  return r === null ? [] : Array.isArray(r) ? r : [r]
+}
+
+/** How each output row is made: the input columns as typed, then status, error, note, then the record flattened. */
+class OutputRows {
+  private readonly cols: Column[]
+  private readonly names: {status: string; error: string; note: string; data: string}
+  private readonly csvNames: string[]
+
+  constructor(
+    private readonly req: BatchRequest,
+    shape: ShapeTracker,
+  ) {
+    this.cols = columnsFor(shape.shape)
+    const input = req.input.columns
+    // input columns as typed; ours renamed where they collide with one (batch-columns.ts)
+    this.csvNames = resultNames(input, ['status', 'error', 'note', ...this.cols.map((c) => c.header)])
+    const [status, error, note, data] = resultNames(input, ['status', 'error', 'note', 'data']) as [
+      string,
+      string,
+      string,
+      string,
+    ]
+    this.names = {status, error, note, data}
   }
-  const status: RowStatus | undefined =
-    error instanceof NotFoundError
-      ? 'not_found'
-      : error instanceof ForbiddenError
-        ? 'forbidden'
-        : error instanceof BadRequestError
-          ? 'invalid'
-          : error instanceof BadResponseError
-            ? 'malformed'
-            : undefined
-  if (status === undefined) throw error
-  return {status, error: redact(error instanceof Error ? error.message : String(error)), record: null}
+
+  header(): string[] {
+    return [...this.req.input.columns, ...this.csvNames].map((h) => guardCell(h, this.req.escapeFormulas))
+  }
+
+  write(
+    writer: RecordWriter,
+    values: Record<string, string>,
+    a: Answer,
+    rec: Record<string, unknown> | null,
+    note: string | undefined,
+  ): boolean {
+    const {req, names} = this
+    if (req.format === 'csv')
+      return writer.csv([
+        ...req.input.columns.map((c) => cell(values[c] ?? '', req.escapeFormulas)),
+        a.status,
+        a.error ?? '',
+        note ?? '',
+        ...(rec ? flattenRow(rec, this.cols, req.escapeFormulas) : this.cols.map(() => '')),
+      ])
+    return writer.json(
+      JSON.stringify({
+        ...values,
+        [names.status]: a.status,
+        [names.error]: a.error,
+        [names.note]: note ?? null,
+        [names.data]: rec,
+      }),
+    )
+  }
 }

@@ -126,7 +126,7 @@ export class FieldNames {
     this.slotId[slot] = id
     this.slotHash[slot] = h
     this.slotParent[slot] = parent
-    this.slotBytes[slot] = this.pool.subarray(this.keyStart[key]!, this.poolUsed)
+    this.slotBytes[slot] = this.pool.subarray(this.keyStart[key], this.poolUsed)
     this.keyAt[slot] = key
     if (++this.used * 2 > this.slotId.length) this.grow()
     return key

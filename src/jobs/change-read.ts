@@ -1,6 +1,7 @@
 import {closeSync, fstatSync, openSync, readSync} from 'node:fs'
 
-import {unguardCell, type FlatRecord} from '../io/export-reader.js'
+import type {FlatRecord} from '../io/export-reader.js'
+import {unguardCell} from '../text/csv-cell.js'
 import {csvRecordAt} from './change-scan-csv.js'
 import {jsonLineRecord, jsonLineText} from './change-scan-json.js'
 import type {ReadBackFile} from './change-scan.js'

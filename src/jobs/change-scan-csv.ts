@@ -1,4 +1,5 @@
-import {asText, unguardCell} from '../io/export-reader.js'
+import {asText} from '../io/export-reader.js'
+import {unguardCell} from '../text/csv-cell.js'
 import type {EntrySink} from './change-entries.js'
 import {ROLE_APN, ROLE_COMPARED, ROLE_FIPS, ROLE_ID, type FieldNames} from './change-names.js'
 import {forEachChunk, ScanAnomaly, type ScanTarget} from './change-scan-io.js'

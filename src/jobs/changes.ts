@@ -11,7 +11,7 @@ import {asNumber, asText, type FlatRecord, type FlatValue} from '../io/export-re
 import {readLines} from '../io/lines.js'
 import {FileTarget, StdoutTarget, type OutputTarget} from '../io/output.js'
 import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
-import {neutraliseFormula} from '../model/columns.js'
+import {guardCell, isFormulaStart} from '../text/csv-cell.js'
 import {canonicalField, KNOWN_FIELDS} from '../model/field-names.js'
 import {
   DIGEST_A,
@@ -439,10 +439,8 @@ function cellText(v: FlatValue | undefined): string {
   if (v === null || v === undefined) return ''
   if (typeof v !== 'string') return String(v)
   // only a text that starts like a formula is guarded, and then only if it is not a number ("-4.5")
-  return FORMULA_START.has(v.charCodeAt(0)) && asNumber(v) === undefined ? neutraliseFormula(v) : v
+  return isFormulaStart(v.charCodeAt(0)) && asNumber(v) === undefined ? guardCell(v, true) : v
 }
-/** = + - @ tab CR: the first characters neutraliseFormula guards (src/model/columns.ts). */
-const FORMULA_START = new Set([0x3d, 0x2b, 0x2d, 0x40, 0x09, 0x0d])
 
 function jsonRow(row: SpooledRow): Record<string, unknown> {
   const out: Record<string, unknown> = {

@@ -1,33 +1,23 @@
 import {join} from 'node:path'
 
 import {readCsv} from '../io/csv-reader.js'
-import {readExport, unguardCell} from '../io/export-reader.js'
+import {unguardCell} from '../text/csv-cell.js'
+import {flattenRecord, readExport} from '../io/export-reader.js'
 import {readLines} from '../io/lines.js'
-import {flattenRecord, newFlatRow, PoisonRecordError, type FlatRow} from '../io/row-format.js'
-import type {Column} from '../model/columns.js'
+import type {PagePart} from '../pipeline/spool.js'
 import {emptyFacts, StatsAccumulator, type RecordFacts, type StatsReport} from '../stats/accumulator.js'
-import {
-  factsOfFlat,
-  factsOfSpans,
-  statsTag,
-  TokenRowFacts,
-  type FlatValue,
-  type RecordSpans,
-} from '../stats/facts.js'
+import {factsOfFlat, type FlatValue} from '../stats/facts.js'
 import {EXACT_BOUND} from '../stats/quantiles.js'
-import type {PagePart} from './spool.js'
 
 /**
- * The statistics of a county export (issue 14), fed from the pass each record already gets: CSV rows are
- * read from the cells CsvRows has just made; NDJSON and JSON records from the spans of their few wanted
- * members the data scanner noted on its way (src/io/data-scanner.ts MemberSpans), or, for the rare record
- * those cannot read the same way, through the tokenizer (`--no-stats` saves both). Each page gathers its own figures and
- * hands them to its county only once whole, so a page fetched again after a retry is not counted twice; a
- * county's figures join the run's when it ends (done or empty): the run reports the counties written.
+ * The statistics of a county export, fed by the record stages with each record's facts as it passes
+ * (src/pipeline/facts.ts reads them where the walk found the values). Each page gathers its own figures
+ * and hands them to its county only once whole, so a page fetched again after a retry is not counted
+ * twice; a county's figures join the run's when it ends (done or empty): the run reports the counties
+ * written.
  *
  * A resumed run recounts the pages fetched by the earlier process from their part files (the rare path),
- * rather than journaling each page's figures: the journal stays as small as it is, its format unchanged,
- * and the parts are on disk anyway (read once more at assembly).
+ * rather than journaling each page's figures.
  */
 export interface CountyStats {
   fips: string
@@ -47,16 +37,8 @@ export class ExportStats {
   private run = new StatsAccumulator()
   private readonly open = new Map<string, StatsAccumulator>()
   private readonly ended = new Map<string, StatsReport>()
-  /** Per county: exact up to 100,000 values for a run of up to 40 counties, fewer (then a sketch) beyond. */
+  /** Per county: exact up to EXACT_BOUND values for a run of few counties, fewer (then a sketch) beyond. */
   private readonly bound: number
-  /** Shared by every page: each record is tokenised and read at once, with no await between. */
-  private readonly readers: Readers = {
-    // NDJSON/JSON records are tokenised for the stats alone: only their columns are cut
-    row: newFlatRow(statsTag, {onlyTagged: true}),
-    guarded: new TokenRowFacts(true),
-    plain: new TokenRowFacts(false),
-    spanFacts: emptyFacts(),
-  }
 
   constructor(counties: number) {
     this.bound = Math.max(1_000, Math.min(EXACT_BOUND, Math.floor(COUNTY_BUDGET / Math.max(1, counties))))
@@ -64,7 +46,7 @@ export class ExportStats {
 
   /** A page's own figures; `pageDone` hands them to the county. */
   page(): PageStats {
-    return new PageStats(this.bound, this.readers)
+    return new PageStats(this.bound)
   }
 
   pageDone(fips: string, page: PageStats): void {
@@ -84,19 +66,24 @@ export class ExportStats {
     this.open.delete(fips)
   }
 
-  /** The county starts over (its part files were found damaged). */
+  /** The county starts over (its part files were found damaged), or failed: its figures are not the run's. */
   reset(fips: string): void {
     this.open.delete(fips)
   }
 
   /** Recount a county's pages from an earlier process from their part files (a resumed run). */
-  async recount(fips: string, dir: string, pages: readonly PagePart[], layouts: Column[][]): Promise<void> {
+  async recount(
+    fips: string,
+    dir: string,
+    pages: readonly PagePart[],
+    layouts: ReadonlyArray<readonly string[]>,
+  ): Promise<void> {
     const acc = this.county(fips)
     const facts = emptyFacts()
     for (const p of pages) {
       if (p.segments) {
         for (const seg of p.segments) {
-          const names = layouts[seg.layout]!.map((c) => c.header)
+          const names = layouts[seg.layout]!
           for await (const {fields} of readCsv(join(dir, seg.file))) {
             const rec: Record<string, FlatValue> = {}
             names.forEach((n, i) => (rec[n] = fields[i] ? unguardCell(fields[i]) : null))
@@ -105,9 +92,10 @@ export class ExportStats {
         }
         continue
       }
-      const page = this.page()
-      for await (const l of readLines(join(dir, p.file))) page.json(l.bytes)
-      acc.merge(page.acc)
+      for await (const l of readLines(join(dir, p.file)))
+        acc.add(
+          factsOfFlat(flattenRecord(JSON.parse(l.bytes.toString('utf8')) as Record<string, unknown>), facts),
+        )
     }
   }
 
@@ -135,50 +123,15 @@ export class ExportStats {
   }
 }
 
-interface Readers {
-  row: FlatRow
-  guarded: TokenRowFacts
-  plain: TokenRowFacts
-  spanFacts: RecordFacts
-}
-
 /** One page's figures while it is read. */
 export class PageStats {
   readonly acc: StatsAccumulator
 
-  constructor(
-    bound: number,
-    private readonly readers: Readers,
-  ) {
+  constructor(bound: number) {
     this.acc = new StatsAccumulator(bound)
   }
 
-  /** A CSV record just tokenised (its cells quoted, formula-guarded when `guarded`). */
-  tokens(row: FlatRow, guarded: boolean): void {
-    this.acc.add((guarded ? this.readers.guarded : this.readers.plain).read(row))
-  }
-
-  /**
-   * An NDJSON/JSON record's bytes: read from the spans of its members the scanner found (the usual way),
-   * else tokenised here for its figures.
-   */
-  json(bytes: Buffer, spans?: RecordSpans): void {
-    if (spans) {
-      const facts = factsOfSpans(bytes, spans, this.readers.spanFacts)
-      if (facts) {
-        this.acc.add(facts)
-        return
-      }
-    }
-    const {row, plain} = this.readers
-    try {
-      flattenRecord(bytes, row, {escapeFormulas: false})
-    } catch (error) {
-      // a record passed through as sent but not an object: counted, its fields unknown
-      if (!(error instanceof PoisonRecordError)) throw error
-      this.acc.add(emptyFacts())
-      return
-    }
-    this.acc.add(plain.read(row))
+  add(facts: RecordFacts): void {
+    this.acc.add(facts)
   }
 }

@@ -23,12 +23,33 @@ export interface ManifestEntry {
   pages: number
   /** ISO 8601, UTC. */
   finishedAt: string
+  /** The columns the file was written with (a key of the run's schema, `schemaKey`). */
+  schema?: string
+}
+
+/** The columns every file of the folder has (issue: one schema per run), with their Parquet types. */
+export interface ManifestSchema {
+  key: string
+  columns: Array<{name: string; type: string}>
+  /** The option objects (spec 2.2, 2.3) the key includes. */
+  options: string[]
 }
 
 export interface Manifest {
   version: 1
   format: string
+  schema?: ManifestSchema
   counties: ManifestEntry[]
+}
+
+/** A short stable key of a column list (FNV-1a of the names): files written with the same columns share it. */
+export function schemaKey(columns: readonly string[]): string {
+  let h = 0x811c9dc5
+  for (const name of columns) {
+    for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193)
+    h = Math.imul(h ^ 0, 0x01000193)
+  }
+  return `${columns.length}-${(h >>> 0).toString(16).padStart(8, '0')}`
 }
 
 export const MANIFEST_FILE = 'manifest.json'
@@ -140,10 +161,20 @@ export class ManifestFile {
   /** Is the county's file of the manifest still in DIR? */
   exists = (path: string): boolean => existsSync(join(this.dir, path))
 
+  /** The folder's schema (written with the next record, or by `save`). */
+  setSchema(schema: ManifestSchema): void {
+    this.manifest = {...this.manifest, schema}
+  }
+
+  /** Rewrite the manifest as it stands. */
+  save(): Promise<void> {
+    return this.record(undefined)
+  }
+
   /** Record a finished county and rewrite the manifest (after the writes before it). */
-  record(entry: ManifestEntry): Promise<void> {
+  record(entry: ManifestEntry | undefined): Promise<void> {
     const next = this.chain.then(async () => {
-      this.manifest = withEntry(this.manifest, entry)
+      if (entry) this.manifest = withEntry(this.manifest, entry)
       await writeFileAtomic(
         join(this.dir, MANIFEST_FILE),
         `${JSON.stringify(this.manifest, null, 2)}\n`,

@@ -5,10 +5,10 @@ import {join} from 'node:path'
 import type {Writable} from 'node:stream'
 
 import {InterruptedError, OutputClosedError, SflError} from '../errors.js'
-import type {Scheduler} from '../schedule/scheduler.js'
+import type {BudgetView, Scheduler} from '../schedule/scheduler.js'
 import {redact} from '../api/secrets.js'
-import {onImmediateExit} from '../io/atomic-file.js'
-import {FileTarget, StdoutTarget, type OutputTarget} from '../io/output.js'
+import {assertWritableTarget, onImmediateExit} from '../io/atomic-file.js'
+import {FileTarget, openOutput, StdoutTarget, type OutputTarget} from '../io/output.js'
 import {Journal, journalPaths, outDirJournalPaths, type JournalHeader} from './journal.js'
 import {acquireLock, type Lock} from './lock.js'
 import {runExitCode, stopsTheRun, type Outcome} from './outcome.js'
@@ -58,7 +58,10 @@ export class RunState {
       replay: (event: Record<string, unknown>, offset: number, length: number) => void
     },
   ): Promise<RunState> {
-    if (!o.out && !o.dir) {
+    // stdout, or an --out that is a FIFO or device (written in order, src/io/output.ts): nothing beside it;
+    // the checkpoint is private and the run cannot be continued, as on stdout
+    const stream = o.out !== undefined && (await assertWritableTarget(o.out)).kind === 'stream'
+    if ((!o.out && !o.dir) || stream) {
       const scratch = await mkdtemp(join(tmpdir(), 'sfl-run-'))
       const run = new RunState(deps, await Journal.scratch(scratch, o.header), undefined, scratch)
       run.unregister.push(onImmediateExit(() => rmSync(scratch, {recursive: true, force: true})))
@@ -134,18 +137,24 @@ export class RunState {
     return new StdoutTarget((e) => this.absorbStop(e), this.deps.stdout)
   }
 
+  /** The target of `out` (a file written atomically, or a FIFO or device written in order), or stdout. */
   async outputTarget(out: string | undefined): Promise<OutputTarget> {
-    return out ? FileTarget.create(out, (e) => this.absorbStop(e)) : this.stdoutTarget()
+    return out ? openOutput(out, (e) => this.absorbStop(e)) : this.stdoutTarget()
+  }
+
+  /** May `out` start as one of the run's part files (renamed into place)? Only a regular file may. */
+  async canAdopt(out: string): Promise<boolean> {
+    return (await assertWritableTarget(out)).kind === 'file'
+  }
+
+  /** The key's rate-limit budget as the scheduler knows it now. */
+  budget(): BudgetView {
+    return this.deps.scheduler.budget()
   }
 
   /** --out starting with one of the run's own part files (NDJSON: its records are already the output's). */
   adoptOutput(part: string, out: string): OutputTarget {
     return FileTarget.adopt(part, out, (e) => this.absorbStop(e))
-  }
-
-  /** Finish an output; a failure of the destination stops the run (and is reported as its reason). */
-  async commit(target: OutputTarget): Promise<void> {
-    await target.commit()
   }
 
   /** Keep the checkpoint when some unit is not final (returns its path); otherwise remove it. */

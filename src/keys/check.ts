@@ -3,7 +3,7 @@ import {ForbiddenError, InvalidKeyError, NotFoundError, RateLimitExceededError} 
 import {countyUrl, endpointUrl, buildQueryString} from '../api/query.js'
 import {nextLink} from '../api/link.js'
 import {OPTION_NAMES, type OptionName} from '../api/spec.js'
-import {DataScanner} from '../io/data-scanner.js'
+import {RecordScanner} from '../pipeline/records.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 
 export type Permission = 'permitted' | 'not permitted'
@@ -57,12 +57,12 @@ export function optionsOf(record: Record<string, unknown> | undefined): Record<O
 
 /** Read records until the first one, then drop the connection: a county page costs one record of bandwidth. */
 async function firstRecord(res: HttpResponse): Promise<Record<string, unknown> | undefined> {
-  const scanner = new DataScanner()
+  // the records stage every path reads bodies with (src/pipeline/records.ts): one envelope rule
+  const scanner = new RecordScanner()
   for await (const chunk of res.body) {
-    const [first] = scanner.push(chunk)
-    if (first) {
+    if (scanner.push(chunk) > 0) {
       res.cancel()
-      return JSON.parse(first.toString('utf8')) as Record<string, unknown>
+      return JSON.parse(scanner.records[0]!.toString('utf8')) as Record<string, unknown>
     }
   }
   scanner.end()
@@ -82,20 +82,20 @@ async function firstPage(
   const t = res.headers['x-total-count']?.trim()
   const total = t !== undefined && /^\d{1,15}$/.test(t) ? Number(t) : null
   if (!next) return {record: await firstRecord(res), page: {next, total, pageRecords: null}}
-  const scanner = new DataScanner()
+  const scanner = new RecordScanner()
   let record: Record<string, unknown> | undefined
   let bytes = 0
   for await (const chunk of res.body) {
     bytes += chunk.length
-    const [found] = scanner.push(chunk)
-    if (record === undefined && found) record = JSON.parse(found.toString('utf8')) as Record<string, unknown>
+    if (scanner.push(chunk) > 0 && record === undefined)
+      record = JSON.parse(scanner.records[0]!.toString('utf8')) as Record<string, unknown>
     if (bytes > PAGE_COUNT_MAX_BYTES) {
       res.cancel()
       return {record, page: {next, total, pageRecords: null}}
     }
   }
   scanner.end() // a page cut short is not counted as a page size: it throws (the probe failed)
-  return {record, page: {next, total, pageRecords: scanner.count}}
+  return {record, page: {next, total, pageRecords: scanner.seen}}
 }
 
 /**

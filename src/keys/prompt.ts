@@ -11,7 +11,7 @@ export async function readSecret(
 ): Promise<string> {
   if (!stdin.isTTY) {
     let text = ''
-    for await (const chunk of stdin) text += chunk.toString()
+    for await (const chunk of stdin) text += (chunk as Buffer | string).toString()
     return text.trim()
   }
   out.write(prompt)

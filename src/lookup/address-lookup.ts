@@ -1,9 +1,7 @@
 import {addressLadder, type Attempt, describeAttempts} from '../address/ladder.js'
 import {NotFoundError} from '../errors.js'
-import {fetchLookupWithText, type ServiceRecord} from './fetch-lookup.js'
-import type {HttpClient} from '../api/client.js'
+import {fetchLookup, type LookupAnswer, type LookupContext} from './fetch-lookup.js'
 import type {LookupQuery} from '../api/validate.js'
-import type {Scheduler} from '../schedule/scheduler.js'
 
 /**
  * One lookup parameter as sent (spec 4 names): `{address, form}` for each step of the address ladder,
@@ -22,18 +20,14 @@ export interface LookupMatch {
   tried: SentForm[]
 }
 
-export interface LookupOutcome extends LookupMatch {
-  records: ServiceRecord[]
-  /** Each record's JSON text as the service sent it, in the order of `records` (fetch-lookup.ts). */
-  raw: Array<string | undefined>
-}
+export interface LookupOutcome extends LookupMatch, LookupAnswer {}
 
 /**
  * One single lookup. Addresses go through the bounded 404 ladder (src/address/ladder.ts): at most two
  * extra requests, none with `fallback: false`. Every 404 says what was tried and what to try next.
  */
 export async function lookupOne(
-  ctx: {client: HttpClient; scheduler: Scheduler; baseUrl: string},
+  ctx: LookupContext,
   query: LookupQuery,
   opts: {asTyped?: boolean; fallback?: boolean; county?: string} = {},
 ): Promise<LookupOutcome> {
@@ -44,7 +38,7 @@ export async function lookupOne(
         ? {apn: query.by.value, form: 'as given'}
         : {property_id: query.by.value, form: 'as given'}
     try {
-      return {...(await fetchLookupWithText(ctx, query)), status: 'matched', tried: [sent]}
+      return {...(await fetchLookup(ctx, query)), status: 'matched', tried: [sent]}
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error
       const flag = query.by.kind === 'apn' ? '--apn' : '--property-id'
@@ -60,7 +54,7 @@ export async function lookupOne(
   for (const attempt of ladder) {
     tried.push(attempt)
     try {
-      const found = await fetchLookupWithText(ctx, {
+      const found = await fetchLookup(ctx, {
         fips: query.fips,
         by: {kind: 'address', value: attempt.address},
       })

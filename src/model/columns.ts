@@ -1,15 +1,18 @@
 import {CORE_FIELDS, EXTRA_FIELDS, OPTION_NAMES, OPTIONS} from '../api/spec.js'
+import {guardCell} from '../text/csv-cell.js'
 
 /**
- * Column order for flattened output (CSV), decided once from the fields seen:
- * spec 2.1 core fields, then the 2.1 extra fields present, then unknown top-level fields in first-seen
- * order, then each add-on option present (object or null) flattened to `Option.Field` in spec order
- * (2.2, 2.3), followed by any unknown sub-fields in first-seen order.
+ * The one column rule of every flattened output (an export's files, a batch's CSV, a single lookup's CSV,
+ * what `sfl stats` and `sfl changes` read back): spec 2.1's standard fields, all of them, in its order;
+ * then the unknown top-level fields seen, in first-seen order, one column each (an object or a list as
+ * its JSON text); then each option object the key includes (spec 2.2 rule 2 / 2.3 rule 1: present, null or
+ * not, exactly when the key has the option) flattened to `Option.Field` in the spec's order, followed by
+ * its unknown members in first-seen order. src/pipeline/schema.ts applies it to the run's field ids.
  */
 export interface Shape {
   /** Top-level fields, first-seen order. */
   top: string[]
-  /** Sub-fields of object-valued fields, first-seen order. */
+  /** Members of the option objects seen, first-seen order (other objects are one column). */
   nested: Map<string, string[]>
 }
 
@@ -36,7 +39,7 @@ export class ShapeTracker {
         this.shape.top.push(k)
       }
       const v = record[k]
-      if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      if (OPTION.has(k) && v !== null && typeof v === 'object' && !Array.isArray(v)) {
         let set = this.seenNested.get(k)
         if (!set) {
           this.seenNested.set(k, (set = new Set()))
@@ -50,13 +53,6 @@ export class ShapeTracker {
       }
     }
   }
-
-  merge(other: Shape): void {
-    const rec: Record<string, unknown> = {}
-    for (const k of other.top)
-      rec[k] = other.nested.has(k) ? Object.fromEntries(other.nested.get(k)!.map((s) => [s, 1])) : 0
-    this.observe(rec)
-  }
 }
 
 /** Record which fields a record carries (first-seen order). */
@@ -65,14 +61,6 @@ export function observeShape(shape: Shape, record: Record<string, unknown>): voi
   t.observe(record)
   shape.top = t.shape.top
   shape.nested = t.shape.nested
-}
-
-export function shapeToJson(shape: Shape): {top: string[]; nested: Record<string, string[]>} {
-  return {top: shape.top, nested: Object.fromEntries(shape.nested)}
-}
-
-export function shapeFromJson(j: {top: string[]; nested: Record<string, string[]>}): Shape {
-  return {top: [...j.top], nested: new Map(Object.entries(j.nested))}
 }
 
 export interface Column {
@@ -86,14 +74,9 @@ const EXTRA = new Set<string>(EXTRA_FIELDS)
 const OPTION = new Set<string>(OPTION_NAMES)
 
 export function columnsFor(shape: Shape): Column[] {
-  const cols: Column[] = CORE_FIELDS.map((k) => ({header: k, key: k}))
-  for (const k of EXTRA_FIELDS) if (shape.top.includes(k)) cols.push({header: k, key: k})
-  const nestedUnknown: string[] = []
-  for (const k of shape.top) {
-    if (CORE.has(k) || EXTRA.has(k) || OPTION.has(k)) continue
-    if (shape.nested.has(k)) nestedUnknown.push(k)
-    else cols.push({header: k, key: k})
-  }
+  const cols: Column[] = [...CORE_FIELDS, ...EXTRA_FIELDS].map((k) => ({header: k, key: k}))
+  for (const k of shape.top)
+    if (!CORE.has(k) && !EXTRA.has(k) && !OPTION.has(k)) cols.push({header: k, key: k})
   // spec 2.2 rule 2 / 2.3 rule 1: an option's columns exist exactly when the key includes it (field present)
   for (const opt of OPTION_NAMES) {
     if (!shape.top.includes(opt)) continue
@@ -101,9 +84,13 @@ export function columnsFor(shape: Shape): Column[] {
     const subs = [...specFields, ...(shape.nested.get(opt) ?? []).filter((s) => !specFields.includes(s))]
     for (const s of subs) cols.push({header: `${opt}.${s}`, key: opt, sub: s})
   }
-  for (const k of nestedUnknown)
-    for (const s of shape.nested.get(k)!) cols.push({header: `${k}.${s}`, key: k, sub: s})
   return cols
+}
+
+/** A column from its header name (the inverse of how columns are named: `K`, or `Option.Field`). */
+export function columnOf(header: string): Column {
+  const dot = header.indexOf('.')
+  return dot === -1 ? {header, key: header} : {header, key: header.slice(0, dot), sub: header.slice(dot + 1)}
 }
 
 /** Select and order columns by `--fields` (names as in the header); unknown names are a usage error upstream. */
@@ -119,18 +106,13 @@ export function selectColumns(all: Column[], fields: readonly string[] | undefin
   )
 }
 
-/** OWASP CSV injection: a cell starting with = + - @ tab or CR is prefixed with a single quote. */
-export function neutraliseFormula(s: string): string {
-  return /^[=+\-@\t\r]/.test(s) ? `'${s}` : s
-}
-
 /**
  * One CSV cell: null/absent as an empty cell, booleans true/false, numbers and dates as sent, strings
  * neutralised against formula injection unless `escapeFormulas` is false.
  */
 export function cell(value: unknown, escapeFormulas: boolean): string {
   if (value === null || value === undefined) return ''
-  if (typeof value === 'string') return escapeFormulas ? neutraliseFormula(value) : value
+  if (typeof value === 'string') return guardCell(value, escapeFormulas)
   if (typeof value === 'boolean' || typeof value === 'number') return String(value)
   return JSON.stringify(value)
 }

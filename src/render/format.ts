@@ -2,7 +2,7 @@
 export const DASH = '—'
 
 export function money(v: unknown, cents = false): string {
-  return typeof v === 'number' ? usd(v, cents ? 2 : 0) : v === null || v === undefined ? DASH : String(v)
+  return typeof v === 'number' ? usd(v, cents ? 2 : 0) : text(v)
 }
 
 /**
@@ -33,23 +33,26 @@ export function usd(n: number, digits: 0 | 2): string {
 
 export function percent(v: unknown, digits = 1): string {
   const n = typeof v === 'string' ? Number(v) : v
-  return typeof n === 'number' && Number.isFinite(n)
-    ? `${n.toFixed(digits)}%`
-    : v === null || v === undefined
-      ? DASH
-      : String(v)
+  return typeof n === 'number' && Number.isFinite(n) ? `${n.toFixed(digits)}%` : text(v)
 }
 
 export function yesNo(v: unknown, nullText = DASH): string {
-  return v === true ? 'Yes' : v === false ? 'No' : v === null || v === undefined ? nullText : String(v)
+  return v === true ? 'Yes' : v === false ? 'No' : v === null || v === undefined ? nullText : text(v)
 }
 
+/** Any other value as it reads: nothing as a dash, an object as its JSON, the rest as written. */
 export function text(v: unknown): string {
-  return v === null || v === undefined || v === ''
-    ? DASH
-    : typeof v === 'object'
-      ? JSON.stringify(v)
-      : String(v)
+  if (v === null || v === undefined || v === '') return DASH
+  switch (typeof v) {
+    case 'string':
+      return v
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return String(v)
+    default:
+      return JSON.stringify(v) ?? typeof v
+  }
 }
 
 /** "2026-09-14T00:00:00" → "2026-09-14" (the time is always midnight in the service's data). */

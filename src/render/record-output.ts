@@ -1,7 +1,7 @@
 import type {OutputFormat} from './formats.js'
 import {RawJson, toJsonText} from './json-text.js'
 import {columnsFor, emptyShape, flattenRow, observeShape} from '../model/columns.js'
-import {resultNames} from '../jobs/batch-columns.js'
+import {resultNames} from '../model/result-names.js'
 import type {LookupMatch} from '../lookup/address-lookup.js'
 
 type Rec = Record<string, unknown>

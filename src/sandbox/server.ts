@@ -268,7 +268,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       let chunk = ''
       for (let k = i; k < end; k++) {
         if (k === cutAt) {
-          cutShort(res, chunk + '{"Fips":"' + a.fips) // fault: body cut short mid-record
+          // fault: body cut short mid-record (a prefix of a valid body: the comma before the record is there)
+          cutShort(res, `${chunk}${k === a.from ? '' : ','}{"Fips":"${a.fips}`)
           return
         }
         chunk += (k === a.from ? '' : ',') + JSON.stringify(dataset.record(county, k, opts))

@@ -13,12 +13,20 @@ export interface RateLimitObservation {
   resetAtMs?: number
   /** How long the server asked us to wait (Retry-After), in ms. */
   retryAfterMs?: number
+  /** The Date header was this far from the local clock, beyond MAX_SKEW_MS: it was not used. */
+  skewIgnoredMs?: number
 }
 
 /** Below this, an absolute "reset" is really a delta in seconds (some services send that). */
 const UNIX_SECONDS_FLOOR = 1_000_000_000
 /** The Date header has one-second resolution; only a difference beyond this is treated as clock skew. */
 const SKEW_TOLERANCE_MS = 2_000
+/**
+ * The most clock skew the Date header may correct. A server's clock minutes off is skew; hours off is a
+ * proxy with a clock of its own answering the Date (RFC 9110 section 6.6.1 lets any origin or proxy set
+ * it), while X-RateLimit-Reset comes from the service: past this bound the local clock is trusted.
+ */
+export const MAX_SKEW_MS = 5 * 60_000
 
 function num(v: string | undefined): number | undefined {
   if (v === undefined) return undefined
@@ -26,12 +34,17 @@ function num(v: string | undefined): number | undefined {
   return Number.isFinite(n) && v.trim() !== '' ? n : undefined
 }
 
-/** Server clock minus local clock, from the Date header; 0 when within the header's resolution. */
+/** Server clock minus local clock, from the Date header: 0 within the header's resolution or without one. */
 export function serverSkewMs(headers: Record<string, string>, localNowMs: number): number {
   const date = headers['date'] ? Date.parse(headers['date']) : NaN
   if (Number.isNaN(date)) return 0
   const skew = date - localNowMs
   return Math.abs(skew) < SKEW_TOLERANCE_MS ? 0 : skew
+}
+
+/** The skew to correct by: `serverSkewMs` within MAX_SKEW_MS, else 0 (the local clock is trusted). */
+function usableSkew(skew: number): number {
+  return Math.abs(skew) > MAX_SKEW_MS ? 0 : skew
 }
 
 /** Parse `a=1, b=2` or `"p";r=1;t=2` member parameters into a flat map (structured-field lite). */
@@ -54,14 +67,18 @@ export function parseRetryAfter(
   if (secs !== undefined) return Math.max(0, secs * 1000)
   const at = Date.parse(value)
   if (Number.isNaN(at)) return undefined
-  // An HTTP date is on the server's clock: measure it against the server's Date when we have one.
-  const serverNow = headers['date'] ? Date.parse(headers['date']) : NaN
-  return Math.max(0, at - (Number.isNaN(serverNow) ? localNowMs : serverNow))
+  // RFC 9110 10.2.3: an HTTP date is on the server's clock, so it is measured against the same response's
+  // Date (two readings of one clock: the difference holds however far that clock is from ours; --max-wait
+  // bounds what a hostile difference can cost); without a Date, against the local clock
+  const date = headers['date'] ? Date.parse(headers['date']) : NaN
+  return Math.max(0, at - (Number.isNaN(date) ? localNowMs : date))
 }
 
 export function parseRateLimit(headers: Record<string, string>, localNowMs: number): RateLimitObservation {
   const out: RateLimitObservation = {}
-  const skew = serverSkewMs(headers, localNowMs)
+  const seen = serverSkewMs(headers, localNowMs)
+  const skew = usableSkew(seen)
+  if (skew !== seen) out.skewIgnoredMs = seen
   const toLocalFromAbsolute = (unixSeconds: number) =>
     unixSeconds < UNIX_SECONDS_FLOOR ? localNowMs + unixSeconds * 1000 : unixSeconds * 1000 - skew
   const toLocalFromDelta = (seconds: number) => localNowMs + seconds * 1000

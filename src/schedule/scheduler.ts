@@ -9,6 +9,7 @@ import {
   RequestCapReachedError,
   ServerError,
   ServerStatusError,
+  SflError,
 } from '../errors.js'
 import {parseRateLimit} from './rate-limit.js'
 import {fullJitterDelay, type BackoffPolicy, DEFAULT_BACKOFF} from './retry.js'
@@ -51,6 +52,8 @@ export type SchedulerEvent =
   /** Retry `attempt` of at most `of` (--retries), after `delayMs`, because of `reason`. */
   | {type: 'retry'; attempt: number; of: number; delayMs: number; reason: string}
   | {type: 'response'; status: number}
+  /** A Date header too far from the local clock to correct by (once a run): the local clock is trusted. */
+  | {type: 'clock'; skewMs: number}
 
 export interface SchedulerStats {
   requests: number
@@ -90,6 +93,7 @@ export class Scheduler {
   private halted: Error | undefined
   private readonly haltController = new AbortController()
   private failStreak = 0
+  private skewTold = false
 
   constructor(readonly options: SchedulerOptions) {
     this.pool = pLimit(Math.max(1, options.concurrency))
@@ -111,6 +115,17 @@ export class Scheduler {
   /** Why the scheduler stopped dispatching, if it did. */
   get haltedBy(): Error | undefined {
     return this.halted
+  }
+
+  /**
+   * A window an earlier run of the same checkpoint spent, whose reset has not come yet: wait for it rather
+   * than spend a request on a 429 (spec 8.3: the budget returns at X-RateLimit-Reset).
+   */
+  assumeSpent(resetAtMs: number, limit?: number): void {
+    if (resetAtMs <= this.now() || this.remaining !== undefined) return
+    this.resetAtMs = resetAtMs
+    this.remaining = 0
+    if (limit !== undefined) this.limit = limit
   }
 
   budget(): BudgetView {
@@ -275,13 +290,19 @@ export class Scheduler {
       })
     }
     if (this.options.signal?.aborted) throw new InterruptedError('interrupted')
-    if (this.halted) throw this.halted
+    // the getter, not the field: TypeScript keeps the field narrowed to undefined across the wait above
+    const halted = this.haltedBy
+    if (halted) throw halted
   }
 
   /** Spec 8.3: read the budget from every response; within one window remaining only goes down. */
   private observe(res: HttpResponse): void {
     const now = this.now()
     const o = parseRateLimit(res.headers, now)
+    if (o.skewIgnoredMs !== undefined && !this.skewTold) {
+      this.skewTold = true
+      this.emit({type: 'clock', skewMs: o.skewIgnoredMs})
+    }
     if (o.limit !== undefined) this.limit = o.limit
     if (o.remaining !== undefined) {
       if (o.resetAtMs !== undefined) {
@@ -338,7 +359,8 @@ export class Scheduler {
 
 function describe(error: unknown): string {
   if (error instanceof Error) {
-    const code = (error as {code?: unknown}).code
+    // a system error's code (ECONNRESET) says more than its message; sfl's own errors say it in words
+    const code = error instanceof SflError ? undefined : (error as {code?: unknown}).code
     return `${error.message}${typeof code === 'string' ? ` (${code})` : ''}`
   }
   return String(error)

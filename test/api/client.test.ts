@@ -47,7 +47,7 @@ describe('HttpClient against undici MockAgent', () => {
         seen.push(opts.headers as Record<string, string>)
         return {status: 'success', data: {Fips: '06067', Extra: 1}}
       })
-    const records = await fetchLookup(ctx(), {
+    const {records} = await fetchLookup(ctx(), {
       fips: '06067',
       by: {kind: 'address', value: '3526 HIGH ST, SACRAMENTO'},
     })
@@ -114,7 +114,9 @@ describe('HttpClient against undici MockAgent', () => {
       .intercept({path: '/v1/special-financing?fips=06067&apn=4'})
       .reply(200, {status: 'success', data: {APN: '4'}})
     const c = ctx()
-    expect(await fetchLookup(c, {fips: '06067', by: {kind: 'apn', value: '4'}})).toEqual([{APN: '4'}])
+    expect((await fetchLookup(c, {fips: '06067', by: {kind: 'apn', value: '4'}})).records).toEqual([
+      {APN: '4'},
+    ])
     expect(c.scheduler.stats.retries).toBe(1)
   })
 

@@ -5,7 +5,7 @@ import {Config} from '@oclif/core'
 import {describe, expect, it} from 'vitest'
 
 import {COMMANDS} from '../../src/commands/index.js'
-import {versionLine} from '../../src/main.js'
+import {versionLine} from '../../src/cli/main.js'
 import {ROOT} from '../helpers/sandbox.js'
 
 /** Command ids from the files under src/commands: keys/check.ts is `keys:check`. */

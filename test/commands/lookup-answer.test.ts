@@ -297,11 +297,13 @@ describe('json and ndjson print the record as the service sent it', () => {
     expect(JSON.parse(r.stdout).data).toEqual(JSON.parse(SENT).data)
   })
 
-  it('a body the scanner reads otherwise than JSON.parse (data named twice) is printed re-serialised, as parsed', async () => {
+  it('a body that names data twice is malformed (one envelope rule for every path): exit 6, nothing printed', async () => {
     const r = await lookup('{"status":"success","data":{"FinalValue":1.0},"data":{"FinalValue":2.0}}', [
       '-o',
       'json',
     ])
-    expect(r.stdout).toBe('{\n  "FinalValue": 2\n}\n')
+    expect(r.exitCode).toBe(6)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toMatch(/the response names `data` twice/)
   })
 })

@@ -335,7 +335,7 @@ describe('disk faults', () => {
     r.status = await new Promise<number | null>((resolve) => child.once('exit', resolve))
     expect(r.status).toBe(8)
     expect(r.stderr).toMatch(
-      /^(sfl county-export: .*\n)?Error: the disk is full \(ENOSPC\) while writing to stdout; free some space or write elsewhere\n$/,
+      /^(sfl county-export: .*\n( {2}.*\n)*)?Error: the disk is full \(ENOSPC\) while writing to stdout; free some space or write elsewhere\n$/,
     )
   })
 

@@ -211,7 +211,7 @@ describe('sfl lookup exit codes', () => {
       const lax = await sfl(['lookup', ...HIGH], {env: {SFL_BASE_URL: base, SFL_API_KEY: 'k-123456'}})
       expect(lax.code).toBe(0)
       expect(lax.stderr).toMatch(
-        /^Warning: record \(no ServicePropertyID\) does not match the spec's schema: .*ConfidenceScore.*\n$/,
+        /^Warning: record \(no ServicePropertyID\) does not match the spec's rules: ConfidenceScore: 150 is over the maximum 100; .*\n$/,
       )
       expect(JSON.parse(lax.stdout)).toEqual({Fips: '06067', ConfidenceScore: 150, NewField: 'kept'})
       const strict = await sfl(['lookup', ...HIGH, '--strict'], {

@@ -40,14 +40,17 @@ describe('the key echoed by a server never reaches the terminal', () => {
       })
 })
 
-describe('a key inside a record is the server’s doing: kept as data, warned about once', () => {
-  it('json output keeps the record as sent and stderr says the server echoed the key', async () => {
+describe('a key inside a record is the server’s doing: masked in the output, warned about once', () => {
+  it('json output has the key masked with * (same length, still valid JSON) and stderr says the server echoed it', async () => {
     const r = await lookup('key-in-record')
     expect(r.code).toBe(0)
-    expect(JSON.parse(r.stdout).APN).toBe(`echo-${KEY}`)
-    const warnings = r.stderr.split('\n').filter((l) => l.includes('contains your API key'))
+    expect(JSON.parse(r.stdout).APN).toBe(`echo-${'*'.repeat(KEY.length)}`)
+    expect(leakedRun(r.stdout, KEY)).toBeUndefined()
+    const warnings = r.stderr.split('\n').filter((l) => l.includes('echoed your API key'))
     expect(warnings).toHaveLength(1)
-    expect(warnings[0]).toMatch(/^Warning: .*the server echoing the key.*rotate the key/)
+    expect(warnings[0]).toMatch(
+      /^Warning: the service echoed your API key 1 time in its answers; it is masked .*Rotate the key/,
+    )
     expect(leakedRun(r.stderr, KEY)).toBeUndefined()
   })
 })

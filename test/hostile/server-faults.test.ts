@@ -51,13 +51,16 @@ describe('network-side faults are exit 6 with one line', () => {
     ['gzip', /Content-Encoding: gzip, which sfl did not ask for/],
     ['gone', /unexpected HTTP 410 from the service: this API version is gone/],
     ['redirect-no-location', /HTTP 302 without a usable Location header/],
-    ['non-json', /answered 200 with a body that is not JSON: "<html><body>Welcome to the captive portal/],
+    [
+      'non-json',
+      /answered 200 with a body that is not a JSON object \(spec 4\): "<html><body>Welcome to the captive portal/,
+    ],
     ['data-null', /answered 200 with `data` null instead of a record object/],
     ['data-string', /answered 200 with `data` "no records" instead of a record object/],
     ['data-number', /answered 200 with `data` a number \(42\) instead of a record object/],
     ['data-empty-array', /empty `data` list; spec 7 answers a lookup that matches nothing with 404/],
     ['status-not-success', /answered 200 with status "error" instead of "success"/],
-    ['deep', /JSON nested deeper than 64 levels/],
+    ['deep', /a record that cannot be read: nested deeper than 64 levels/],
   ]
   for (const [mode, pattern] of cases)
     it(`${mode}: exit 6, nothing on stdout`, async () => {

@@ -12,9 +12,9 @@ import {
   exportFormatOf,
   flattenRecord,
   readExport,
-  unguardCell,
   type FlatRecord,
 } from '../../src/io/export-reader.js'
+import {unguardCell} from '../../src/text/csv-cell.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sfl-export-reader-'))
 let n = 0
@@ -103,12 +103,27 @@ describe('reading an export back', () => {
     )
   })
 
-  it('flattens option objects to Option.Field and keeps deeper values as JSON text', () => {
-    expect(flattenRecord({A: {B: {C: 1}, D: [1, 2]}, E: [true]})).toEqual({
-      'A.B': '{"C":1}',
-      'A.D': '[1,2]',
+  it('flattens the spec’s option objects to Option.Field; any other object, a list or anything deeper is JSON text', () => {
+    expect(
+      flattenRecord({
+        AssumableMortgage: {LoanType: 'FHA', Extra: {C: 1}, D: [1, 2], N: null},
+        FHACondoEligibility: null,
+        A: {B: {C: 1}, D: [1, 2]},
+        E: [true],
+        F: 'x',
+      }),
+    ).toEqual({
+      'AssumableMortgage.LoanType': 'FHA',
+      'AssumableMortgage.Extra': '{"C":1}',
+      'AssumableMortgage.D': '[1,2]',
+      'AssumableMortgage.N': null,
+      FHACondoEligibility: null,
+      A: '{"B":{"C":1},"D":[1,2]}',
       E: '[true]',
+      F: 'x',
     })
+    // an option that is not an object is one column, as it is
+    expect(flattenRecord({AssumableMortgage: [1]})).toEqual({AssumableMortgage: '[1]'})
   })
 
   it('undoes only the export formula guard', () => {

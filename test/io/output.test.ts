@@ -2,12 +2,14 @@ import {mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {Writable} from 'node:stream'
+import {setFlagsFromString} from 'node:v8'
+import {runInNewContext} from 'node:vm'
 
-import {describe, expect, it} from 'vitest'
+import {describe, expect, it, onTestFinished} from 'vitest'
 
 import {LocalIoError, OutputClosedError} from '../../src/errors.js'
 import {localIoError} from '../../src/io/fs-errors.js'
-import {FileTarget, StdoutTarget} from '../../src/io/output.js'
+import {FileTarget, StdoutTarget, StreamFileTarget} from '../../src/io/output.js'
 import {RecordWriter} from '../../src/io/record-writer.js'
 
 /** A stdout stand-in that fails every write with `code`. */
@@ -107,5 +109,26 @@ describe('file-system faults as one line', () => {
   it('leaves other errors as they are', () => {
     const raw = new Error('boom')
     expect(localIoError(raw, 'writing', 'x')).toBe(raw)
+  })
+})
+
+describe('--out to a device or FIFO (StreamFileTarget)', () => {
+  it('closes its descriptor exactly once: nothing is left for the garbage collector to close again', async () => {
+    // a dropped FileHandle whose descriptor the stream already closed is closed again when collected:
+    // EBADF, which ends the process on Node 20 (it once crashed a test worker at random)
+    setFlagsFromString('--expose-gc')
+    const gc = runInNewContext('gc') as () => void
+    const warnings: string[] = []
+    const onWarning = (w: Error) => warnings.push(w.message)
+    process.on('warning', onWarning)
+    onTestFinished(() => void process.off('warning', onWarning))
+    for (let i = 0; i < 20; i++) {
+      const target = await StreamFileTarget.create('/dev/null', undefined, () => undefined)
+      target.write(Buffer.from('x\n'))
+      await target.commit()
+    }
+    gc()
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r))
+    expect(warnings.filter((m) => m.includes('garbage collection'))).toEqual([])
   })
 })

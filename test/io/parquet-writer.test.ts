@@ -23,7 +23,7 @@ function parts(dir: string, ...pages: Array<Array<Record<string, unknown>>>): st
 async function write(
   files: string[],
   out: string,
-  opts: {fields?: string[]; rowGroupRows?: number} = {},
+  opts: {columns?: string[]; rowGroupRows?: number} = {},
 ): Promise<Awaited<ReturnType<typeof writeParquet>>> {
   const target = await FileTarget.create(out, () => undefined)
   try {
@@ -75,10 +75,10 @@ describe('writeParquet', () => {
     expect(r.records).toBe(3)
     expect(r.unfit).toEqual([])
     const headers = r.columns.map((c) => c.header)
-    // spec 2.1 core fields, unknown fields in first-seen order, then the option's 2.2 columns
+    // spec 2.1's fields (all 32), unknown fields in first-seen order, then the option's 2.2 columns
     expect(headers.slice(0, 3)).toEqual(['Fips', 'ServicePropertyID', 'APN'])
-    expect(headers.slice(23, 26)).toEqual(['Note', 'Late', 'AssumableMortgage.LoanType'])
-    expect(headers).toHaveLength(23 + 2 + 16)
+    expect(headers.slice(32, 35)).toEqual(['Note', 'Late', 'AssumableMortgage.LoanType'])
+    expect(headers).toHaveLength(32 + 2 + 16)
 
     const meta = await parquetMetadataAsync(await asyncBufferFromFile(out))
     expect(meta.row_groups.map((g) => Number(g.num_rows))).toEqual([2, 1])
@@ -157,11 +157,11 @@ describe('writeParquet', () => {
     ])
   })
 
-  it('--fields: exactly those columns in that order, without a pass to learn the shape', async () => {
+  it("the run's columns (its schema, or --fields): exactly those in that order, without a pass to learn the shape", async () => {
     const d = tmp()
     const out = join(d, 'o.parquet')
     const fields = ['AssumableMortgage.LoanType', 'Fips', 'FinalValue']
-    const r = await write(parts(d, [A, B, C]), out, {fields})
+    const r = await write(parts(d, [A, B, C]), out, {columns: fields})
     expect(r.columns.map((c) => c.header)).toEqual(fields)
     expect(await readAll(out)).toEqual([
       {'AssumableMortgage.LoanType': 'FHA', Fips: '06067', FinalValue: 688600},
@@ -179,7 +179,7 @@ describe('writeParquet', () => {
       {Fips: '06067', FinalValue: 2},
     ]
     const r = await write(parts(d, bad), out, {
-      fields: ['Fips', 'FinalValue', 'ConfidenceScore', 'AssumableMortgage.RecordingDate'],
+      columns: ['Fips', 'FinalValue', 'ConfidenceScore', 'AssumableMortgage.RecordingDate'],
     })
     expect(r.unfit).toEqual([
       {column: 'FinalValue', count: 2},
@@ -189,12 +189,12 @@ describe('writeParquet', () => {
     expect((await readAll(out)).map((x) => x['FinalValue'])).toEqual([null, null, 2])
   })
 
-  it('no records: a valid file with the core columns and no rows', async () => {
+  it("no records: a valid file with spec 2.1's columns and no rows", async () => {
     const d = tmp()
     const out = join(d, 'o.parquet')
     const r = await write(parts(d, []), out)
     expect(r.records).toBe(0)
-    expect(r.columns).toHaveLength(23)
+    expect(r.columns).toHaveLength(32)
     expect(await readAll(out)).toEqual([])
     const meta = await parquetMetadataAsync(await asyncBufferFromFile(out))
     expect(Number(meta.num_rows)).toBe(0)
@@ -206,8 +206,8 @@ describe('writeParquet', () => {
     writeFileSync(out, 'last month')
     const files = parts(d, [A, B, C])
     writeFileSync(files[0]!, `${readFileSync(files[0]!, 'utf8')}{"Fips":"06`)
-    // --fields skips the shape pass, so three row groups are out before the cut line is read
-    await expect(write(files, out, {rowGroupRows: 1, fields: ['Fips']})).rejects.toThrow(
+    // given columns skip the shape pass, so three row groups are out before the cut line is read
+    await expect(write(files, out, {rowGroupRows: 1, columns: ['Fips']})).rejects.toThrow(
       /p0\.ndjson ends mid-record/,
     )
     expect(readFileSync(out, 'utf8')).toBe('last month')

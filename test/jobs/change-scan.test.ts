@@ -14,7 +14,7 @@ import {
   type FlatRecord,
 } from '../../src/io/export-reader.js'
 import {FileTarget} from '../../src/io/output.js'
-import {neutraliseFormula} from '../../src/model/columns.js'
+import {guardCell} from '../../src/text/csv-cell.js'
 import {writeParquet} from '../../src/io/parquet-writer.js'
 import {entryRef, ENTRY_WORDS, loadEntries} from '../../src/jobs/change-entries.js'
 import {RecordReader} from '../../src/jobs/change-read.js'
@@ -158,7 +158,7 @@ function csvText(recs: Array<Record<string, unknown>>, style: number): string {
   if (cols.length === 0) cols.push('Fips')
   const cell = (v: unknown, i: number) => {
     // strings guarded against formulas as the export guards them (src/model/columns.ts)
-    const s = v === null || v === undefined ? '' : typeof v === 'string' ? neutraliseFormula(v) : String(v)
+    const s = v === null || v === undefined ? '' : typeof v === 'string' ? guardCell(v, true) : String(v)
     return /[",\r\n]/.test(s) || (style & 2 && i % 3 === 0) ? `"${s.replaceAll('"', '""')}"` : s
   }
   const eol = style & 1 ? '\r\n' : '\n'

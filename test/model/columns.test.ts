@@ -5,11 +5,11 @@ import {
   columnsFor,
   emptyShape,
   flattenRow,
-  neutraliseFormula,
   observeShape,
   selectColumns,
   ShapeTracker,
 } from '../../src/model/columns.js'
+import {EXTRA_FIELDS} from '../../src/api/spec.js'
 
 const base = {Fips: '06067', ServicePropertyID: 1, APN: 'A'}
 
@@ -27,13 +27,15 @@ describe('column order (spec 2.1, extras, unknown, then options in spec order)',
     })
     const headers = columnsFor(shape).map((c) => c.header)
     expect(headers.slice(0, 3)).toEqual(['Fips', 'ServicePropertyID', 'APN'])
-    expect(headers.indexOf('TractMinorityPopulationPercent')).toBe(22) // the 23 core fields, always present
-    expect(headers.slice(23, 27)).toEqual(['Tract', 'MSACode', 'Zeta', 'Alpha'])
-    expect(headers[27]).toBe('AssumableMortgage.LoanType')
-    expect(headers[27 + 15]).toBe('AssumableMortgage.SecondMortgageInterestRate')
-    expect(headers[27 + 16]).toBe('AssumableMortgage.Surprise') // unknown sub-field after the spec's
-    expect(headers[27 + 17]).toBe('FHACondoEligibility.ApprovalStatus') // null still means "included"
-    expect(headers).toHaveLength(27 + 17 + 11)
+    expect(headers.indexOf('TractMinorityPopulationPercent')).toBe(22) // the 23 core fields
+    // all 32 fields of spec 2.1 are columns in every file, sent or not, so one run has one schema
+    expect(headers.slice(23, 32)).toEqual([...EXTRA_FIELDS])
+    expect(headers.slice(32, 34)).toEqual(['Zeta', 'Alpha'])
+    expect(headers[34]).toBe('AssumableMortgage.LoanType')
+    expect(headers[34 + 15]).toBe('AssumableMortgage.SecondMortgageInterestRate')
+    expect(headers[34 + 16]).toBe('AssumableMortgage.Surprise') // unknown sub-field after the spec's
+    expect(headers[34 + 17]).toBe('FHACondoEligibility.ApprovalStatus') // null still means "included"
+    expect(headers).toHaveLength(34 + 17 + 11)
   })
 
   it('has no option columns when the key lacks the options (fields omitted)', () => {
@@ -42,14 +44,14 @@ describe('column order (spec 2.1, extras, unknown, then options in spec order)',
     expect(columnsFor(shape).some((c) => c.header.includes('.'))).toBe(false)
   })
 
-  it('tracks shapes incrementally and merges them', () => {
+  it('tracks option members across records in first-seen order; any other object stays one column', () => {
     const a = new ShapeTracker()
-    a.observe({x: 1, o: {p: 1}})
-    const b = new ShapeTracker()
-    b.observe({y: 1, o: {q: 1}})
-    a.merge(b.shape)
-    expect(a.shape.top).toEqual(['x', 'o', 'y'])
-    expect(a.shape.nested.get('o')).toEqual(['p', 'q'])
+    a.observe({x: 1, o: {p: 1}, AssumableMortgage: {LoanType: 'VA', Later: 1}})
+    a.observe({y: 1, o: {q: 1}, AssumableMortgage: {Extra: 2, LoanType: 'FHA'}})
+    expect(a.shape.top).toEqual(['x', 'o', 'AssumableMortgage', 'y'])
+    expect(a.shape.nested.get('AssumableMortgage')).toEqual(['LoanType', 'Later', 'Extra'])
+    expect(a.shape.nested.has('o')).toBe(false)
+    expect(columnsFor(a.shape).filter((c) => c.key === 'o')).toEqual([{header: 'o', key: 'o'}])
   })
 
   it('selects --fields in the given order', () => {
@@ -83,7 +85,7 @@ describe('cells', () => {
 
   it('leaves formulas alone with --no-escape-formulas', () => {
     expect(cell('=1+1', false)).toBe('=1+1')
-    expect(neutraliseFormula('plain')).toBe('plain')
+    expect(cell('plain', true)).toBe('plain')
   })
 
   it('flattens a null option object to empty cells', () => {

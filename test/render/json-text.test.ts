@@ -1,8 +1,9 @@
 import fc from 'fast-check'
-import {describe, expect, it} from 'vitest'
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
+import {BadResponseError} from '../../src/errors.js'
 import {RawJson, relayout, toJsonText} from '../../src/render/json-text.js'
-import {recordTexts} from '../../src/lookup/fetch-lookup.js'
+import {MockLookups} from '../helpers/mock-lookup.js'
 
 describe('JSON text with the tokens as sent', () => {
   it('lays out any JSON text as JSON.stringify would, pretty or compact', () => {
@@ -53,20 +54,35 @@ describe('JSON text with the tokens as sent', () => {
   })
 })
 
-describe('each record’s text from the body (recordTexts)', () => {
-  const texts = (body: string) => recordTexts(body, [JSON.parse(body).data].flat())
+describe('each record’s text as sent (fetchLookup `raw`), laid out for json output', () => {
+  let mock: MockLookups
+  beforeEach(() => {
+    mock = new MockLookups()
+  })
+  afterEach(async () => mock.close())
 
-  it('splits out a record, or each of a list, as sent', () => {
-    expect(texts('{"status":"success","data":{"FinalValue":121000.0}}')).toEqual(['{"FinalValue":121000.0}'])
-    expect(texts('{"data":[{"a":1.50},\n {"a":2}],"status":"success"}')).toEqual(['{"a":1.50}', '{"a":2}'])
+  it('splits out a record, or each of a list, with its tokens as sent', async () => {
+    const one = await mock.lookup('{"status":"success","data":{"FinalValue":121000.0}}')
+    expect(one.raw).toEqual(['{"FinalValue":121000.0}'])
+    const two = await mock.lookup('{"data":[{"a":1.50},\n {"a":2}],"status":"success"}')
+    expect(two.raw).toEqual(['{"a":1.50}', '{"a":2}'])
+    expect(relayout(two.raw[0]!, 2)).toBe('{\n  "a": 1.50\n}')
   })
 
-  it('gives up (undefined, the record is then re-serialised) where the two readings could differ', () => {
-    // JSON.parse keeps the last `data`; a byte scanner might take the first
-    expect(texts('{"status":"success","data":{"a":1},"data":{"a":2}}')).toEqual([undefined])
-    // a key spelt with an escape: JSON.parse reads `data`, the scanner compares bytes
-    expect(texts('{"status":"success","d\\u0061ta":{"a":1}}')).toEqual([undefined])
-    expect(recordTexts('{"status":"success","data":{"a":1}}', [{a: 2}])).toEqual([undefined])
-    expect(recordTexts('{"status":"success","data":{"a":1}', [{a: 1}])).toEqual([undefined])
+  it('reads `data` spelt with an escape as JSON.parse does, and refuses `data` twice (no reading could choose)', async () => {
+    const spelt = await mock.lookup('{"status":"success","d\\u0061ta":{"a":1}}')
+    expect(spelt.raw).toEqual(['{"a":1}'])
+    const twice = await mock
+      .lookup('{"status":"success","data":{"a":1},"data":{"a":2}}')
+      .catch((e: unknown) => e)
+    expect(twice).toBeInstanceOf(BadResponseError)
+    expect((twice as Error).message).toMatch(/names `data` twice/)
+  })
+
+  it('keeps a pretty-printed record’s text as sent; relayout makes it the json output', async () => {
+    const sent = '{\n    "b" : 1E2,\n    "a" : [ "x" ]\n}'
+    const answer = await mock.lookup(`{"status":"success","data":${sent}}`)
+    expect(answer.raw).toEqual([sent])
+    expect(relayout(answer.raw[0]!, 2)).toBe('{\n  "b": 1E2,\n  "a": [\n    "x"\n  ]\n}')
   })
 })

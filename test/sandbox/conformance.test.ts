@@ -1,6 +1,6 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {checkRecord} from '../../src/api/schema.js'
+import {recordProblems} from '../../src/pipeline/stages.js'
 import {startSandbox, type Sandbox} from '../../src/sandbox/server.js'
 import {get} from '../helpers/sandbox.js'
 
@@ -23,7 +23,7 @@ describe('spec 2.1: the standard package', () => {
     const r = await get(base, HIGH_ST, 'sandbox-basic')
     expect(r.status).toBe(200)
     expect(r.body.status).toBe('success')
-    expect(checkRecord(r.body.data)).toEqual([])
+    expect(recordProblems(r.body.data)).toEqual([])
     for (const f of [
       'Fips',
       'ServicePropertyID',

@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {checkRecord} from '../../src/api/schema.js'
+import {recordProblems} from '../../src/pipeline/stages.js'
 import {COUNTIES} from '../../src/sandbox/counties.js'
 import {AS_OF, Dataset} from '../../src/sandbox/dataset.js'
 
@@ -41,7 +41,7 @@ describe.each(COUNTIES.map((c) => [c.fips, c] as const))(
     const records = Array.from({length: n}, (_, i) => ds.record(county, i, FULL))
 
     it('conforms to the spec schema (types, sizes, allowed values, score 0-100)', () => {
-      const bad = records.map((r, i) => [i, checkRecord(r)] as const).filter(([, p]) => p.length > 0)
+      const bad = records.map((r, i) => [i, recordProblems(r)] as const).filter(([, p]) => p.length > 0)
       expect(bad.slice(0, 3)).toEqual([])
     })
 

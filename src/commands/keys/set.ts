@@ -70,7 +70,7 @@ CLI's config directory ($XDG_CONFIG_HOME/sfl, or $SFL_CONFIG_DIR).`
       ...(f.fips ? {fips: f.fips} : {}),
     }
     await saveConfig(this.config.configDir, config)
-    const base = config.profiles[profile]!.baseUrl
+    const base = config.profiles[profile].baseUrl
     this.notice(
       `Saved profile "${profile}" (key ${maskKeyEnds(key)}${base ? `, base URL ${base}` : ', no base URL: add --base-url or set SFL_BASE_URL'}) to ${path} (mode 600)`,
     )

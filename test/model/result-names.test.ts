@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {resultNames} from '../../src/jobs/batch-columns.js'
+import {resultNames} from '../../src/model/result-names.js'
 
 describe('result column names beside the input columns', () => {
   it.each([

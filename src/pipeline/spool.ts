@@ -1,19 +1,22 @@
 import {constants, createWriteStream, fdatasync, openSync, type WriteStream} from 'node:fs'
 import {rm} from 'node:fs/promises'
-import {basename, join} from 'node:path'
+import {join} from 'node:path'
 
-import type {Rejected} from '../io/data-scanner.js'
 import {localIoError} from '../io/fs-errors.js'
 import {readCsv} from '../io/csv-reader.js'
 import {countLines} from '../io/lines.js'
+import {CsvRowEncoder} from './cells.js'
+import type {Rejected} from './records.js'
+import type {RecordView} from './view.js'
 
 /**
- * Part files: one NDJSON file per page of a unit, in the run's parts folder (0700, made by the run). A
- * part is journaled only after its body was read to the end and the file closed, so a resumed run never
- * keeps half a page; a retried page starts its part afresh.
+ * The spool stage: part files, one per page of a county (CSV: one per page and column layout), in the
+ * run's parts folder (0700, made by the run). A part is journaled only after its body was read to the end
+ * and the file closed, so a resumed run never keeps half a page; a retried page starts its part afresh.
  */
 export interface PagePart {
   n: number
+  /** Records written (after duplicates and rejected records). */
   records: number
   /** NDJSON and JSON: the page's records as sent, one a line. */
   file: string
@@ -22,9 +25,18 @@ export interface PagePart {
    * record brings a new column); `layout` indexes the run's layouts.
    */
   segments?: Segment[]
-  /** Poison records of the page, skipped (README "Poison records"). */
+  /** Records of the page skipped: broken, over a cap, or breaking the spec with --strict. */
   rejected?: Rejected[]
+  /** Records dropped as repeats of a ServicePropertyID the county already had. */
+  duplicates?: number
+  /** Records that break the spec's rules (written), by field name. */
+  violations?: Record<string, number>
+  /** The page's URL in canonical form (src/pipeline/pages.ts), for the loop check of a resumed run. */
+  url?: string
 }
+
+/** A part file's name: the county, the page, for CSV the segment (nothing else: no folder, no `..`). */
+export const PART_NAME = /^\d{5}-\d{5,6}(-\d{1,6})?\.(ndjson|csv)$/
 
 export interface Segment {
   file: string
@@ -96,6 +108,19 @@ export class PartFile {
     this.pending.push(bytes, NL)
     this.pendingBytes += bytes.length + 1
     if (this.pendingBytes >= BATCH) this.flush()
+  }
+
+  /** Write the record in `view` as one CSV row in `columns` (src/pipeline/cells.ts), encoded into the batch buffer. */
+  writeRow(encoder: CsvRowEncoder, view: RecordView, columns: Int32Array): void {
+    const most = CsvRowEncoder.bound(view, columns)
+    if (this.textBytes + most > BATCH) this.flushText()
+    if (most > BATCH) {
+      const own = Buffer.allocUnsafe(most)
+      this.stream.write(own.subarray(0, encoder.encode(view, columns, own, 0)))
+      return
+    }
+    const buf = (this.text ??= Buffer.allocUnsafe(BATCH))
+    this.textBytes = encoder.encode(view, columns, buf, this.textBytes)
   }
 
   /** Write text as it is (a CSV row with its line end). */
@@ -170,12 +195,15 @@ export class PartFile {
   }
 }
 
-/** On resume: does every part file hold exactly the records the journal says? The first problem, or none. */
+/**
+ * On resume: does every part file hold exactly the records the journal says? The first problem, or none.
+ * The names were checked when the journal was read (PART_NAME): plain names inside the parts folder.
+ */
 export async function verifyPages(dir: string, pages: readonly PagePart[]): Promise<string | undefined> {
   for (const p of pages) {
     const files = p.segments
-      ? p.segments.map((s) => ({path: join(dir, basename(s.file)), records: s.records, csv: true}))
-      : [{path: join(dir, basename(p.file)), records: p.records, csv: false}]
+      ? p.segments.map((s) => ({path: join(dir, s.file), records: s.records, csv: true}))
+      : [{path: join(dir, p.file), records: p.records, csv: false}]
     for (const f of files) {
       let n = 0
       try {

@@ -1,7 +1,7 @@
 import {execute, settings} from '@oclif/core'
 
 /**
- * Hand the command line to oclif. A module of its own so that src/main.ts can load oclif with import()
+ * Hand the command line to oclif. A module of its own so that src/cli/main.ts can load oclif with import()
  * (the bundle then keeps oclif out of dist/sfl.js) and still use its named exports.
  */
 export async function runOclif(argv: string[], dir: string): Promise<void> {

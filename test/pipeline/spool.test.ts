@@ -4,7 +4,7 @@ import {join} from 'node:path'
 
 import {describe, expect, it} from 'vitest'
 
-import {PartFile} from '../../src/jobs/spool.js'
+import {PartFile} from '../../src/pipeline/spool.js'
 
 describe('a part file', () => {
   it('waits out backpressure many times without piling up listeners', async () => {

@@ -1,7 +1,7 @@
 import {readFileSync} from 'node:fs'
 import {arch, release} from 'node:os'
 
-import {guardStdStreams} from './cli/std-streams.js'
+import {guardStdStreams} from './std-streams.js'
 
 /**
  * The CLI's entry, bundled on its own as dist/sfl.js and imported by bin/run.js. It imports nothing but
@@ -39,10 +39,16 @@ export function versionLine(): string | undefined {
       // no /proc: not WSL
     }
   }
-  const pjson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-    name: string
-    version: string
-  }
+  const pjson = JSON.parse(readPackageJson()) as {name: string; version: string}
   const cpu = arch() === 'ia32' ? 'x86' : arch()
   return `${pjson.name}/${pjson.version} ${process.platform}-${cpu} node-${process.version}`
+}
+
+/** The package's package.json: beside dist/ for the bundle (dist/sfl.js), two levels up from the source. */
+function readPackageJson(): string {
+  try {
+    return readFileSync(new URL('../package.json', import.meta.url), 'utf8')
+  } catch {
+    return readFileSync(new URL('../../package.json', import.meta.url), 'utf8')
+  }
 }

@@ -1,0 +1,71 @@
+import * as z from 'zod/mini'
+
+import {CheckpointError} from '../errors.js'
+import {PART_NAME} from '../pipeline/spool.js'
+
+/**
+ * Every event a long run writes to its checkpoint journal (src/jobs/journal.ts), typed, with the one
+ * decoder that reads them back. An event the decoder does not know, or one whose values are not what
+ * this version writes (a part file named with a folder or `..`, a negative count), is refused: the
+ * checkpoint was edited or written by another version, and the run says so (exit 2, naming --restart)
+ * rather than act on it. A part file is only ever a plain name inside the run's own parts folder.
+ */
+const fips = z.string().check(z.regex(/^\d{5}$/))
+const count = z.int().check(z.nonnegative())
+const partName = z.string().check(z.regex(PART_NAME, 'a part file name'))
+const rejected = z.array(z.object({index: count, reason: z.string()}))
+
+const outcome = z.object({
+  kind: z.enum(['done', 'empty', 'forbidden', 'malformed', 'failed']),
+  records: count,
+  error: z.optional(z.string()),
+  exitCode: z.int(),
+  skipped: z.optional(count),
+})
+
+export const exportEvent = z.discriminatedUnion('t', [
+  z.object({t: z.literal('layout'), id: count, cols: z.array(z.string())}),
+  z.object({
+    t: z.literal('page'),
+    u: fips,
+    n: z.int().check(z.positive()),
+    records: count,
+    file: partName,
+    segs: z.optional(z.array(z.object({file: partName, layout: count, records: count}))),
+    next: z.nullable(z.string()),
+    rejected: z.optional(rejected),
+    dups: z.optional(count),
+    violations: z.optional(z.record(z.string(), count)),
+    url: z.optional(z.string()),
+  }),
+  z.object({t: z.literal('end'), u: fips, outcome}),
+  // --out-dir: the county's file is in place; `schema` names the columns it was written with
+  z.object({t: z.literal('written'), u: fips, schema: z.optional(z.string())}),
+  z.object({t: z.literal('reset'), u: fips}),
+  // the rate-limit window the run spent (spec 8.3): a rerun before its reset waits instead of sending a 429
+  z.object({t: z.literal('window'), resetAt: z.number(), limit: z.optional(count)}),
+])
+export type ExportEvent = z.infer<typeof exportEvent>
+
+export const batchEvent = z.discriminatedUnion('t', [
+  z.object({
+    t: z.literal('row'),
+    k: z.string(),
+    s: z.enum(['ok', 'matched_without_unit', 'not_found', 'invalid', 'forbidden', 'malformed', 'error']),
+    e: z.nullable(z.string()),
+    /** The record(s) of the answer: one, or a list when the service answered with several. */
+    r: z.nullable(z.union([z.record(z.string(), z.unknown()), z.array(z.record(z.string(), z.unknown()))])),
+  }),
+  z.object({t: z.literal('window'), resetAt: z.number(), limit: z.optional(count)}),
+])
+export type BatchEvent = z.infer<typeof batchEvent>
+
+/** Decode one journal line's event with `schema`, or refuse the checkpoint. */
+export function decodeEvent<T>(schema: z.ZodMiniType<T>, raw: unknown, journal: string): T {
+  const r = schema.safeParse(raw)
+  if (r.success) return r.data
+  const t = raw !== null && typeof raw === 'object' ? (raw as {t?: unknown}).t : undefined
+  throw new CheckpointError(
+    `the checkpoint ${journal} holds an event this version of sfl does not write (${typeof t === 'string' ? `"${t.slice(0, 20)}": ` : ''}${r.error.issues[0]?.path.join('.') || 'its shape'}); it was edited or comes from another version. Add --restart to discard it and start over`,
+  )
+}

@@ -1,0 +1,268 @@
+import {mkdir, rm} from 'node:fs/promises'
+import {dirname, join} from 'node:path'
+
+import {countyByFips} from '../address/counties.js'
+import {removeStaleTemps, writeFileAtomic} from '../io/atomic-file.js'
+import {readCsv} from '../io/csv-reader.js'
+import {localIoError} from '../io/fs-errors.js'
+import type {OutputTarget} from '../io/output.js'
+import {RecordWriter} from '../io/record-writer.js'
+import {parquetType} from '../io/parquet-types.js'
+import {columnOf} from '../model/columns.js'
+import {copyPage, headerCells, writeFile, type FileOptions} from '../pipeline/sinks.js'
+import type {RecordStages} from '../pipeline/stages.js'
+import type {ExportStats} from './export-stats.js'
+import {countyFilePath, schemaKey, type ManifestFile} from './manifest.js'
+import {isFinished} from './outcome.js'
+import type {RunState} from './run.js'
+import type {ExportRequest, Unit} from './export-types.js'
+
+/** What the outputs need of the run. */
+interface RunView {
+  req: ExportRequest
+  run: RunState
+  stages: RecordStages
+  layouts: string[][]
+  stats: ExportStats | undefined
+  stream: {writer: RecordWriter} | undefined
+}
+
+/**
+ * The outputs of a county export, all with the run's one schema (src/pipeline/schema.ts): an `--out-dir`
+ * county's file the moment it finishes (then its manifest entry, then its part files go), the one
+ * `--out` file when the run ends (every finished county, whole, in the order asked), or the end of a
+ * streamed stdout. Files written before a column appeared are rewritten at the end with the final
+ * columns, so a plain glob over the folder reads one schema.
+ */
+export class ExportOutputs {
+  filesWritten = 0
+  /** --out-dir: county files rewritten at the end with the run's final columns. */
+  filesRewritten = 0
+  private recordsToFiles = 0
+  /** Parquet: values of another type than the spec's, written as null, by column (every file). */
+  readonly unfit = new Map<string, number>()
+  checkpoint: string | undefined
+  rejectsFile: string | undefined
+
+  constructor(
+    private readonly x: RunView,
+    private readonly manifest: ManifestFile | undefined,
+    private readonly now: () => number,
+  ) {}
+
+  static countyPath(req: ExportRequest, fips: string): string {
+    return join(req.outDir!, countyFilePath(countyByFips(fips)?.state ?? 'unknown', fips, req.format))
+  }
+
+  private fileOptions(target: OutputTarget, columns: readonly string[]): FileOptions {
+    const req = this.x.req
+    return {
+      columns,
+      layouts: this.x.layouts,
+      escapeFormulas: req.escapeFormulas,
+      bom: req.bom,
+      commit: () => target.commit(),
+      onUnfit: (column, n) => this.unfit.set(column, (this.unfit.get(column) ?? 0) + n),
+    }
+  }
+
+  /**
+   * --out-dir: a finished county goes to its own file at once (atomically), then into the manifest; only
+   * then is it journaled as written and its part files removed, so a stop at any point loses nothing.
+   */
+  async writeCounty(u: Unit): Promise<void> {
+    const req = this.x.req
+    const county = countyByFips(u.fips)
+    const state = county?.state ?? 'unknown'
+    const rel = countyFilePath(state, u.fips, req.format)
+    const path = join(req.outDir!, rel)
+    try {
+      await mkdir(dirname(path), {recursive: true})
+    } catch (error) {
+      throw localIoError(error, 'creating', dirname(path))
+    }
+    await removeStaleTemps(path) // a run killed while writing this county's file left its temp
+    const columns = this.x.stages.schema.names()
+    const target = await this.x.run.outputTarget(path)
+    const count = await writeFile(
+      this.x.run.journal.partsDir,
+      u.pages,
+      target,
+      req.format,
+      this.fileOptions(target, columns),
+    )
+    this.filesWritten++
+    this.recordsToFiles += count
+    const schema = schemaKey(columns)
+    await this.manifest!.record({
+      fips: u.fips,
+      state,
+      name: county?.name ?? '',
+      path: rel,
+      records: count,
+      pages: u.pages.length,
+      finishedAt: new Date(this.now()).toISOString(),
+      schema,
+    })
+    u.written = schema
+    this.x.run.journal.append({t: 'written', u: u.fips, schema})
+    for (const p of u.pages)
+      for (const f of [p.file, ...(p.segments ?? []).map((sg) => sg.file)])
+        await rm(join(this.x.run.journal.partsDir, f), {force: true})
+  }
+
+  /** The run ends: every output closed or written, the rejects listed, the checkpoint kept or removed. */
+  async finish(units: Unit[]): Promise<{wrote: boolean; written: number}> {
+    const {req, run} = this.x
+    const finished = units.filter((u) => u.outcome && isFinished(u.outcome.kind))
+    const open = units.some((u) => !u.outcome || u.outcome.kind === 'failed')
+    let result = {wrote: false, written: 0}
+    if (this.x.stream) result = await this.endStream(finished)
+    else if (req.outDir) {
+      await this.settleFolder(units).catch(run.absorbOrThrow)
+      result = {wrote: this.filesWritten > 0, written: this.recordsToFiles}
+    } else if (finished.length > 0) result = await this.writeOne(finished, open)
+    await this.writeRejects(units, result.wrote)
+    this.rememberWindow()
+    // a run whose output could not be written (disk full) keeps its checkpoint: the rerun only assembles
+    const unwritten = req.outDir
+      ? finished.some((u) => u.written === undefined)
+      : finished.length > 0 && !result.wrote
+    this.checkpoint = await run.finish(open || unwritten)
+    return result
+  }
+
+  private async endStream(finished: Unit[]): Promise<{wrote: boolean; written: number}> {
+    const run = this.x.run
+    const writer = this.x.stream!.writer
+    // the stream already carries every finished county; close its frame unless the reader left
+    if (!run.outputClosed && (writer.hasStarted || finished.length > 0)) {
+      writer.end()
+      await writer.target.commit().catch(run.absorbOrThrow)
+    }
+    ;(writer.target as {release?: () => void}).release?.()
+    return {wrote: writer.hasStarted, written: writer.count}
+  }
+
+  /** `--out`: every finished county, whole, in the order asked; the target is replaced only when complete. */
+  private async writeOne(finished: Unit[], open: boolean): Promise<{wrote: boolean; written: number}> {
+    const {req, run} = this.x
+    const columns = this.x.stages.schema.names()
+    const pages = finished.flatMap((u) => u.pages)
+    const dir = run.journal.partsDir
+    // NDJSON whose every county ended: the first part file already holds the output's first records, so it
+    // becomes the output and the rest is appended (one copy of the body fewer; npm run bench). Not while a
+    // county is open (the checkpoint still needs its part files), nor into a FIFO or a device.
+    const first = pages[0]
+    const adopt = req.format === 'ndjson' && !open && first !== undefined && (await run.canAdopt(req.out!))
+    const target = adopt ? run.adoptOutput(join(dir, first.file), req.out!) : await run.outputTarget(req.out)
+    try {
+      if (req.format === 'parquet') {
+        const n = await writeFile(dir, pages, target, 'parquet', this.fileOptions(target, columns))
+        return {wrote: true, written: n}
+      }
+      const writer = new RecordWriter(target, req.format, {
+        header: headerCells(columns, req.escapeFormulas),
+        bom: req.bom,
+      })
+      if (adopt) writer.ndjsonChunks(first.records)
+      for (const p of pages)
+        if (!adopt || p !== first)
+          await copyPage(dir, p, writer, req.format === 'csv' ? columns : undefined, this.x.layouts)
+      writer.end()
+      await target.commit()
+      return {wrote: true, written: writer.count}
+    } catch (error) {
+      await target.abort()
+      run.absorbOrThrow(error)
+      return {wrote: false, written: 0}
+    }
+  }
+
+  /**
+   * --out-dir at the end: every county file whose columns are not the run's final ones (written before a
+   * column appeared, or by an earlier run) is rewritten with them, then the manifest records the schema.
+   */
+  private async settleFolder(units: Unit[]): Promise<void> {
+    const {req} = this.x
+    const columns = this.x.stages.schema.names()
+    const key = schemaKey(columns)
+    const entries = this.manifest!.current.counties
+    if (req.format === 'csv' || req.format === 'parquet')
+      for (const e of entries) {
+        if (e.schema === key) continue
+        await this.rewrite(join(req.outDir!, e.path), columns)
+        await this.manifest!.record({...e, schema: key})
+        const u = units.find((x) => x.fips === e.fips)
+        if (u) u.written = key
+      }
+    this.manifest!.setSchema({
+      key,
+      columns: columns.map((name) => ({name, type: parquetType(columnOf(name))})),
+      options: this.x.stages.schema.options,
+    })
+    if (entries.length > 0 || this.filesWritten > 0) await this.manifest!.save()
+  }
+
+  /** One county file again with `columns`: its rows read back and laid out by name (absent columns empty). */
+  private async rewrite(path: string, columns: readonly string[]): Promise<void> {
+    const {req, run} = this.x
+    const target = await run.outputTarget(path)
+    try {
+      if (req.format === 'parquet') {
+        const {readParquetRecords} = await import('../io/parquet-reader.js')
+        const {writeParquet} = await import('../io/parquet-writer.js')
+        await writeParquet(target, {flat: readParquetRecords(path)}, {columns})
+      } else {
+        const writer = new RecordWriter(target, 'csv', {
+          header: headerCells(columns, req.escapeFormulas),
+          bom: req.bom,
+        })
+        let at: Map<string, number> | undefined
+        for await (const {fields} of readCsv(path)) {
+          if (!at) {
+            at = new Map(fields.map((h, i) => [h.replace(/^\ufeff/, '').replace(/^'(?=[=+\-@\t\r])/, ''), i]))
+            continue
+          }
+          const row = columns.map((c) => {
+            const i = at!.get(c)
+            return i === undefined ? '' : fields[i]!
+          })
+          if (!writer.csv(row)) await target.drain()
+        }
+        writer.end()
+      }
+      await target.commit()
+      this.filesRewritten++
+    } catch (error) {
+      await target.abort()
+      throw error
+    }
+  }
+
+  /** Skipped records: where they were and why, beside --out (or in --out-dir); the rest of their county was written. */
+  private async writeRejects(units: Unit[], wrote: boolean): Promise<void> {
+    const {req, run} = this.x
+    const lines = units.flatMap((u) =>
+      u.pages.flatMap((p) =>
+        (p.rejected ?? []).map(
+          (r) => `${JSON.stringify({fips: u.fips, page: p.n, record: r.index, reason: r.reason})}\n`,
+        ),
+      ),
+    )
+    if (lines.length === 0 || !(req.out || req.outDir) || !wrote) return
+    this.rejectsFile = req.outDir ? join(req.outDir, 'rejects.ndjson') : `${req.out}.rejects.ndjson`
+    await writeFileAtomic(this.rejectsFile, lines.join(''), 0o644).catch(run.absorbOrThrow)
+  }
+
+  /** A window the run spent, with its reset still ahead: the checkpoint remembers it (a rerun waits, no 429). */
+  private rememberWindow(): void {
+    const b = this.x.run.budget()
+    if (b.remaining === 0 && b.resetAtMs !== undefined && b.resetAtMs > Date.now())
+      this.x.run.journal.append({
+        t: 'window',
+        resetAt: b.resetAtMs,
+        ...(b.limit !== undefined ? {limit: b.limit} : {}),
+      })
+  }
+}

@@ -1,0 +1,194 @@
+import {homedir} from 'node:os'
+import {join} from 'node:path'
+
+import type {Dispatcher} from 'undici'
+
+import type {ClientEvent} from '../api/client.js'
+import type {SpecialFinancingRecord} from '../api/record.js'
+import {validateLookup} from '../api/validate.js'
+import {countyFromFlags} from '../address/county-flags.js'
+import {loadConfigLenient, resolveSettings} from '../config/profiles.js'
+import {UsageError} from '../errors.js'
+import {checkKey, type KeyReport} from '../keys/check.js'
+import {lookupOne, type LookupMatch} from '../lookup/address-lookup.js'
+import {verdicts, type Verdict} from '../render/verdicts.js'
+import type {BudgetView, SchedulerEvent} from '../schedule/scheduler.js'
+import {createCore, type Core} from './core.js'
+import {exportCounty, type ExportItem, type ExportPosition} from './export.js'
+
+/**
+ * sfl as a library: the same core the CLI runs (one HTTP client, one scheduler, the record pipeline's
+ * checks), for programs that want typed records rather than a process's output. Nothing here exits the
+ * process or writes to stdout or stderr: failures are thrown as the exported error classes (each with a
+ * stable `code` and the CLI's exit code), and waits, retries and slow answers are reported through
+ * `onEvent`.
+ *
+ * @example
+ * const sfl = await createClient({baseUrl: 'https://api.example.com/v1', apiKey: process.env.KEY})
+ * const {record, match} = await sfl.lookup({fips: '06067', address: '5201 Laguna Oaks Dr #140, Elk Grove'})
+ * console.log(record.FHAEligible, match.status)
+ */
+export interface ClientOptions {
+  /** The service base address, with its /v1 segment (spec 4). Default: SFL_BASE_URL, then the profile's. */
+  baseUrl?: string
+  /** The API key (spec 5). Default: SFL_API_KEY, then the profile's (`sfl keys set`). */
+  apiKey?: string
+  /** The profile of sfl's config to read the key and base URL from (default SFL_PROFILE, else "default"). */
+  profile?: string
+  /** sfl's config folder (default SFL_CONFIG_DIR, else $XDG_CONFIG_HOME/sfl, else ~/.config/sfl). */
+  configDir?: string
+  /** Requests in flight at once (default 4; the scheduler also keeps within the key's rate limit). */
+  concurrency?: number
+  /** A deadline for each whole request, body included, in seconds (default 30). */
+  timeout?: number
+  /** Retries of 5xx and network failures per request (default 3). */
+  retries?: number
+  /** The longest single wait for a rate-limit reset before RateLimitExceededError, in seconds (default 60). */
+  maxWait?: number
+  /** Aborts every request in flight and every wait (InterruptedError). */
+  signal?: AbortSignal
+  /** Waits, retries, requests started and settled: for a program that keeps a person informed. Must not throw. */
+  onEvent?: (event: SflEvent) => void
+  /**
+   * An undici Dispatcher (a proxy agent, a MockAgent in tests); default: undici's EnvHttpProxyAgent, which
+   * honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY. Typed loosely so the library's types need no undici types.
+   */
+  dispatcher?: object
+}
+
+/** What the client and its scheduler are doing (see ClientEvent and SchedulerEvent). */
+export type SflEvent = ClientEvent | SchedulerEvent
+
+/** A single lookup: a county (`fips` or `county: "Sacramento, CA"`) and exactly one of address, apn, propertyId. */
+export interface LookupInput {
+  fips?: string
+  county?: string
+  address?: string
+  apn?: string
+  propertyId?: string | number
+  /** Send the address exactly as written, not in its USPS Publication 28 form. */
+  asTyped?: boolean
+  /** On a 404, try the address as typed and then without its unit (at most 2 more requests; default true). */
+  fallback?: boolean
+}
+
+export interface LookupResult {
+  /** The record found (the first, when the service answered with several). */
+  record: SpecialFinancingRecord
+  /** Every record the service answered with. */
+  records: SpecialFinancingRecord[]
+  /** How it matched: `matched_without_unit` when only the address without its unit found it; every form sent. */
+  match: LookupMatch
+  /** Each record's JSON text exactly as sent (numbers as written, `121000.0`). */
+  raw: string[]
+  /** Each record's problems against the spec's rules (empty when it conforms). */
+  problems: string[][]
+}
+
+export interface SflClient {
+  readonly baseUrl: string
+  lookup(input: LookupInput): Promise<LookupResult>
+  /** The verdicts the CLI's table shows, from the service's flags, explained by the option objects. */
+  explain(record: SpecialFinancingRecord, opts?: {marketRate?: number}): Verdict[]
+  /**
+   * Every record of a county, checked by the record pipeline (envelope, grammar, the spec's rules, each
+   * ServicePropertyID once), a page at a time: a page's records are handed over only once the whole page
+   * arrived and passed, so a cut-off page never yields half of itself. The last record of each page
+   * carries `position`: give it as `from` to continue after that page.
+   */
+  exportCounty(input: {fips: string; from?: ExportPosition; strict?: boolean}): AsyncIterable<ExportItem>
+  /** Validity, rate limit, permission and options of the key, from one request per county. */
+  checkKey(input: {fips: string | string[]}): Promise<KeyReport>
+  /** The key's rate-limit budget as the last answer stated it (spec 8.3). */
+  budget(): BudgetView
+}
+
+const DEFAULTS = {concurrency: 4, timeout: 30, retries: 3, maxWait: 60}
+
+/** sfl's config folder, as the CLI finds it. */
+export function defaultConfigDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env['SFL_CONFIG_DIR'] ?? join(env['XDG_CONFIG_HOME'] ?? join(homedir(), '.config'), 'sfl')
+}
+
+/** A client on sfl's one core. The key and base URL: given, else the environment, else the profile (as the CLI). */
+export async function createClient(options: ClientOptions = {}): Promise<SflClient> {
+  const fromProfile = options.baseUrl === undefined || options.apiKey === undefined
+  const {config, problem} = fromProfile
+    ? await loadConfigLenient(options.configDir ?? defaultConfigDir())
+    : {config: {profiles: {}}, problem: undefined}
+  const settings = resolveSettings(
+    {profile: options.profile, baseUrl: options.baseUrl, apiKey: options.apiKey},
+    process.env,
+    config,
+  )
+  if (problem && (settings.baseUrl === undefined || settings.apiKey === undefined)) throw problem
+  const core = createCore({
+    baseUrl: settings.baseUrl ?? '',
+    apiKey: settings.apiKey ?? '',
+    keyOrigin:
+      settings.apiKeySource === 'env'
+        ? 'SFL_API_KEY'
+        : settings.apiKeySource === 'profile'
+          ? `profile ${settings.profile}`
+          : 'apiKey',
+    timeoutMs: (options.timeout ?? DEFAULTS.timeout) * 1000,
+    retries: options.retries ?? DEFAULTS.retries,
+    maxWaitMs: (options.maxWait ?? DEFAULTS.maxWait) * 1000,
+    concurrency: options.concurrency ?? DEFAULTS.concurrency,
+    userAgent: `special-financing-cli (library) node/${process.versions.node}`,
+    dispatcher: options.dispatcher as Dispatcher | undefined,
+    signal: options.signal,
+    onClientEvent: options.onEvent,
+    onSchedulerEvent: options.onEvent,
+  })
+  return clientOn(core, options.signal)
+}
+
+/** The client over a core the caller made (the CLI's commands: their core is made from flags). */
+export function clientOn(core: Core, signal?: AbortSignal): SflClient {
+  return {
+    baseUrl: core.baseUrl,
+    lookup: (input) => lookup(core, input),
+    explain: (record, opts = {}) =>
+      verdicts(record, opts.marketRate === undefined ? {} : {marketRate: opts.marketRate}),
+    exportCounty: (input) => exportCounty(core, input, signal),
+    checkKey: (input) =>
+      checkKey(core, {
+        profile: 'library',
+        keySource: 'flag',
+        fips: Array.isArray(input.fips) ? input.fips : [input.fips],
+        why: 'asked',
+      }),
+    budget: () => core.scheduler.budget(),
+  }
+}
+
+async function lookup(core: Core, input: LookupInput): Promise<LookupResult> {
+  const county = countyFromFlags({fips: input.fips, county: input.county}, {countyFlag: true})
+  if (!county)
+    throw new UsageError(
+      'a county is required: fips (a 5-digit code such as 06067) or county ("Sacramento, CA")',
+    )
+  const query = validateLookup(
+    {
+      fips: county.fips,
+      address: input.address,
+      apn: input.apn,
+      propertyId: input.propertyId === undefined ? undefined : String(input.propertyId),
+    },
+    {fips: 'fips', address: 'address', apn: 'apn', propertyId: 'propertyId'},
+  )
+  const found = await lookupOne(core, query, {
+    ...(input.asTyped === undefined ? {} : {asTyped: input.asTyped}),
+    ...(input.fallback === undefined ? {} : {fallback: input.fallback}),
+    county: county.label,
+  })
+  const records = found.records as SpecialFinancingRecord[]
+  return {
+    record: records[0]!,
+    records,
+    match: {status: found.status, tried: found.tried},
+    raw: found.raw,
+    problems: found.problems,
+  }
+}

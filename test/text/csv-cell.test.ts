@@ -1,0 +1,104 @@
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import fc from 'fast-check'
+import {afterAll, describe, expect, it} from 'vitest'
+
+import {readCsv} from '../../src/io/csv-reader.js'
+import {csvCell, csvLine, guardCell, isFormulaStart, unguardCell} from '../../src/text/csv-cell.js'
+
+describe('csvCell: the formula guard, then RFC 4180 quoting', () => {
+  it.each([
+    ['plain', 'plain'],
+    ['', ''],
+    ['a,b', '"a,b"'],
+    ['say "hi"', '"say ""hi"""'],
+    ['two\nlines', '"two\nlines"'],
+    ['cr\r', '"cr\r"'],
+    ['=1+1', "'=1+1"],
+    ['+1', "'+1"],
+    ['-x', "'-x"],
+    ['@a', "'@a"],
+    ['\tx', "'\tx"],
+    ['\rx', '"\'\rx"'],
+    ['=a,"b"', '"\'=a,""b"""'],
+    ['a=b', 'a=b'],
+    ["'=already", "'=already"],
+    ['é, 東京', '"é, 東京"'],
+  ])('writes %j as %j', (text, cell) => {
+    expect(csvCell(text, true)).toBe(cell)
+  })
+
+  it('skips the formula guard when asked, and still quotes', () => {
+    expect(csvCell('=1+1', false)).toBe('=1+1')
+    expect(csvCell('@a,b', false)).toBe('"@a,b"')
+    expect(guardCell('=x', false)).toBe('=x')
+  })
+
+  it('guards exactly = + - @ tab and CR (OWASP CSV injection), nothing else', () => {
+    const guarded = [...Array(128).keys()].filter(isFormulaStart)
+    expect(String.fromCharCode(...guarded)).toBe('\t\r+-=@')
+  })
+
+  it('a line: cells joined by commas, CRLF at the end (RFC 4180)', () => {
+    expect(csvLine(['a', '=b', 'c,d', ''], true)).toBe('a,\'=b,"c,d",\r\n')
+    expect(csvLine([], true)).toBe('\r\n')
+  })
+})
+
+describe('unguardCell: a guarded cell’s text back, for reading sfl’s own CSV', () => {
+  it.each([
+    ["'=1", '=1'],
+    ["'-5", '-5'],
+    ["'\tx", '\tx'],
+    ["'plain", "'plain"],
+    ["'", "'"],
+    ['=1', '=1'],
+    ['', ''],
+  ])('%j reads as %j', (cell, text) => {
+    expect(unguardCell(cell)).toBe(text)
+  })
+
+  it('undoes guardCell for any text that does not itself start with a quote and a formula character', () => {
+    fc.assert(
+      fc.property(
+        fc.string({unit: fc.constantFrom('=', '+', '-', '@', '\t', '\r', "'", 'a', ',', '"', 'é')}),
+        (t) => {
+          fc.pre(!(t.startsWith("'") && t.length > 1 && isFormulaStart(t.charCodeAt(1))))
+          expect(unguardCell(guardCell(t, true))).toBe(t)
+        },
+      ),
+      {numRuns: 1000},
+    )
+  })
+})
+
+describe('csvLine: rows the CSV reader reads back', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sfl-csv-cell-'))
+  afterAll(() => rmSync(dir, {recursive: true, force: true}))
+
+  it('for any cells: the reader gives the guarded texts back', async () => {
+    const cell = fc.string({
+      unit: fc.oneof(
+        fc.constantFrom('=', '+', '-', '@', '\t', '\r', '\n', '"', ',', "'", ' '),
+        fc.string({unit: 'binary', minLength: 1, maxLength: 1}),
+      ),
+      maxLength: 8,
+    })
+    const rows = fc.sample(
+      fc.array(fc.array(cell, {minLength: 3, maxLength: 3}), {minLength: 1, maxLength: 5}),
+      {
+        numRuns: 60,
+        seed: 20,
+      },
+    )
+    for (const [n, table] of rows.entries()) {
+      const path = join(dir, `${n}.csv`)
+      writeFileSync(path, table.map((r) => csvLine(['x', ...r], true)).join(''))
+      const got: string[][] = []
+      for await (const {fields} of readCsv(path)) got.push(fields)
+      expect(got).toEqual(table.map((r) => ['x', ...r].map((t) => guardCell(t, true))))
+    }
+  })
+})
