@@ -1,5 +1,6 @@
 import type {OutputFormat} from './formats.js'
 import {RawJson, toJsonText} from './json-text.js'
+import {csvLine} from '../text/csv-cell.js'
 import {columnsFor, emptyShape, flattenRow, observeShape} from '../model/columns.js'
 import {resultNames} from '../model/result-names.js'
 import type {LookupMatch} from '../lookup/address-lookup.js'
@@ -80,7 +81,6 @@ async function wrapped(records: Rec[], opts: RenderOptions): Promise<unknown[]> 
 }
 
 async function csv(records: Rec[], opts: RenderOptions): Promise<string> {
-  const {stringify} = await import('csv-stringify/sync')
   const shape = emptyShape()
   for (const r of records) observeShape(shape, r)
   const cols = columnsFor(shape)
@@ -91,5 +91,7 @@ async function csv(records: Rec[], opts: RenderOptions): Promise<string> {
     header.push(...resultNames(header, ['match']))
     for (const row of rows) row.push('matched_without_unit')
   }
-  return stringify([header, ...rows], {record_delimiter: 'windows'})
+  // the one CSV cell rule (src/text/csv-cell.ts): header cells guarded like any other, the cells of the
+  // rows were guarded by flattenRow already
+  return csvLine(header, opts.escapeFormulas) + rows.map((row) => csvLine(row, false)).join('')
 }

@@ -5,6 +5,8 @@ import {join} from 'node:path'
 import fc from 'fast-check'
 import {afterAll, describe, expect, it} from 'vitest'
 
+import {stringify} from 'csv-stringify/sync'
+
 import {readCsv} from '../../src/io/csv-reader.js'
 import {csvCell, csvLine, guardCell, isFormulaStart, unguardCell} from '../../src/text/csv-cell.js'
 
@@ -100,5 +102,22 @@ describe('csvLine: rows the CSV reader reads back', () => {
       for await (const {fields} of readCsv(path)) got.push(fields)
       expect(got).toEqual(table.map((r) => ['x', ...r].map((t) => guardCell(t, true))))
     }
+  })
+})
+
+describe('csvLine against csv-stringify, an independent RFC 4180 writer', () => {
+  it('quotes any cells exactly as csv-stringify does when told to quote every line break', () => {
+    const cell = fc.string({unit: fc.constantFrom('a', ' ', ',', '"', '\n', '\r', "'", '=', 'é', '😀', ';')})
+    fc.assert(
+      fc.property(fc.array(cell, {minLength: 1, maxLength: 6}), (cells) => {
+        // the guard is ours (csv-stringify has none), so both get cells already guarded. csv-stringify
+        // quotes only the record delimiter itself (CRLF), so a lone LF or CR would end the row for Excel
+        // or DuckDB: it is told to quote any line break, as RFC 4180 section 2 rule 6 means
+        const guarded = cells.map((c) => guardCell(c, true))
+        const theirs = stringify([guarded], {record_delimiter: 'windows', quoted_match: /[\r\n]/})
+        expect(csvLine(cells, true)).toBe(theirs)
+      }),
+      {numRuns: 2000},
+    )
   })
 })
