@@ -4,7 +4,7 @@ import {forTerminal} from '../render/terminal.js'
 import type {SchedulerEvent} from '../schedule/scheduler.js'
 
 /**
- * What a person at a terminal sees while one lookup (or `keys check`) waits (issue 22): after about 2 s
+ * What a person at a terminal sees while one lookup (or `keys check`) waits: after about 2 s
  * without an answer, a status line that says what it waits for and how much of --timeout is left, redrawn
  * every second and cleared when the answer is in; a line per retry ("retrying (2 of 3) after 1.2 s: why").
  * The final error is the command's own one line. Only on a terminal and without --quiet; a long wait for

@@ -5,7 +5,7 @@ export type RecordFormat = 'csv' | 'ndjson' | 'json'
 
 const BOM = '\ufeff'
 /**
- * One CSV record with its CRLF line end (RFC 4180 section 2), each cell quoted by src/io/csv-cell.ts;
+ * One CSV record with its CRLF line end (RFC 4180 section 2), each cell quoted by src/text/csv-cell.ts;
  * cells arrive already formula-guarded by their caller.
  */
 export function csvLine(cells: readonly string[]): string {

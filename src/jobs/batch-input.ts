@@ -244,7 +244,7 @@ export function blankRow(fields: readonly string[]): boolean {
 }
 
 /**
- * The header's names exactly as typed (issue 14: `FIPS,Address,City` stays so in the output); two names
+ * The header's names exactly as typed (`FIPS,Address,City` stays so in the output); two names
  * that differ only in case, spacing or dashes are refused, since Excel, DuckDB and the lookup columns
  * (recognised that way) could not tell them apart.
  */

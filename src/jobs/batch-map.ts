@@ -2,7 +2,7 @@ import {closest} from '../text/distance.js'
 import {UsageError} from '../errors.js'
 
 /**
- * Which input columns feed each lookup field of a batch (issue 14): `--map` names them, otherwise a column
+ * Which input columns feed each lookup field of a batch: `--map` names them, otherwise a column
  * named after the field (ignoring case, spaces and dashes) is used. Pure, so the rules are tested apart.
  */
 export const LOOKUP_FIELDS = ['address', 'apn', 'property_id', 'fips'] as const

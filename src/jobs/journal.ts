@@ -10,8 +10,10 @@ import {readLines} from '../io/lines.js'
  * The checkpoint of a long run: an append-only journal beside --out (`<out>.sfl-checkpoint`), one JSON
  * object a line. The first line says what the run was asked for; every later line is one event (a page
  * spooled, a unit's final outcome, a batch answer). Appending costs the same at page 100,000 as at page 1,
- * and a line cut short by a crash is dropped when the journal is read back. Holds no key: URLs are stored
- * through `redactUrl`-style cleaning by the jobs, and the key never enters an event.
+ * and a line cut short by a crash is dropped when the journal is read back. Holds no key: a next-page URL
+ * is stored only when `redactUrl` finds nothing in it to clean (src/pipeline/county.ts), a record that
+ * echoes the key is masked before it is spooled (src/pipeline/key-echo.ts), and the key never enters an
+ * event.
  */
 export interface JournalHeader {
   /** The journal's format; a journal of another format is refused (with --restart as the way out). */

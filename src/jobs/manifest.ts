@@ -27,7 +27,7 @@ export interface ManifestEntry {
   schema?: string
 }
 
-/** The columns every file of the folder has (issue: one schema per run), with their Parquet types. */
+/** The columns every file of the folder has (one schema per run), with their Parquet types. */
 export interface ManifestSchema {
   key: string
   columns: Array<{name: string; type: string}>

@@ -32,7 +32,6 @@ export interface Outcome {
   skipped?: number
 }
 
-export const isFinal = (kind: OutcomeKind): boolean => kind !== 'failed'
 /** Units whose records belong in the output. */
 export const isFinished = (kind: OutcomeKind): boolean => kind === 'done' || kind === 'empty'
 

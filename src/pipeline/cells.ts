@@ -7,7 +7,7 @@ import type {RecordView} from './view.js'
  * CSV rows made from a record's bytes where the walk found its values (src/json/walk.ts), written
  * straight into an output buffer: a string without escapes, a number, true and false are copied byte for
  * byte (numbers exactly as sent: `688600.0` stays `688600.0`), so the usual cell makes no JavaScript
- * string at all. The cell rules are src/io/csv-cell.ts's: the formula guard on strings (never numbers)
+ * string at all. The cell rules are src/text/csv-cell.ts's: the formula guard on strings (never numbers)
  * and RFC 4180 quoting (an unescaped JSON string can hold a comma, but never a quote or a line break:
  * those come escaped, and take the decoding path). Null and absent values are empty cells.
  */

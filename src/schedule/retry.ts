@@ -19,7 +19,3 @@ export function fullJitterDelay(
   return Math.floor(random() * ceiling)
 }
 
-/** Which statuses are retried (spec 7): 5xx and 429; 400/401/403/404 never. */
-export function isRetryableStatus(status: number): boolean {
-  return status === 429 || status >= 500
-}
