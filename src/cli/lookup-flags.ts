@@ -50,7 +50,7 @@ export interface BatchFlags {
 }
 
 /**
- * The output format of `lookup --input` (README "A list of properties"): `--output`, else the extension of
+ * The output format of `lookup --input` (docs/exports.md, "A list of properties"): `--output`, else the extension of
  * `--out` (.csv, .ndjson or .jsonl, .json; the one extension rule of src/io/export-reader.ts), else CSV for
  * an `--out` of another name; without `--out`, CSV at a terminal and JSON in a pipe (as gh and the aws CLI
  * switch to machine output when piped, and as a single lookup does), CSV with `--bom`. `--output` that contradicts the

@@ -385,7 +385,7 @@ class ColumnSet {
 // ---------------------------------------------------------------------------------------------------
 // The change file
 
-/** Columns every change file starts with; the record's own columns follow (README "Change files"). */
+/** Columns every change file starts with; the record's own columns follow (docs/exports.md, "Changes since the last export"). */
 export const CHANGE_COLUMNS = ['Change', 'ServicePropertyID', 'Fips', 'ChangedFields'] as const
 
 /**

@@ -18,7 +18,7 @@ import {
 /**
  * Every unit of a long run (a county of an export, a distinct lookup of a batch) ends in one of these.
  * Only `failed` is asked again by a rerun; the others are final, so a county that is empty or forbidden
- * never keeps a run open (README "Every unit ends in a final outcome").
+ * never keeps a run open (docs/long-runs.md, "Every unit ends in a final outcome").
  */
 export type OutcomeKind = 'done' | 'empty' | 'forbidden' | 'malformed' | 'failed'
 

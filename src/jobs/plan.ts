@@ -416,7 +416,7 @@ export function renderPlan(p: Plan, nowMs: number): string {
   return `${lines.join('\n')}\n`
 }
 
-/** `county-export --dry-run --json`: the plan for scripts (README "Nationwide runs"). */
+/** `county-export --dry-run --json`: the plan for scripts (docs/exports.md, "Nationwide runs"). */
 export interface PlanDocument {
   counties: number
   fresh: string[]

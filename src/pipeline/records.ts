@@ -22,7 +22,7 @@ export interface Rejected {
   reason: string
 }
 
-/** Defaults of the poison-record caps (README "Poison records"). */
+/** Defaults of the poison-record caps (docs/long-runs.md, "What every record goes through"). */
 export const MAX_RECORD_BYTES = 16 * 1024 * 1024
 export const MAX_RECORD_DEPTH = 64
 

@@ -1,5 +1,5 @@
 /**
- * JSON output that keeps a record's tokens as the service sent them (README "One property"): numbers such
+ * JSON output that keeps a record's tokens as the service sent them (docs/lookup.md, "Output formats"): numbers such
  * as `121000.0` or `1e5`, string escapes and key order are copied, only the whitespace between tokens is
  * laid out again (two-space indent for json, none for ndjson), exactly as JSON.stringify lays out a value
  * it made itself. Pure.

@@ -3,7 +3,7 @@ import {closest} from '../text/distance.js'
 /**
  * What a usage mistake prints: the one error line, a hint when one helps (did-you-mean for a flag, "quote
  * the address" for words that spilled out of an unquoted value), and the command's usage line; not the
- * full help (README "Mistakes"). Pure.
+ * full help (docs/lookup.md, "Asking"). Pure.
  */
 export interface UsageContext {
   bin: string

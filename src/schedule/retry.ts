@@ -18,4 +18,3 @@ export function fullJitterDelay(
   const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** attempt)
   return Math.floor(random() * ceiling)
 }
-

@@ -17,7 +17,7 @@ import {
 } from '../helpers/scenario-server.js'
 
 /**
- * The job engine's guarantees (README "Long runs"), each against a scripted loopback server over real
+ * The job engine's guarantees (docs/long-runs.md), each against a scripted loopback server over real
  * HTTP, with the built CLI as a user or a cron job runs it.
  */
 const tmp = () => mkdtempSync(join(tmpdir(), 'sfl-e2e-jobs-'))

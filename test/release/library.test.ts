@@ -111,6 +111,33 @@ describe('the library from the packed tarball', () => {
     })
   }, 120_000)
 
+  it("runs the README's example as written (type-checked under strict, against the sandbox)", async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+    const section = readme.slice(readme.indexOf('## Use from TypeScript'))
+    const example = /```ts\n([\s\S]*?)```/.exec(section)?.[1]
+    expect(example, 'a ts code block in "Use from TypeScript"').toBeDefined()
+    writeFileSync(join(app, 'consumer.ts'), example!)
+    execFileSync(process.execPath, [TSC, '-p', 'tsconfig.json'], {cwd: app, encoding: 'utf8'})
+    const config = mkdtempSync(join(tmpdir(), 'sfl-lib-config-'))
+    try {
+      // the key and base URL come from the environment, as the example's comment says
+      const {stdout} = await promisify(execFile)(process.execPath, [join(app, 'out', 'consumer.js')], {
+        env: {
+          ...process.env,
+          SFL_BASE_URL: sandbox.baseUrl,
+          SFL_API_KEY: 'sandbox-full',
+          SFL_CONFIG_DIR: config,
+        },
+      })
+      const lines = stdout.trim().split('\n')
+      expect(lines[0]).toBe('30000000006 matched FHA')
+      expect(lines).toContain('FHA: eligible')
+      expect(lines.at(-1)).toBe('2000 records')
+    } finally {
+      rmSync(config, {recursive: true, force: true})
+    }
+  }, 120_000)
+
   it('refuses a program that misuses the types (a value read as a string, an unknown option)', () => {
     writeFileSync(
       join(app, 'consumer.ts'),

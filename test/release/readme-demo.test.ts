@@ -7,9 +7,9 @@ import {countyByFips} from '../../src/sandbox/counties.js'
 import {Dataset} from '../../src/sandbox/dataset.js'
 import {ROOT} from '../helpers/sandbox.js'
 
-describe('README demo properties', () => {
+describe('the demo properties docs/sandbox.md names', () => {
   it('each demo property id names the address and the facts the sandbox serves for it', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8').replace(/\s+/g, ' ')
+    const readme = readFileSync(join(ROOT, 'docs', 'sandbox.md'), 'utf8').replace(/\s+/g, ' ')
     const list = /Demo properties in 06067: (.*?)\. - \*\*/.exec(readme)?.[1]
     expect(list, 'the "Demo properties in 06067" sentence').toBeDefined()
     const demos = [...list!.matchAll(/`(\d{11})` \(([^)]*)\)/g)].map((m) => [Number(m[1]), m[2]!] as const)

@@ -6,7 +6,7 @@ import {get} from '../helpers/sandbox.js'
 
 /**
  * The sandbox against the spec, rule by rule, over real HTTP. Each test name starts with the spec rule it
- * checks; the README's "Sandbox conformance" table lists the same rules.
+ * checks; docs/sandbox.md's "Conformance" table lists the same rules.
  */
 let sb: Sandbox
 let base: string

@@ -21,7 +21,7 @@ function reference(values: readonly number[], qs: readonly number[]): number[] {
   })
 }
 
-/** The stated bound past the exact phase: within a of the two values interpolated between (see README). */
+/** The stated bound past the exact phase: within a of the two values interpolated between (see docs/exports.md, "Statistics"). */
 function allowed(sorted: Float64Array, q: number): number {
   const r = q * (sorted.length - 1)
   const lo = Math.floor(r)
