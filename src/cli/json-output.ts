@@ -1,4 +1,4 @@
-import type {ChangeSummary} from '../jobs/changes.js'
+import type {ChangeCounts, ChangeSummary} from '../jobs/changes.js'
 
 /**
  * `--json` (oclif's `enableJsonFlag`): a command returns its document from `run()` and oclif prints it, the
@@ -13,20 +13,12 @@ import type {ChangeSummary} from '../jobs/changes.js'
 export const OUTPUT_JSON_DEPRECATED = 'The "--output json" form has been deprecated. Use "--json" instead.'
 
 /** `sfl changes --json`: the summary, with both sides as given and where the change file went. */
-export interface ChangesDocument {
+export interface ChangesDocument extends ChangeCounts {
   previous: string
   current: string
   /** The change file (`--json` needs `--out`: stdout carries this document). */
   out: string | null
   counties: number
-  added: number
-  updated: number
-  deleted: number
-  unchanged: number
-  /** Records with neither ServicePropertyID nor APN, on either side: counted, not compared. */
-  unkeyed: number
-  /** A key met again within one county of one side: the first record counts, the others are skipped. */
-  duplicates: number
   /** Counties only the previous export holds (every record deleted), with their rows; likewise current. */
   onlyPrevious: Array<{fips: string; rows: number}>
   onlyCurrent: Array<{fips: string; rows: number}>
