@@ -1,4 +1,4 @@
-import {mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {Writable} from 'node:stream'
@@ -122,8 +122,14 @@ describe('--out to a device or FIFO (StreamFileTarget)', () => {
     const onWarning = (w: Error) => warnings.push(w.message)
     process.on('warning', onWarning)
     onTestFinished(() => void process.off('warning', onWarning))
+    // a plain file stands in for the device: the descriptor's lifetime is the same (never the machine's
+    // /dev/null: a regression to temp-and-rename would replace it, and tests run as root)
+    const dir = mkdtempSync(join(tmpdir(), 'sfl-stream-target-'))
+    onTestFinished(() => rmSync(dir, {recursive: true, force: true}))
+    const path = join(dir, 'device')
+    writeFileSync(path, '')
     for (let i = 0; i < 20; i++) {
-      const target = await StreamFileTarget.create('/dev/null', undefined, () => undefined)
+      const target = await StreamFileTarget.create(path, undefined, () => undefined)
       target.write(Buffer.from('x\n'))
       await target.commit()
     }
