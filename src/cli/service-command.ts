@@ -38,7 +38,7 @@ export abstract class ServiceCommand<T extends typeof Command> extends BaseComma
   declare flags: ServiceFlags<T>
   protected ctx?: Context
   /** Where the base URL and key in use came from, for the hints of src/cli/error-hints.ts. */
-  private origin?: RunOrigin
+  protected origin?: RunOrigin
   /** Default of --max-wait for this command, seconds. */
   protected static defaultMaxWait = 60
   /** Default of --timeout for this command, seconds. */

@@ -202,7 +202,7 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
     const fields = checkFields(f.fields?.map((s) => s.trim()).filter((s) => s !== ''))
     const changes = await this.changesPlan()
     if (f['dry-run']) {
-      const {dryRun} = await import('../cli/dry-run.js')
+      const {dryRun} = await import('../lib/dry-run.js')
       const plan = await dryRun({
         fips,
         out: f.out,

@@ -13,6 +13,7 @@ import KeysList from './keys/list.js'
 import KeysRemove from './keys/remove.js'
 import KeysSet from './keys/set.js'
 import Lookup from './lookup.js'
+import Mcp from './mcp.js'
 import Sandbox from './sandbox.js'
 import Stats from './stats.js'
 
@@ -38,6 +39,7 @@ export const COMMANDS = {
   'keys:remove': KeysRemove,
   'keys:set': KeysSet,
   lookup: Lookup,
+  mcp: Mcp,
   sandbox: Sandbox,
   stats: Stats,
 }

@@ -5,7 +5,8 @@ import {paint, type Tone} from './colour.js'
 import {date, money, percent, text, yesNo} from './format.js'
 import {sanitizeForTerminal} from './terminal.js'
 import {standardDeviationMeaning, verdicts, type Outcome, type VerdictOptions} from './verdicts.js'
-import type {LookupMatch, SentForm} from '../lookup/address-lookup.js'
+import type {LookupMatch} from '../lookup/address-lookup.js'
+import {PROGRAM_LABEL, withoutUnitText} from './answer.js'
 
 type Rec = Record<string, unknown>
 /** Label, value, and the tone of the value's leading word ("Yes", "Caution", ...) at a colour terminal. */
@@ -73,7 +74,7 @@ export function recordGroups(r: Rec, opts: TableOptions = {}): Group[] {
       // one verdict per program, with its reason (verdicts.ts); programs that do not apply are left out
       title: 'Eligibility',
       rows: [
-        ...verdicts(r, opts).map((v): Row => [VERDICT_LABEL[v.program], v.text, TONE[v.outcome]]),
+        ...verdicts(r, opts).map((v): Row => [PROGRAM_LABEL[v.program], v.text, TONE[v.outcome]]),
         ...flatCondo(r),
         ...(r['TractIncomeLevel'] !== r['CRAEligible']
           ? [['Tract income level', text(r['TractIncomeLevel'])] as Row]
@@ -92,31 +93,11 @@ export function recordGroups(r: Rec, opts: TableOptions = {}): Group[] {
   return groups
 }
 
-const VERDICT_LABEL = {
-  FHA: 'FHA',
-  'FHA condo': 'FHA condo',
-  USDA: 'USDA rural area',
-  VA: 'VA',
-  Assumable: 'Assumable loan',
-  CRA: 'CRA',
-} as const
-
 /** A record found only without the unit is not the unit asked for: the table says so where the address is. */
 function matchRow(match: LookupMatch | undefined): Row[] {
-  if (match?.status !== 'matched_without_unit') return []
-  const first = match.tried[0]
-  const last = match.tried.at(-1)
-  if (!first || !last) return []
-  return [
-    [
-      'Matched',
-      `Without the unit: "${sentValue(first)}" matched nothing; this record matched "${sentValue(last)}"`,
-      'yellow',
-    ],
-  ]
+  const said = withoutUnitText(match)
+  return said === undefined ? [] : [['Matched', said, 'yellow']]
 }
-
-const sentValue = (s: SentForm): string => ('address' in s ? s.address : 'apn' in s ? s.apn : s.property_id)
 
 function opt(r: Rec, key: string, label: string): Row[] {
   return key in r ? [[label, text(r[key])]] : []

@@ -20,13 +20,24 @@ import {
   type PlanDocument,
   type ProbeFinding,
 } from '../jobs/plan.js'
-import type {Context} from './service-command.js'
+import type {HttpClient} from '../api/client.js'
+import type {Scheduler} from '../schedule/scheduler.js'
+
+/** What the one probe request needs: a connection of its own (no retries, no waiting; see probeBudget). */
+export interface ProbeConnection {
+  client: HttpClient
+  scheduler: Scheduler
+  baseUrl: string
+  profile: string
+  /** Set when the connection is the embedded sandbox (the report's key label). */
+  sandbox?: unknown
+}
 
 /**
- * `county-export --dry-run`: read what earlier runs left (DIR/manifest.json, the checkpoint), learn the
+ * `county-export --dry-run` and the `plan_export` tool of `sfl mcp`: read what earlier runs left (DIR/manifest.json, the checkpoint), learn the
  * key's budget and the size of one county from ONE probe request (as `keys check` sends it, src/keys/
- * check.ts) unless --no-probe, and make the plan (src/jobs/plan.ts) as text and as JSON; the command
- * prints one. Nothing is exported.
+ * check.ts) unless --no-probe, and make the plan (src/jobs/plan.ts) as text and as JSON; the caller
+ * shows one. Nothing is exported, and nothing is printed here.
  */
 export interface DryRunRequest {
   fips: string[]
@@ -41,7 +52,7 @@ export interface DryRunRequest {
   /** --max-requests: the run would stop after this many. */
   maxRequests?: number | undefined
   /** The connection for the probe; undefined with --no-probe. */
-  probe: (() => Promise<Context>) | undefined
+  probe: (() => Promise<ProbeConnection>) | undefined
   now?: () => number
 }
 
@@ -119,8 +130,8 @@ interface Probed {
  * keys/check.ts). Any failure leaves the default figures (spec 8.2) and says why; an invalid key also sets
  * exit 4, since the run itself would stop at once.
  */
-async function probeBudget(connect: () => Promise<Context>, fips: string): Promise<Probed> {
-  let ctx: Context
+async function probeBudget(connect: () => Promise<ProbeConnection>, fips: string): Promise<Probed> {
+  let ctx: ProbeConnection
   try {
     ctx = await connect()
   } catch (error) {

@@ -5,7 +5,7 @@ import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
 import {HttpClient} from '../../src/api/client.js'
-import {dryRun} from '../../src/cli/dry-run.js'
+import {dryRun} from '../../src/lib/dry-run.js'
 import type {Context} from '../../src/cli/service-command.js'
 import {runCountyExport} from '../../src/jobs/county-export.js'
 import {Scheduler, type SchedulerOptions} from '../../src/schedule/scheduler.js'

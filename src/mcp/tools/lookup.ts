@@ -1,0 +1,104 @@
+import * as z from 'zod'
+
+import {ADDRESS_MAX, APN_MAX, PROPERTY_ID_MAX_DIGITS, validateLookup} from '../../api/validate.js'
+import {clientOn} from '../../lib/client.js'
+import {answerText} from '../../render/answer.js'
+import {parseMarketRate} from '../../render/market-rate.js'
+import {countyOf} from '../inputs.js'
+import type {ToolDef} from '../tool.js'
+
+/** The tool's names for the lookup fields, in the CLI's messages (src/api/validate.ts validateLookup). */
+const NAMES = {fips: 'county', address: 'address', apn: 'apn', propertyId: 'property_id'}
+
+/**
+ * The JSON Schema an assistant reads carries the spec's limits (`meta`: pattern, maxLength); the rules are
+ * checked by the CLI's validation in `run`, so a refusal is the CLI's sentence rather than a schema
+ * library's (a 4-digit code gets "did you mean 06067 (Sacramento County, CA, its leading zero restored)?").
+ */
+const input = z.strictObject({
+  county: z.string().meta({
+    description:
+      'The county: its 5-digit FIPS code ("06067") or its name with the state ("Sacramento, CA"). Required: the service answers per county',
+  }),
+  address: z.string().optional().meta({
+    description:
+      'Full street address, e.g. "3526 High St, Sacramento, CA 95838" (sent in its USPS Publication 28 form; on no match, as typed, then without the unit)',
+    maxLength: ADDRESS_MAX,
+  }),
+  apn: z.string().optional().meta({description: "Assessor's parcel number", maxLength: APN_MAX}),
+  property_id: z
+    .union([z.string(), z.number()])
+    .optional()
+    .meta({
+      description: `The service's own property ID, a positive whole number of at most ${PROPERTY_ID_MAX_DIGITS} digits`,
+    }),
+  market_rate: z.union([z.number(), z.string()]).optional().meta({
+    description:
+      'Percent rate of a new loan today (6.5 or "6.5%"): the Assumable verdict prices the property\'s assumable loan against it',
+  }),
+})
+
+const verdict = z.object({
+  program: z.string(),
+  outcome: z.enum(['eligible', 'not eligible', 'caution', 'unknown']),
+  codes: z.array(z.string()),
+  text: z.string(),
+})
+
+const output = z.object({
+  county: z.object({fips: z.string(), name: z.string()}),
+  record: z.record(z.string(), z.unknown()).meta({description: 'The record as the service sent it (spec 2)'}),
+  match: z.object({
+    status: z.string().meta({description: 'matched, or matched_without_unit (not the unit asked for)'}),
+    tried: z
+      .array(z.record(z.string(), z.string()))
+      .meta({description: 'Every form of the input sent, in order'}),
+  }),
+  verdicts: z
+    .array(verdict)
+    .meta({description: "One per program: the service's flag, explained by the record"}),
+  otherRecords: z
+    .number()
+    .meta({description: 'Further records the service answered with (the first is shown)'}),
+  problems: z
+    .array(z.string())
+    .meta({description: "The record's departures from the spec's rules (empty when it conforms)"}),
+})
+
+export const lookupTool: ToolDef<typeof input> = {
+  name: 'lookup_property',
+  title: 'Look up a property',
+  description: `Special-financing eligibility of ONE residential property from the Special Financing Lookup Service: FHA, FHA condo, USDA rural area, VA, assumable loan and CRA tract level, each as the service's verdict with its reason, plus the valuation and the record as sent.
+Give the county (code or "Name, ST") and exactly one of address, apn or property_id. One request, at most 3 for an address (as standardised, as typed, without the unit; a match without the unit is said). Spends the API key's rate-limit budget; when it is spent the tool says when it returns rather than waiting.
+It will not search by owner, list a county's properties (see plan_export), or take an API key or service URL: those come from sfl's own configuration.`,
+  input,
+  output,
+  annotations: {readOnlyHint: true, idempotentHint: true, openWorldHint: true},
+  async run(args, deps) {
+    const county = countyOf(args.county, 'county')
+    const propertyId = args.property_id === undefined ? undefined : String(args.property_id)
+    // the CLI's checks, before anything is sent: exactly one of the three, each within the spec's sizes
+    validateLookup({fips: county.fips, address: args.address, apn: args.apn, propertyId}, NAMES)
+    const marketRate =
+      args.market_rate === undefined ? undefined : parseMarketRate(String(args.market_rate), 'market_rate')
+    const client = clientOn(deps.core)
+    const found = await client.lookup({
+      fips: county.fips,
+      ...(args.address !== undefined ? {address: args.address} : {}),
+      ...(args.apn !== undefined ? {apn: args.apn} : {}),
+      ...(propertyId !== undefined ? {propertyId} : {}),
+    })
+    const verdicts = client.explain(found.record, marketRate === undefined ? {} : {marketRate})
+    return {
+      text: answerText(found.record, verdicts, found.match),
+      structured: {
+        county: {fips: county.fips, name: county.label},
+        record: found.record,
+        match: found.match,
+        verdicts,
+        otherRecords: found.records.length - 1,
+        problems: found.problems[0] ?? [],
+      },
+    }
+  },
+}

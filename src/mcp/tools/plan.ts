@@ -1,0 +1,115 @@
+import * as z from 'zod'
+
+import {UsageError} from '../../errors.js'
+import {prepareOutDir} from '../../io/atomic-file.js'
+import {parseDuration} from '../../jobs/plan.js'
+import {dryRun} from '../../lib/dry-run.js'
+import {countyListOf, shellLine} from '../inputs.js'
+import type {ToolDef} from '../tool.js'
+
+const FORMATS = ['csv', 'ndjson', 'json', 'parquet'] as const
+
+const input = z.strictObject({
+  counties: z
+    .array(z.string())
+    .optional()
+    .meta({description: 'Counties by code ("06067") or name ("Sacramento, CA")'}),
+  states: z
+    .array(z.string())
+    .optional()
+    .meta({description: 'Every county of these states, by two-letter code ("CA")'}),
+  all_counties: z
+    .boolean()
+    .optional()
+    .meta({description: 'Every county of the US county list (about 3,200)'}),
+  out_dir: z.string().optional().meta({
+    description:
+      'The folder the export would go to: an earlier run there (manifest.json, a checkpoint) is taken into account. Only read',
+  }),
+  max_age: z.string().optional().meta({
+    description: 'With out_dir: counties exported less than this long ago are skipped ("30d", "12h")',
+  }),
+  format: z.enum(FORMATS).optional().meta({description: 'The export format (default csv)'}),
+})
+
+const output = z.object({
+  counties: z.number(),
+  toFetch: z.array(z.string()),
+  requests: z.number().meta({description: 'The fewest requests the run can take'}),
+  requestsExact: z.boolean(),
+  requestsEstimate: z.number().nullable(),
+  budget: z.record(z.string(), z.unknown()),
+  waitSeconds: z
+    .number()
+    .nullable()
+    .meta({description: 'For the fewest requests: the wait for later windows'}),
+  waitSecondsEstimate: z.number().nullable(),
+  probeRequests: z.number().meta({description: 'Requests this plan sent (the one probe)'}),
+  command: z.string().meta({description: 'The command line that runs the export, for the person to run'}),
+  plan: z.record(z.string(), z.unknown()).meta({description: '`sfl county-export --dry-run --json` in full'}),
+})
+
+export const planTool: ToolDef<typeof input> = {
+  name: 'plan_export',
+  title: 'Plan a county export',
+  description: `The plan of a bulk export of whole counties, as \`sfl county-export --dry-run\` makes it: the counties, the requests they take, and the time at the API key's rate limit (learned from ONE probe request, which it spends), plus the command line that runs the export.
+It does NOT export: an assistant's context is no place for a county of records (tens of thousands), and a run of hours belongs in the CLI, which writes files atomically, keeps a checkpoint and continues after an interruption. Give the person the command line it returns, e.g. \`sfl county-export --state CA --out-dir exports\`; export_statistics then summarises the result.`,
+  input,
+  output,
+  annotations: {readOnlyHint: true, idempotentHint: false, openWorldHint: true},
+  async run(args, deps) {
+    const fips = countyListOf({counties: args.counties, states: args.states, all: args.all_counties})
+    const format = args.format ?? 'csv'
+    if (args.max_age !== undefined && args.out_dir === undefined)
+      throw new UsageError('max_age needs out_dir (freshness is read from its manifest.json)')
+    const maxAgeMs = args.max_age === undefined ? undefined : parseDuration(args.max_age, 'max_age')
+    if (args.out_dir !== undefined) await prepareOutDir(args.out_dir, false) // a file there is refused; nothing is made
+    const plan = await dryRun({
+      fips,
+      outDir: args.out_dir,
+      format,
+      maxAgeMs,
+      maxAge: args.max_age,
+      restart: false,
+      reserve: 0,
+      probe: deps.probe,
+      now: deps.now,
+    })
+    const command = shellLine(exportCommand(args, fips.length))
+    const doc = plan.json
+    return {
+      text: `${plan.text.trimEnd()}\nRun it with: ${command}`,
+      structured: {
+        counties: doc.counties,
+        toFetch: doc.toFetch,
+        requests: doc.requests,
+        requestsExact: doc.requestsExact,
+        requestsEstimate: doc.requestsEstimate,
+        budget: doc.budget,
+        waitSeconds: doc.waitSeconds,
+        waitSecondsEstimate: doc.waitSecondsEstimate,
+        probeRequests: doc.probeRequests,
+        command,
+        plan: doc,
+      },
+    }
+  },
+}
+
+/**
+ * `sfl county-export` with the same choice of counties: codes as --fips, names as --county, --state,
+ * --all-counties; --out-dir as given, else `exports` for many counties and `--out <fips>.csv` for one.
+ */
+function exportCommand(args: z.infer<typeof input>, count: number): string[] {
+  const words = ['sfl', 'county-export']
+  for (const c of args.counties ?? []) words.push(/^\s*\d+\s*$/.test(c) ? '--fips' : '--county', c.trim())
+  for (const s of args.states ?? []) words.push('--state', s.trim().toUpperCase())
+  if (args.all_counties) words.push('--all-counties')
+  const ext = args.format ?? 'csv'
+  if (args.out_dir !== undefined) words.push('--out-dir', args.out_dir)
+  else if (count === 1) words.push('--out', `export.${ext}`)
+  else words.push('--out-dir', 'exports')
+  if (args.max_age !== undefined) words.push('--max-age', args.max_age)
+  if (ext !== 'csv') words.push('--output', ext)
+  return words
+}
