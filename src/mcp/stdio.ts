@@ -1,4 +1,4 @@
-import {Writable} from 'node:stream'
+import {Writable, type Readable} from 'node:stream'
 
 import type {McpServer} from '@modelcontextprotocol/sdk/server/mcp.js'
 import {StdioServerTransport} from '@modelcontextprotocol/sdk/server/stdio.js'
@@ -15,8 +15,17 @@ import {redactDeep} from './tool.js'
  * SDK's own validation messages, an error). Resolves when stdin ends (the client went away) or the
  * transport closes.
  */
-export async function serveStdio(server: McpServer, io: {log: (line: string) => void}): Promise<void> {
-  const stdout = process.stdout
+export async function serveStdio(
+  server: McpServer,
+  io: {
+    log: (line: string) => void
+    /** The protocol's streams (tests): process.stdin and process.stdout by default. */
+    stdin?: NodeJS.ReadableStream
+    stdout?: NodeJS.WritableStream
+  },
+): Promise<void> {
+  const stdin = (io.stdin ?? process.stdin) as Readable
+  const stdout = io.stdout ?? process.stdout
   const write = stdout.write.bind(stdout) as (
     chunk: string | Uint8Array,
     cb?: (e?: Error | null) => void,
@@ -30,11 +39,11 @@ export async function serveStdio(server: McpServer, io: {log: (line: string) => 
   // run (src/cli/std-streams.ts); this copy of the error needs no second report
   protocolOut.on('error', () => undefined)
   const restore = divertStdout(io.log)
-  const transport = new RedactingTransport(new StdioServerTransport(process.stdin, protocolOut))
+  const transport = new RedactingTransport(new StdioServerTransport(stdin, protocolOut))
   const ended = new Promise<void>((resolve) => {
     transport.onended = resolve
-    process.stdin.once('end', resolve)
-    process.stdin.once('close', resolve)
+    stdin.once('end', resolve)
+    stdin.once('close', resolve)
   })
   server.server.onerror = (error) => io.log(`sfl mcp: ${error.message}`)
   try {
@@ -52,7 +61,7 @@ function divertStdout(log: (line: string) => void): () => void {
   const saved = {write: stdout.write, log: console.log, info: console.info, debug: console.debug}
   const toLog = (...args: unknown[]) => log(args.map(String).join(' '))
   stdout.write = (chunk: string | Uint8Array, ...rest: unknown[]) => {
-    log(String(chunk).replace(/\n$/, ''))
+    log((typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8')).replace(/\n$/, ''))
     const cb = rest.find((r) => typeof r === 'function') as (() => void) | undefined
     cb?.()
     return true
