@@ -1,8 +1,8 @@
 import {UsageError} from '../errors.js'
-import {parseMarketRate} from '../render/market-rate.js'
+import {parseMarketRate} from '../api/validate.js'
 
-// the rate's rule lives with the verdicts it prices (src/render/market-rate.ts): `sfl mcp` checks it too
-export {MAX_MARKET_RATE, parseMarketRate} from '../render/market-rate.js'
+// the rate's rule is input validation (src/api/validate.ts), where `sfl mcp` finds it too
+export {MAX_MARKET_RATE, parseMarketRate} from '../api/validate.js'
 
 /**
  * The market rate of a single lookup, or a refusal when the output would not show what it prices: the

@@ -1,3 +1,4 @@
+import {keySourceText} from '../cli/error-hints.js'
 import {ServiceCommand} from '../cli/service-command.js'
 import {UsageError} from '../errors.js'
 import {paragraphs} from '../cli/help-text.js'
@@ -39,10 +40,7 @@ budget is a tool error that says when it returns (waits longer than --max-wait, 
       )
     const ctx = await this.context()
     // the SDK loads here, never on another command's path (start-up)
-    const [{serveMcp}, {keySourceText}] = await Promise.all([
-      import('../cli/mcp-serve.js'),
-      import('../cli/error-hints.js'),
-    ])
+    const {serveMcp} = await import('../cli/mcp-serve.js')
     await serveMcp({
       ctx,
       keyFrom: keySourceText(this.origin!),

@@ -1,37 +1,13 @@
-import type {LookupMatch, SentForm} from '../lookup/address-lookup.js'
+import type {LookupMatch} from '../lookup/address-lookup.js'
 import {money, text} from './format.js'
-import type {Program, Verdict} from './verdict-parts.js'
+import {PROGRAM_LABEL, withoutUnitText, type Verdict} from './verdicts.js'
 
 /**
  * A lookup's answer in a few lines for a person reading it outside a terminal table (the `lookup_property`
  * tool of `sfl mcp`): what was found, a line per program as the table's ELIGIBILITY group words it, and
- * the match without the unit when that is how it matched. Pure; the table (table.ts) shares its labels
- * and its "Without the unit" sentence.
+ * the match without the unit when that is how it matched. Pure; its labels and its "Without the unit"
+ * sentence are the table's (verdicts.ts). A module of its own, loaded only by `sfl mcp`.
  */
-
-/** How each program is named beside its verdict, in the table and in the short answer. */
-export const PROGRAM_LABEL: Record<Program, string> = {
-  FHA: 'FHA',
-  'FHA condo': 'FHA condo',
-  USDA: 'USDA rural area',
-  VA: 'VA',
-  Assumable: 'Assumable loan',
-  CRA: 'CRA',
-}
-
-const sentValue = (s: SentForm): string => ('address' in s ? s.address : 'apn' in s ? s.apn : s.property_id)
-
-/**
- * "Without the unit: "5201 LAGUNA OAKS DR UNIT 999" matched nothing; this record matched "5201 LAGUNA OAKS
- * DR"": a record found only without the unit is not the unit asked for. Undefined for any other match.
- */
-export function withoutUnitText(match: LookupMatch | undefined): string | undefined {
-  if (match?.status !== 'matched_without_unit') return undefined
-  const first = match.tried[0]
-  const last = match.tried.at(-1)
-  if (!first || !last) return undefined
-  return `Without the unit: "${sentValue(first)}" matched nothing; this record matched "${sentValue(last)}"`
-}
 
 /**
  * The short answer: the property line, the matched-without-unit line when so, then one line per program.

@@ -4,9 +4,15 @@ import {CORE_FIELDS, ELIGIBILITY_MEANING, EXTRA_FIELDS, OWNER_OCCUPANCY_MIN} fro
 import {paint, type Tone} from './colour.js'
 import {date, money, percent, text, yesNo} from './format.js'
 import {sanitizeForTerminal} from './terminal.js'
-import {standardDeviationMeaning, verdicts, type Outcome, type VerdictOptions} from './verdicts.js'
+import {
+  PROGRAM_LABEL,
+  standardDeviationMeaning,
+  verdicts,
+  withoutUnitText,
+  type Outcome,
+  type VerdictOptions,
+} from './verdicts.js'
 import type {LookupMatch} from '../lookup/address-lookup.js'
-import {PROGRAM_LABEL, withoutUnitText} from './answer.js'
 
 type Rec = Record<string, unknown>
 /** Label, value, and the tone of the value's leading word ("Yes", "Caution", ...) at a colour terminal. */

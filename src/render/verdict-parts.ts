@@ -22,6 +22,16 @@ export interface Verdict {
   text: string
 }
 
+/** How each program is named beside its verdict, in the table and in the short answer. */
+export const PROGRAM_LABEL: Record<Program, string> = {
+  FHA: 'FHA',
+  'FHA condo': 'FHA condo',
+  USDA: 'USDA rural area',
+  VA: 'VA',
+  Assumable: 'Assumable loan',
+  CRA: 'CRA',
+}
+
 /** The word each verdict line starts with. */
 export const OUTCOME_WORD: Record<Outcome, string> = {
   eligible: 'Yes',

@@ -1,8 +1,16 @@
 import {fhaCondo} from './condo-verdict.js'
 import {money, percent} from './format.js'
 import {CONFLICT, flagOf, num, obj, str, verdict, type Rec, type Verdict} from './verdict-parts.js'
+import type {LookupMatch, SentForm} from '../lookup/address-lookup.js'
 
-export {CONFLICT, OUTCOME_WORD, type Outcome, type Program, type Verdict} from './verdict-parts.js'
+export {
+  CONFLICT,
+  OUTCOME_WORD,
+  PROGRAM_LABEL,
+  type Outcome,
+  type Program,
+  type Verdict,
+} from './verdict-parts.js'
 
 /**
  * Explained verdicts: one line per special-financing program, for a loan officer who must answer "why?".
@@ -207,4 +215,18 @@ export function standardDeviationMeaning(sd: unknown, value: unknown): string | 
   if (share === undefined) return `${s}`
   const dollars = v === undefined ? '' : `, ±${money(Math.round((share * v) / 1000) * 1000)}`
   return `${s}: the estimate is typically within ±${(share * 100).toFixed(1)}% of the true value${dollars} (about two times in three)`
+}
+
+const sentValue = (s: SentForm): string => ('address' in s ? s.address : 'apn' in s ? s.apn : s.property_id)
+
+/**
+ * "Without the unit: "5201 LAGUNA OAKS DR UNIT 999" matched nothing; this record matched "5201 LAGUNA OAKS
+ * DR"": a record found only without the unit is not the unit asked for. Undefined for any other match.
+ */
+export function withoutUnitText(match: LookupMatch | undefined): string | undefined {
+  if (match?.status !== 'matched_without_unit') return undefined
+  const first = match.tried[0]
+  const last = match.tried.at(-1)
+  if (!first || !last) return undefined
+  return `Without the unit: "${sentValue(first)}" matched nothing; this record matched "${sentValue(last)}"`
 }

@@ -1,9 +1,14 @@
 import * as z from 'zod'
 
-import {ADDRESS_MAX, APN_MAX, PROPERTY_ID_MAX_DIGITS, validateLookup} from '../../api/validate.js'
+import {
+  ADDRESS_MAX,
+  APN_MAX,
+  parseMarketRate,
+  PROPERTY_ID_MAX_DIGITS,
+  validateLookup,
+} from '../../api/validate.js'
 import {clientOn} from '../../lib/client.js'
 import {answerText} from '../../render/answer.js'
-import {parseMarketRate} from '../../render/market-rate.js'
 import {countyOf} from '../inputs.js'
 import type {ToolDef} from '../tool.js'
 
