@@ -1,5 +1,5 @@
 import {execFileSync} from 'node:child_process'
-import {mkdtempSync, readdirSync, statSync} from 'node:fs'
+import {mkdtempSync, readFileSync, readdirSync, statSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
@@ -43,8 +43,9 @@ describe('npm pack', () => {
     })
     const sfl = join(app, 'node_modules', '.bin', 'sfl')
     const env = {...process.env, SFL_CONFIG_DIR: join(app, 'config')}
+    const {version} = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {version: string}
     expect(execFileSync(sfl, ['--version'], {encoding: 'utf8', env})).toMatch(
-      /^special-financing-cli\/0\.1\.0 /,
+      new RegExp(`^special-financing-cli/${version.replaceAll('.', '\\.')} `),
     )
     const json = execFileSync(
       sfl,
