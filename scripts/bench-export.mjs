@@ -106,7 +106,7 @@ function tools(columns) {
   }
   list.push({
     id: 'copy',
-    name: 'byte copy through the DataScanner',
+    name: 'byte copy through the records stage',
     header: false,
     run: (url, _, out) => measure(node, [join(ROOT, 'scripts', 'bench', 'bytecopy.mjs'), url, KEY, out]),
   })
