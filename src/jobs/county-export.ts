@@ -290,6 +290,8 @@ class CountyExport {
         }
     }
     run.journal.append({t: 'end', u: u.fips, outcome: u.outcome})
+    // a finished county fetches no more pages: its ids go (a failed one keeps them for its retry)
+    if (isFinished(u.outcome.kind)) u.ids.release()
     if (this.req.outDir && isFinished(u.outcome.kind)) await this.outputs.writeCounty(u)
     this.progress(units)
     if (this.stream && u.index === this.head) await this.advance(units)

@@ -2,8 +2,9 @@
  * The ServicePropertyIDs a county has taken (spec 2.1: the service's unique property identifier), so a
  * record the service sends twice (on two pages, or twice on one) is written once. An open-addressing
  * table of doubles (an id is a whole number below 10^11, exact in a double), at most three quarters full:
- * 8 bytes a slot, so 1,000,000 records cost 16 MB (2^21 slots), freed when the county ends, and a county
- * not yet started costs nothing (the table is made at its first id; `--all-counties` holds 3,235 of them).
+ * 8 bytes a slot, so 1,000,000 records cost 16 MB (2^21 slots), freed when the county is finished
+ * (`release`); a county not yet started costs nothing (the table is made at its first id), so a run of
+ * `--all-counties` holds the tables of the counties in flight, not 3,235 of them.
  *
  * A page that fails after taking some records is retried: what that attempt took is forgotten (its slots
  * become tombstones) rather than counted as repeats on the retry. The attempt's ids are listed until the
@@ -54,6 +55,13 @@ export class IdSet {
     this.live++
     this.remember(id)
     return true
+  }
+
+  /** The county is finished: free the table (a later `add` starts a new one). */
+  release(): void {
+    this.keys = new Float64Array(0)
+    this.pending = new Float64Array(0)
+    this.filled = this.live = this.pendingCount = 0
   }
 
   /** The ids held (those of failed attempts not counted). */

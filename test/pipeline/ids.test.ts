@@ -16,6 +16,19 @@ describe('IdSet: the ServicePropertyIDs a county has taken', () => {
     expect(ids.size).toBe(3)
   })
 
+  it('release forgets every id (a finished county frees its table) and the set still works after', () => {
+    const ids = new IdSet()
+    ids.begin()
+    for (let i = 1; i <= 5000; i++) ids.add(40_000_000_000 + i)
+    ids.release()
+    expect(ids.size).toBe(0)
+    ids.begin()
+    expect(ids.add(40_000_000_001)).toBe(true)
+    expect(ids.add(40_000_000_001)).toBe(false)
+    ids.fail()
+    expect(ids.size).toBe(0)
+  })
+
   it('forgets what a failed page attempt took, so its retry is not counted as repeats', () => {
     const ids = new IdSet()
     ids.begin()
