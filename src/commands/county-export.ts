@@ -16,7 +16,7 @@ export default class CountyExport extends ServiceCommand<typeof CountyExport> {
   static override summary =
     'Export whole counties to CSV, NDJSON, JSON or Parquet: streamed, rate-limit aware, resumable'
   static override description = paragraphs`Each county is fetched with the county-wide form of the endpoint (fips only), as one array or
-page by page (RFC 8288 Link rel="next"), streamed to disk in constant memory. --out receives exactly the
+page by page (RFC 8288 Link rel="next"), streamed to disk (memory bounded per county: its ids only). --out receives exactly the
 counties that finished, whole and in order, atomically. A run that did not end every county keeps a
 checkpoint beside --out; running the same command again continues it (--restart starts over).
 
