@@ -8,7 +8,8 @@
 // (see PROVENANCE.md there, section 3b). FHFA data is US-government work, public domain. Only FIPS, state
 // and county name are kept.
 //
-// Rerun: node scripts/gen-counties.mjs [path/to/FullCountyLoanLimitList2026_from_xlsx.csv]
+// Rerun: node scripts/gen-counties.mjs [path/to/FullCountyLoanLimitList2026_from_xlsx.csv [out.ts]]
+// (test/address/counties.test.ts runs it on a sample of the source's rows, test/fixtures/fhfa-2026-sample.csv)
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -17,7 +18,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const SOURCE_NAME = 'FullCountyLoanLimitList2026_from_xlsx.csv'
 const source =
   process.argv[2] ?? join(ROOT, '..', 'shared', 'data', 'raw', 'fhfa_conforming_loan_limits', SOURCE_NAME)
-const OUT = join(ROOT, 'src', 'address', 'counties-data.ts')
+const OUT = process.argv[3] ?? join(ROOT, 'src', 'address', 'counties-data.ts')
 
 if (!existsSync(source)) {
   console.error(`gen-counties: ${source} is not here; pass the path of ${SOURCE_NAME} as the first argument`)

@@ -19,8 +19,9 @@ function client(timeoutMs: number): HttpClient {
 }
 
 describe('HttpClient deadline', () => {
+  // the drip server sends a byte a second of a 100,000-byte body: only a deadline ends the read before
+  // the test's own timeout, so the error's kind and message say which one did (no clock is read)
   it('a dripping body ends at the deadline with a retryable RequestTimeoutError', async () => {
-    const started = Date.now()
     const res = await client(400).get(`${server.baseUrl('drip')}/special-financing?fips=06067`)
     const error = await res.text().then(
       () => undefined,
@@ -29,7 +30,6 @@ describe('HttpClient deadline', () => {
     expect(error).toBeInstanceOf(RequestTimeoutError)
     expect(isRetryableNetworkError(error)).toBe(true)
     expect((error as Error).message).toMatch(/within --timeout 0\.4 s \(connect, headers and body\)/)
-    expect(Date.now() - started).toBeLessThan(1500)
   })
 
   it('the body iterator honours the deadline too', async () => {
@@ -46,15 +46,14 @@ describe('HttpClient deadline', () => {
       `${server.baseUrl('drip')}/special-financing?fips=06067`,
       abort.signal,
     )
-    const started = Date.now()
     setTimeout(() => abort.abort(), 100)
     const error = await res.text().then(
       () => undefined,
       (e: unknown) => e,
     )
+    // had the abort not ended it, the 10 s deadline would have: a RequestTimeoutError, after the test's timeout
     expect(error).not.toBeInstanceOf(RequestTimeoutError)
     expect(error).toBeDefined()
-    expect(Date.now() - started).toBeLessThan(1000)
   })
 
   it('a request that finishes in time leaves no timer behind (the deadline is cleared)', async () => {

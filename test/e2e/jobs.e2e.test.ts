@@ -346,7 +346,8 @@ describe('disk faults', () => {
   it('a full disk under --out is one line, exit 8, no stack trace, the old file untouched', async (ctx) => {
     const d = join(tmp(), 'small')
     mkdirSync(d)
-    if (!mount(d, 'size=256k')) return ctx.skip() // needs root (CI and the dev machines run as root)
+    // a small tmpfs is the full disk; mounting one needs root (CI and the dev machines run as root)
+    if (!mount(d, 'size=256k')) return ctx.skip('needs root to mount a 256 KB tmpfs as the full disk')
     try {
       const s = await serve((r) => paged(r, 40, 100))
       const out = join(d, 'e.ndjson')
@@ -366,7 +367,7 @@ describe('disk faults', () => {
   it('a disk that fills while the output is put together keeps the checkpoint; the rerun sends nothing', async (ctx) => {
     const d = join(tmp(), 'assembly')
     mkdirSync(d)
-    if (!mount(d, 'size=1m')) return ctx.skip()
+    if (!mount(d, 'size=1m')) return ctx.skip('needs root to mount a 1 MB tmpfs as the filling disk')
     try {
       // two counties of about 250 KB each: their part files fit beside the ballast, the output does not
       const big = (fips: string) => records(fips, 0, 200).map((rec) => ({...rec, Note: 'x'.repeat(1200)}))
@@ -395,7 +396,7 @@ describe('disk faults', () => {
   it('a read-only folder for --out is one line and exit 8 before any request', async (ctx) => {
     const d = join(tmp(), 'ro')
     mkdirSync(d)
-    if (!mount(d, 'ro,size=64k')) return ctx.skip()
+    if (!mount(d, 'ro,size=64k')) return ctx.skip('needs root to mount a read-only tmpfs')
     try {
       const s = await serve((r) => paged(r, 1, 1))
       const r = await sfl(['county-export', '--fips', '06113', '--out', join(d, 'e.csv')], {env: env(s)})

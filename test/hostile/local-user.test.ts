@@ -183,9 +183,3 @@ describe.skipIf(!IS_ROOT)(`a second local user cannot get the key through the co
     expect(server.requests.slice(before).map((q) => q.headers['x-api-key'])).toEqual([KEY])
   })
 })
-
-describe.skipIf(IS_ROOT)('second-local-user tests', () => {
-  it('are skipped: they need root to act as the user nobody', () => {
-    expect(IS_ROOT).toBe(false)
-  })
-})

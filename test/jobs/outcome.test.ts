@@ -1,3 +1,6 @@
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
+
 import {describe, expect, it} from 'vitest'
 
 import {
@@ -15,6 +18,7 @@ import {
   RequestCapReachedError,
 } from '../../src/errors.js'
 import {outcomeOf, runExitCode, type Outcome} from '../../src/jobs/outcome.js'
+import {ROOT} from '../helpers/sandbox.js'
 
 const o = (kind: Outcome['kind'], exitCode = 0): Outcome => ({kind, records: 0, exitCode})
 
@@ -68,7 +72,11 @@ describe('the exit code of a run (README "Exit codes")', () => {
     expect(runExitCode(run)).toBe(code)
   })
 
-  it('uses the documented table', () => {
-    expect(ExitCode).toMatchObject({localIo: 8, interrupted: 130, outputClosed: 141})
+  it("has exactly the codes the README's exit-code table documents", () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+    const section = readme.slice(readme.indexOf('## Exit codes'), readme.indexOf('## Security'))
+    const documented = [...section.matchAll(/^\| (\d+) \|/gm)].map((m) => Number(m[1]))
+    expect(documented.length).toBeGreaterThan(0)
+    expect(documented).toEqual(Object.values(ExitCode).sort((a, b) => a - b))
   })
 })
