@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     setupFiles: ['test/setup.ts'],
+    // one temp folder for the run, removed at its end (test/global-setup.ts)
+    globalSetup: ['test/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // e2e tests spawn the built CLI and sandboxes; two cores, so keep parallelism modest

@@ -10,6 +10,7 @@ import {startSandbox, type Sandbox} from '../../src/sandbox/server.js'
 import {runCommand} from '../helpers/run-command.js'
 import {readLog} from '../helpers/sandbox.js'
 import {paged, record, startScenario} from '../helpers/scenario-server.js'
+import {tempDir} from '../helpers/tmp.js'
 
 // the sandbox logs every request it answers: the count proves which counties were (not) fetched
 let sb: Sandbox
@@ -21,7 +22,7 @@ beforeAll(async () => {
 afterAll(async () => sb.close())
 const env = {SFL_BASE_URL: '', SFL_API_KEY: 'sandbox-full'}
 const run = (args: string[]) => runCommand(CountyExport, args, {...env, SFL_BASE_URL: sb.baseUrl})
-const tmp = () => mkdtempSync(join(tmpdir(), 'sfl-outdir-'))
+const tmp = () => tempDir('sfl-outdir-')
 /** Requests the sandbox answered from here on, by county. */
 const mark = () => {
   const from = existsSync(log) ? readLog(log).length : 0

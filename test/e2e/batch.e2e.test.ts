@@ -1,5 +1,4 @@
-import {existsSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {parse} from 'csv-parse/sync'
@@ -9,8 +8,9 @@ import {countyByFips} from '../../src/sandbox/counties.js'
 import {Dataset} from '../../src/sandbox/dataset.js'
 import {killWhen, sfl} from '../helpers/cli.js'
 import {readLog, spawnSandbox, withSandbox} from '../helpers/sandbox.js'
+import {tempDir} from '../helpers/tmp.js'
 
-const tmp = () => mkdtempSync(join(tmpdir(), 'sfl-e2e-batch-'))
+const tmp = () => tempDir('sfl-e2e-batch-')
 const ds = new Dataset(1, 100_000)
 
 /**

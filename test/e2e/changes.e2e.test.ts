@@ -1,6 +1,5 @@
 import {spawn} from 'node:child_process'
 import {existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
 import {basename, join} from 'node:path'
 
 import {parse} from 'csv-parse/sync'
@@ -16,12 +15,13 @@ import {
   type Scenario,
   type ScenarioRequest,
 } from '../helpers/scenario-server.js'
+import {tempDir} from '../helpers/tmp.js'
 
 /**
  * Deltas end to end (issue 14): two exports of a scripted server a month apart, compared by
  * `county-export --changes-since` and by `sfl changes`, with the built CLI.
  */
-const tmp = () => mkdtempSync(join(tmpdir(), 'sfl-e2e-changes-'))
+const tmp = () => tempDir('sfl-e2e-changes-')
 let server: Scenario | undefined
 afterEach(async () => {
   await server?.close()

@@ -1,6 +1,5 @@
 import {spawn} from 'node:child_process'
-import {existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {existsSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {parse} from 'csv-parse/sync'
@@ -8,8 +7,9 @@ import {describe, expect, it} from 'vitest'
 
 import {killWhen, sfl} from '../helpers/cli.js'
 import {BIN, readLog, spawnSandbox, withSandbox} from '../helpers/sandbox.js'
+import {tempDir} from '../helpers/tmp.js'
 
-const tmp = () => mkdtempSync(join(tmpdir(), 'sfl-e2e-export-'))
+const tmp = () => tempDir('sfl-e2e-export-')
 
 /** A real CSV parser reads the output, so quoting and CRLF are checked too. */
 function parseCsv(text: string): string[][] {

@@ -1,6 +1,6 @@
 import {spawn, spawnSync} from 'node:child_process'
-import {existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
-import {hostname, tmpdir} from 'node:os'
+import {existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {hostname} from 'node:os'
 import {join} from 'node:path'
 
 import {afterEach, describe, expect, it} from 'vitest'
@@ -15,12 +15,13 @@ import {
   type Scenario,
   type ScenarioRequest,
 } from '../helpers/scenario-server.js'
+import {tempDir} from '../helpers/tmp.js'
 
 /**
  * The job engine's guarantees (docs/long-runs.md), each against a scripted loopback server over real
  * HTTP, with the built CLI as a user or a cron job runs it.
  */
-const tmp = () => mkdtempSync(join(tmpdir(), 'sfl-e2e-jobs-'))
+const tmp = () => tempDir('sfl-e2e-jobs-')
 let server: Scenario | undefined
 afterEach(async () => {
   await server?.close()

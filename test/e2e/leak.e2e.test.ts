@@ -1,11 +1,13 @@
-import {existsSync, mkdtempSync, readdirSync, readFileSync, statSync} from 'node:fs'
+import {existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {startSandbox, type Sandbox} from '../../src/sandbox/server.js'
+import {COMMANDS} from '../../src/commands/index.js'
 import {sfl} from '../helpers/cli.js'
+import {runCommand} from '../helpers/run-command.js'
 
 /**
  * The key is a secret (spec 5.5): across every command, output format, error path and --debug, its full
@@ -19,7 +21,10 @@ const dir = mkdtempSync(join(tmpdir(), 'sfl-leak-'))
 beforeAll(async () => {
   sb = await startSandbox({pageSize: 500})
 })
-afterAll(async () => sb.close())
+afterAll(async () => {
+  await sb.close()
+  rmSync(dir, {recursive: true, force: true})
+})
 
 function filesUnder(d: string): string[] {
   return readdirSync(d).flatMap((n) => {
@@ -58,15 +63,37 @@ describe('the API key never leaks', () => {
         runs.push([key, [...args, '--debug', ...(how === 'flag' ? ['--api-key', key] : [])], how])
     }
 
-  it(`in ${runs.length} runs covering every command, format, error path and --debug`, async () => {
-    for (const [key, args, how] of runs) {
-      const r = await sfl(args, {
-        env: {SFL_BASE_URL: sb.baseUrl, ...(how === 'env' ? {SFL_API_KEY: key} : {})},
-      })
-      expect(r.stdout, args.join(' ')).not.toContain(key)
-      expect(r.stderr, args.join(' ')).not.toContain(key)
-      expect(r.stderr).toContain(`${key.slice(0, 4)}…`) // --debug shows the masked form
-    }
+  const check = (r: {stdout: string; stderr: string}, key: string, args: string[]) => {
+    expect(r.stdout, args.join(' ')).not.toContain(key)
+    expect(r.stderr, args.join(' ')).not.toContain(key)
+    expect(r.stderr).toContain(`${key.slice(0, 4)}…`) // --debug shows the masked form
+  }
+  const name = ([key, args, how]: [string, string[], string]) =>
+    `${key === VALID ? 'valid' : 'invalid'} key from ${how === 'env' ? 'SFL_API_KEY' : '--api-key'}: ${args.filter((a) => a !== '--debug' && a !== key && a !== '--api-key').join(' ')}`
+
+  // every command, format and error path in-process (the commands' own code, as fast as a function call)
+  it.each(runs.map((run) => [name(run), run] as const))('%s', async (_name, [key, args, how]) => {
+    const [id, ...argv] = args[0] === 'keys' ? ['keys:check', ...args.slice(2)] : args
+    const r = await runCommand(COMMANDS[id as keyof typeof COMMANDS], argv, {
+      SFL_BASE_URL: sb.baseUrl,
+      ...(how === 'env' ? {SFL_API_KEY: key} : {}),
+    })
+    check(r, key, args)
+  })
+
+  // and through the real binary, whose entry prints errors and --debug lines its own way: one run per
+  // command and key source
+  const spawned = runs.filter(
+    ([key, args, how], i) => runs.findIndex(([k, a, h]) => k === key && h === how && a[0] === args[0]) === i,
+  )
+  it.each(spawned.map((run) => [name(run), run] as const))('spawned: %s', async (_name, [key, args, how]) => {
+    const r = await sfl(args, {
+      env: {SFL_BASE_URL: sb.baseUrl, ...(how === 'env' ? {SFL_API_KEY: key} : {})},
+    })
+    check(r, key, args)
+  })
+
+  it('in no output or checkpoint file the runs left', () => {
     const files = filesUnder(dir)
     expect(files.some((f) => f.endsWith('.sfl-checkpoint'))).toBe(true) // --max-requests left checkpoints
     for (const f of files) {
@@ -75,5 +102,5 @@ describe('the API key never leaks', () => {
       expect(text, f).not.toContain(INVALID)
     }
     expect(existsSync(join(dir, 'valid-env.csv.sfl-checkpoint'))).toBe(true)
-  }, 240_000)
+  })
 })

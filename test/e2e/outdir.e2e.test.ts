@@ -1,13 +1,13 @@
-import {existsSync, mkdtempSync, readdirSync, readFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {existsSync, readdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {describe, expect, it} from 'vitest'
 
 import {killWhen, sfl} from '../helpers/cli.js'
 import {readLog, withSandbox} from '../helpers/sandbox.js'
+import {tempDir} from '../helpers/tmp.js'
 
-const tmp = () => mkdtempSync(join(tmpdir(), 'sfl-e2e-outdir-'))
+const tmp = () => tempDir('sfl-e2e-outdir-')
 
 describe('sfl county-export: state and nationwide selection, plans and --out-dir (built CLI)', () => {
   it('--state CA --dry-run --no-probe plans 58 counties and sends nothing (no key needed)', async () => {

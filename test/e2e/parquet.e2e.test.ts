@@ -1,5 +1,4 @@
-import {mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {DuckDBInstance} from '@duckdb/node-api'
@@ -9,13 +8,14 @@ import {killWhen, sfl} from '../helpers/cli.js'
 import {withSandbox} from '../helpers/sandbox.js'
 import {paged, startScenario} from '../helpers/scenario-server.js'
 import {readParquetRecords, type ParquetRecord} from '../../src/io/parquet-reader.js'
+import {tempDir} from '../helpers/tmp.js'
 
 /**
  * Parquet output checked by an independent reader: DuckDB reads what `county-export --output parquet`
  * wrote, and its types, row count and every value are compared with the NDJSON export of the same county
  * (the records as sent).
  */
-const tmp = () => mkdtempSync(join(tmpdir(), 'sfl-e2e-parquet-'))
+const tmp = () => tempDir('sfl-e2e-parquet-')
 
 type Json = Record<string, unknown>
 

@@ -1,7 +1,6 @@
-import {existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {createServer} from 'node:http'
 import type {AddressInfo} from 'node:net'
-import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -9,6 +8,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {sfl} from '../helpers/cli.js'
 import {leakedRun} from './expect.js'
 import {startHostileServer, type HostileMode, type HostileServer} from './server.js'
+import {tempDir} from '../helpers/tmp.js'
 
 /**
  * A hostile server against the long runs (county-export, lookup --input): broken answers end the county
@@ -21,7 +21,7 @@ beforeAll(async () => {
   server = await startHostileServer()
 })
 afterAll(async () => server.close())
-const tmp = () => mkdtempSync(join(tmpdir(), 'sfl-hostile-export-'))
+const tmp = () => tempDir('sfl-hostile-export-')
 
 function exportCounty(mode: HostileMode, out: string | undefined, extra: string[] = []) {
   return sfl(

@@ -1,5 +1,4 @@
-import {mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {asyncBufferFromFile, parquetMetadataAsync} from 'hyparquet'
@@ -8,8 +7,9 @@ import {describe, expect, it} from 'vitest'
 import {FileTarget} from '../../src/io/output.js'
 import {readParquetRecords, type ParquetRecord} from '../../src/io/parquet-reader.js'
 import {writeParquet} from '../../src/io/parquet-writer.js'
+import {tempDir} from '../helpers/tmp.js'
 
-const tmp = () => mkdtempSync(join(tmpdir(), 'sfl-parquet-'))
+const tmp = () => tempDir('sfl-parquet-')
 
 /** NDJSON part files as the export spools them: one record a line. */
 function parts(dir: string, ...pages: Array<Array<Record<string, unknown>>>): string[] {

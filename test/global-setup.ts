@@ -1,0 +1,25 @@
+import {mkdtempSync, readdirSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+/**
+ * Every temp folder a test makes (its own, the CLI's it spawns, a sandbox's) goes under one folder of
+ * this run: TMPDIR is set before the workers start, so `os.tmpdir()` in them and in every process they
+ * spawn names it. The run removes it when it ends, whatever the tests left; a test that makes large
+ * files removes its own when it ends (test/helpers/tmp.ts). Another run at the same time (a second user,
+ * a second worktree) has its own folder, so nothing of one run is removed by another.
+ */
+export default function setup(): () => void {
+  const dir = mkdtempSync(join(tmpdir(), 'sfl-vitest-'))
+  const before = process.env['TMPDIR']
+  process.env['TMPDIR'] = dir
+  return () => {
+    if (before === undefined) delete process.env['TMPDIR']
+    else process.env['TMPDIR'] = before
+    if (process.env['SFL_KEEP_TEST_TMP']) {
+      console.log(`test temp folders kept in ${dir} (${readdirSync(dir).length} entries)`)
+      return
+    }
+    rmSync(dir, {recursive: true, force: true})
+  }
+}
