@@ -1,4 +1,4 @@
-import {mkdtempSync, readdirSync, rmSync} from 'node:fs'
+import {chmodSync, mkdtempSync, readdirSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
@@ -11,6 +11,8 @@ import {join} from 'node:path'
  */
 export default function setup(): () => void {
   const dir = mkdtempSync(join(tmpdir(), 'sfl-vitest-'))
+  // as /tmp is (sticky, anyone may make a folder): the second-local-user tests act as nobody inside it
+  chmodSync(dir, 0o1777)
   const before = process.env['TMPDIR']
   process.env['TMPDIR'] = dir
   return () => {
