@@ -49,6 +49,58 @@ const plainSort = {
     })
   },
 }
+/**
+ * Requires made lazy: the module loads at the first use of one of its exports (or the first call, for a
+ * module that exports a function), not when the module that requires it loads. For modules a run rarely
+ * or never uses that cost time to load:
+ * - undici's HTTP/2 client, which loads Node's http2 and with it tls (10-17 ms on Node 20 and 24): undici
+ *   speaks HTTP/2 only when a dispatcher sets allowH2, which the client (src/api/client.ts) never does. In
+ *   every bundle of undici.
+ * - what oclif's parser and flag builders use only to build an error or to show help: the error classes,
+ *   help (with ejs and the TypeScript path mapping), ux (spinners, themes, colours), the debug logger,
+ *   readline (flags read from stdin). Only in dist/lookup.cjs, the lookup fast path, which leaves help and
+ *   errors to oclif itself; a parse that fails still builds oclif's own error.
+ * The build fails if a require is not found where it is expected, so an upgrade cannot skip the check.
+ */
+const LAZY_UNDICI = {'undici/lib/dispatcher/client.js': ['./client-h2.js']}
+const LAZY_OCLIF_PARSER = {
+  '@oclif/core/lib/flags.js': ['./errors', './help', './util/fs'],
+  '@oclif/core/lib/parser/index.js': ['./help'],
+  '@oclif/core/lib/parser/parse.js': ['node:readline', '../cache', '../logger', './errors'],
+  '@oclif/core/lib/parser/validate.js': ['./errors'],
+}
+// a function target, so a module that exports a function can be called (or constructed) through it
+const LAZY_HELPER =
+  'function __sflLazy(load) { let m; const get = () => (m ??= load()); return new Proxy(function () {}, {get: (_, k) => get()[k], has: (_, k) => k in get(), apply: (_, t, a) => Reflect.apply(get(), t, a), construct: (_, a) => Reflect.construct(get(), a)}) }\n'
+const lazyRequires = (table) => ({
+  name: 'lazy-requires',
+  setup(b) {
+    b.onLoad({filter: /[\\/]node_modules[\\/].*\.js$/}, (args) => {
+      const rel = args.path.replaceAll('\\', '/').replace(/^.*\/node_modules\//, '')
+      const specs = table[rel]
+      if (!specs) return undefined
+      let code = readFileSync(args.path, 'utf8')
+      for (const spec of specs) {
+        const line = new RegExp(
+          `^((?:const|var) \\w+ = )(__importDefault\\()?require\\((['"])${spec.replaceAll('.', '\\.')}\\3\\)(\\)?)(;?)$`,
+          'm',
+        )
+        if (!line.test(code))
+          throw new Error(
+            `${args.path}: expected one require("${spec}") (see lazyRequires in scripts/build.mjs)`,
+          )
+        code = code.replace(
+          line,
+          (_, head, wrap = '', q, close = '', semi) =>
+            `${head}__sflLazy(() => ${wrap}require(${q}${spec}${q})${close})${semi}`,
+        )
+      }
+      const strict = /^(["'])use strict\1;?\n/.exec(code)
+      if (!strict) throw new Error(`${args.path}: expected "use strict" first (see lazyRequires)`)
+      return {contents: `${strict[0]}${LAZY_HELPER}${code.slice(strict[0].length)}`, loader: 'js'}
+    })
+  },
+})
 rmSync(dist, {recursive: true, force: true})
 
 // `npm run coverage:e2e` builds with source maps, unminified and without the factory rewrite below (which
@@ -70,12 +122,19 @@ const entry = await build({
   metafile: true,
   logLevel: 'warning',
 })
-// the stdout/stderr guard is the one module the entry may bundle: it must be in place before `--version`
-// and oclif's help write anything, and imports only built-ins itself
-const ENTRY_INPUTS = new Set(['src/cli/main.ts', 'src/cli/std-streams.ts'])
+// the modules the entry may bundle, each importing only built-ins: the stdout/stderr guard (in place before
+// `--version` and oclif's help write anything), and what loads the lookup bundle (the package.json fields
+// and folders oclif's Config would give, the code cache, the V8 flag set before it compiles)
+const ENTRY_INPUTS = new Set([
+  'src/cli/main.ts',
+  'src/cli/std-streams.ts',
+  'src/cli/cli-config.ts',
+  'src/cli/code-cache.ts',
+  'src/cli/wasm-budget.ts',
+])
 if (Object.keys(entry.metafile.inputs).some((f) => !ENTRY_INPUTS.has(f)))
   throw new Error(
-    'src/cli/main.ts must import nothing but Node built-ins, ./oclif-main.js and ./std-streams.js (start-up)',
+    `src/cli/main.ts must import nothing but Node built-ins and ${[...ENTRY_INPUTS].slice(1).join(', ')} (start-up)`,
   )
 
 const result = await build({
@@ -108,10 +167,46 @@ const result = await build({
   minifyWhitespace: minify,
   minifySyntax: minify,
   legalComments: 'none',
-  plugins: [plainSort],
+  plugins: [plainSort, lazyRequires(LAZY_UNDICI)],
   metafile: true,
   logLevel: 'warning',
 })
+
+/**
+ * dist/lookup.cjs: a single lookup (src/cli/lookup-fast.ts) and everything it can load, oclif's parser but
+ * not its Config or commands, as one CommonJS file. One file instead of ~30 chunks spares the ESM loader's
+ * per-file work, and a script, unlike an ES module, can be compiled with a V8 code cache on Node 20
+ * (src/cli/code-cache.ts). It repeats code the chunks hold (about 0.2 MB packed); the entry (dist/sfl.js)
+ * loads one or the other, never both. import.meta has no value in CommonJS: any use fails the build (an
+ * esbuild warning).
+ */
+const fast = await build({
+  absWorkingDir: ROOT,
+  entryPoints: {lookup: 'src/cli/lookup-fast.ts'},
+  outdir: 'dist',
+  outExtension: {'.js': '.cjs'},
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20.18',
+  external: ['typescript'],
+  sourcemap: coverage,
+  minifyWhitespace: minify,
+  minifySyntax: minify,
+  legalComments: 'none',
+  plugins: [lazyRequires({...LAZY_UNDICI, ...LAZY_OCLIF_PARSER})],
+  metafile: true,
+  logLevel: 'silent',
+})
+if (fast.warnings.length)
+  throw new Error(`dist/lookup.cjs: ${fast.warnings.map((w) => w.text).join('; ')} (see scripts/build.mjs)`)
+// compiled through vm.Script on Node 20 (the code cache), the bundle cannot import(): Node refuses it there
+// without --experimental-vm-modules. Bundled modules become calls; a built-in loaded late must come from
+// process.getBuiltinModule (src/cli/wasm-budget.ts does so for node:v8)
+for (const [file, input] of Object.entries(fast.metafile.inputs))
+  for (const i of input.imports)
+    if (i.kind === 'dynamic-import' && i.external)
+      throw new Error(`dist/lookup.cjs: ${file} imports ${i.path} with import() (see scripts/build.mjs)`)
 
 /**
  * Bundled CommonJS (oclif, undici) runs inside esbuild's `__commonJS({"path"(exports, module) {...}})`
@@ -144,8 +239,8 @@ function eagerFactories(code, file) {
   return edits.length
 }
 let factories = 0
-for (const file of Object.keys(result.metafile.outputs))
-  if (file.endsWith('.js') && !coverage)
+for (const file of [...Object.keys(result.metafile.outputs), ...Object.keys(fast.metafile.outputs)])
+  if ((file.endsWith('.js') || file.endsWith('.cjs')) && !coverage)
     factories += eagerFactories(readFileSync(join(ROOT, file), 'utf8'), join(ROOT, file))
 
 // Licences of the bundled packages, from each package.json found above a bundled file.
@@ -176,10 +271,11 @@ writeFileSync(
   `dist/ bundles these packages; their licences follow.\n\n${notices.join('\n---\n\n')}`,
 )
 if (process.env.SFL_BUILD_META) writeFileSync(process.env.SFL_BUILD_META, JSON.stringify(result.metafile))
-const sizes = Object.entries({...entry.metafile.outputs, ...result.metafile.outputs}).map(([f, o]) => [
-  f,
-  o.bytes,
-])
+const sizes = Object.entries({
+  ...entry.metafile.outputs,
+  ...result.metafile.outputs,
+  ...fast.metafile.outputs,
+}).map(([f, o]) => [f, o.bytes])
 const total = sizes.reduce((a, [, b]) => a + b, 0)
 console.log(
   `built ${sizes.length} files (${factories} CommonJS factories compiled eagerly), ${(total / 1024).toFixed(0)} kB (dist/sfl.js ${(sizes.find(([f]) => f === 'dist/sfl.js')[1] / 1024).toFixed(0)} kB), ${packages.size} bundled packages`,

@@ -1,9 +1,12 @@
-import {Command, Flags, Interfaces} from '@oclif/core'
+import {Command, Interfaces} from '@oclif/core'
 
 import {ExitCode, SflError} from '../errors.js'
 import {redact, registerSecret} from '../api/secrets.js'
 import {forTerminal} from '../render/terminal.js'
 import type {OutputFormat} from '../render/formats.js'
+import {globalFlags} from './flags.js'
+import {reportError} from './report-error.js'
+import {stderrLines} from './stderr-lines.js'
 import {guardStdStreams} from './std-streams.js'
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
@@ -17,17 +20,7 @@ export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
  * Commands stay thin: parse, call one function, render.
  */
 export abstract class BaseCommand<T extends typeof Command> extends Command {
-  static override baseFlags = {
-    debug: Flags.boolean({
-      description: 'Show requests and responses on stderr (the key masked)',
-      helpGroup: 'GLOBAL',
-    }),
-    quiet: Flags.boolean({
-      char: 'q',
-      description: 'No progress or notices on stderr (errors still shown)',
-      helpGroup: 'GLOBAL',
-    }),
-  }
+  static override baseFlags = globalFlags
 
   flags!: BaseFlags<T>
 
@@ -53,15 +46,15 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   /** stderr line unless --quiet (notices, progress); errors use `warnAlways`. */
   protected notice(line: string): void {
-    if (!this.flags?.quiet) process.stderr.write(`${forTerminal(line)}\n`)
+    stderrLines.notice(line, Boolean(this.flags?.quiet))
   }
 
   protected warnAlways(line: string): void {
-    process.stderr.write(`Warning: ${forTerminal(line)}\n`)
+    stderrLines.warning(line)
   }
 
   protected debugLine = (line: string): void => {
-    if (this.flags?.debug) process.stderr.write(`[debug] ${forTerminal(line)}\n`)
+    stderrLines.debug(line, Boolean(this.flags?.debug))
   }
 
   /** Default output: a table for a person at a terminal, JSON for a pipe or a script. */
@@ -80,24 +73,16 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   ): Promise<unknown> {
     // --json: the error is also the one JSON document on stdout (oclif's own catch prints it for the rest)
     if (this.jsonEnabled() && (err.oclif?.exit === undefined || 'parse' in err)) this.logJsonError(err)
-    if (err instanceof SflError) {
-      // the reader of stdout went away (`| head`): that is how such a pipeline ends, not worth a word
-      if (err.exitCode !== ExitCode.outputClosed)
-        process.stderr.write(`Error: ${forTerminal(this.errorMessage(err))}\n`)
-      process.exitCode = err.exitCode
+    const oclif = err instanceof SflError ? undefined : err.oclif
+    if (oclif?.exit === undefined) {
+      reportError(err, {message: (e) => this.errorMessage(e), debug: Boolean(this.flags?.debug)})
       return undefined
     }
-    if (err.oclif?.exit !== undefined) {
-      // oclif's own parse errors (unknown flag, bad option) are usage errors: exit 2
-      if (err.oclif.exit !== 0) err.oclif.exit = ExitCode.usage
-      err.message = forTerminal(err.message)
-      if ('parse' in err) return this.usageError(err) // the one line, a hint, the usage line
-      return super.catch(err)
-    }
-    process.stderr.write(`Error: unexpected failure: ${forTerminal(err.message)}\n`)
-    if (this.flags?.debug && err.stack) process.stderr.write(`${forTerminal(err.stack)}\n`)
-    process.exitCode = ExitCode.unexpected
-    return undefined
+    // oclif's own parse errors (unknown flag, bad option) are usage errors: exit 2
+    if (oclif.exit !== 0) oclif.exit = ExitCode.usage
+    err.message = forTerminal(err.message)
+    if ('parse' in err) return this.usageError(err) // the one line, a hint, the usage line
+    return super.catch(err)
   }
 
   /**

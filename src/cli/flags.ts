@@ -1,4 +1,19 @@
-import {Flags} from '@oclif/core'
+// oclif's flag builders by their own entry, not @oclif/core's index: the lookup fast path
+// (src/cli/lookup-fast.ts) defines and parses its flags without loading the rest of oclif
+import * as Flags from '@oclif/core/flags'
+
+/** The flags every command has (BaseCommand's baseFlags): --debug and --quiet. */
+export const globalFlags = {
+  debug: Flags.boolean({
+    description: 'Show requests and responses on stderr (the key masked)',
+    helpGroup: 'GLOBAL',
+  }),
+  quiet: Flags.boolean({
+    char: 'q',
+    description: 'No progress or notices on stderr (errors still shown)',
+    helpGroup: 'GLOBAL',
+  }),
+}
 
 /**
  * The connection flags, defined once: every command that sends a request has all of them (ServiceCommand);
@@ -41,3 +56,6 @@ export const connectionFlags = {
     helpGroup: 'CONNECTION',
   }),
 }
+
+/** The base flags of every command that sends a request (ServiceCommand, and the lookup fast path). */
+export const serviceBaseFlags = {...globalFlags, ...connectionFlags}

@@ -1,13 +1,20 @@
 import {readFileSync} from 'node:fs'
 import {arch, release} from 'node:os'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
 
+import {cliConfigOf, readPackageJson, type CliConfig} from './cli-config.js'
+import {requireWithCodeCache} from './code-cache.js'
 import {guardStdStreams} from './std-streams.js'
+import {raiseWasmTieringBudget} from './wasm-budget.js'
 
 /**
  * The CLI's entry, bundled on its own as dist/sfl.js and imported by bin/run.js. It imports nothing but
  * Node built-ins: oclif (dist/oclif-main.js) and with it the commands (dist/commands.js) load only when a
- * command runs, so `sfl --version` costs little more than Node's own start-up. scripts/build.mjs fails if
- * this file grows an import (src/cli/std-streams.ts, which imports only built-ins, is the one allowed).
+ * command runs, and a single lookup loads its own bundle (dist/lookup.cjs) without them, so `sfl
+ * --version` costs little more than Node's own start-up. scripts/build.mjs fails if this file grows an
+ * import beyond the small modules that import only built-ins: src/cli/std-streams.ts, cli-config.ts,
+ * code-cache.ts and wasm-budget.ts.
  */
 export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
   // before anything is written: a stdout on /dev/full or a closed pipe ends every command the same way,
@@ -18,11 +25,33 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     process.stdout.write(`${version}\n`)
     return
   }
+  // a single lookup skips oclif's Config, plugins and command classes (src/cli/lookup-fast.ts); help, a
+  // batch and whatever its parser refuses come back here and go to oclif
+  if (argv[0] === 'lookup' && (await lookupFast(argv.slice(1)))) return
   // oclif checks Node against the engines of its own package.json when it loads; bundled, it cannot find
   // that file and skips the check, but only after evaluating semver (2-4 ms): this turns the check off
   process.env['OCLIF_DISABLE_ENGINE_WARNING'] ??= '1'
   const {runOclif} = await import('./oclif-main.js')
   await runOclif(argv, import.meta.url)
+}
+
+/**
+ * A single lookup without oclif (src/cli/lookup-fast.ts): one CommonJS bundle, dist/lookup.cjs, compiled
+ * through a V8 code cache in the CLI's cache folder on Node 20 (src/cli/code-cache.ts; Node 22.1+ has its
+ * own, which bin/run.js turns on). False when the run is oclif's after all (help, a batch, a usage error).
+ */
+async function lookupFast(argv: string[]): Promise<boolean> {
+  let cli: CliConfig
+  try {
+    cli = cliConfigOf(readPackageJson(import.meta.url))
+  } catch {
+    return false // oclif reports a missing or broken package.json its own way
+  }
+  // before the bundle is compiled: V8 keys its code cache by its flags, and the run changes this one
+  raiseWasmTieringBudget()
+  const bundle = fileURLToPath(new URL('./lookup.cjs', import.meta.url))
+  const {exports} = requireWithCodeCache(bundle, {dir: join(cli.cacheDir, 'code-cache')})
+  return (exports as typeof import('./lookup-fast.js')).runLookupFast(argv, cli)
 }
 
 /**
@@ -39,16 +68,7 @@ export function versionLine(): string | undefined {
       // no /proc: not WSL
     }
   }
-  const pjson = JSON.parse(readPackageJson()) as {name: string; version: string}
+  const pjson = readPackageJson(import.meta.url)
   const cpu = arch() === 'ia32' ? 'x86' : arch()
   return `${pjson.name}/${pjson.version} ${process.platform}-${cpu} node-${process.version}`
-}
-
-/** The package's package.json: beside dist/ for the bundle (dist/sfl.js), two levels up from the source. */
-function readPackageJson(): string {
-  try {
-    return readFileSync(new URL('../package.json', import.meta.url), 'utf8')
-  } catch {
-    return readFileSync(new URL('../../package.json', import.meta.url), 'utf8')
-  }
 }

@@ -8,10 +8,12 @@ import {describe, expect, it, onTestFinished} from 'vitest'
 import {
   allCounties,
   countyByFips,
+  countyLine,
   explainResolution,
   resolveCounty,
   searchCounties,
 } from '../../src/address/counties.js'
+import {COUNTY_ROWS} from '../../src/address/counties-data.js'
 import {ROOT} from '../helpers/sandbox.js'
 
 describe('the counties table (FHFA 2026 list)', () => {
@@ -43,6 +45,21 @@ describe('the counties table (FHFA 2026 list)', () => {
     }
     expect(rows).toContain('35013\tNM\tDona Ana County')
     expect(rows).toContain('29510\tMO\tSt. Louis City')
+  })
+
+  it('finds one county by its line, before the table is parsed, exactly as the parsed table has it', () => {
+    for (const c of allCounties()) expect(countyLine(COUNTY_ROWS, c.fips)).toEqual(c)
+    // the first and last lines, which have no newline on one side
+    expect(countyLine('01001\tAL\tAutauga County', '01001')).toEqual({
+      fips: '01001',
+      state: 'AL',
+      name: 'Autauga County',
+    })
+    // not a code, a code no county has, a code's digits inside another field, a prefix of a code
+    const rows = '01001\tAL\tA 06067\n02002\tAK\tB'
+    for (const fips of ['06067', '0100', '01001 ', '99999', '', '\t', '1001'])
+      expect(countyLine(rows, fips)).toBeUndefined()
+    expect(countyLine(rows, '02002')).toEqual({fips: '02002', state: 'AK', name: 'B'})
   })
 })
 

@@ -1,0 +1,149 @@
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
+import nodeModule, {createRequire} from 'node:module'
+import {basename, dirname, join} from 'node:path'
+import type {Script} from 'node:vm'
+
+/**
+ * A V8 code cache for one CommonJS bundle (dist/lookup.cjs) on Node versions without one of their own.
+ *
+ * Node 22.1+ keeps compiled code between runs itself (module.enableCompileCache, turned on by bin/run.js);
+ * Node 20 compiles every file at every start, about 25 ms of a single lookup's CPU (README "Start-up").
+ * There, the bundle is compiled through vm.Script with the cachedData V8 made at the end of an earlier run
+ * (so it holds the functions that run compiled, not only the top level), the way Node's own cache works.
+ *
+ * The cache is code the process runs, so it is only read from where only this user can write: a folder
+ * owned by the user that neither group nor others may write (made 0700 when missing), a regular file
+ * owned by the user, opened without following a link. It is keyed by the bundle's SHA-256 and Node's
+ * version and architecture (V8 also refuses data of another V8 version or flags, but checks the source by
+ * its length only), written to a temp file and renamed, so a reader never sees half of it. Anything that
+ * fails (no home folder, a read-only disk, a foreign owner, data V8 rejects) falls back to compiling
+ * without the cache, silently; NODE_DISABLE_COMPILE_CACHE (Node's own switch) turns it off.
+ */
+export interface CodeCacheOptions {
+  /** The folder of the cache files; undefined: no cache. */
+  dir: string | undefined
+  env?: NodeJS.ProcessEnv
+  /** Whether Node has its own compile cache (module.enableCompileCache): then plain require. */
+  nodeHasCompileCache?: boolean
+  /** Called once at the end of the process to write the cache; tests call the returned writer instead. */
+  onExit?: (write: () => void) => void
+}
+
+/** What loading did: for tests and the benchmark, never printed. */
+export type CodeCacheOutcome = 'node' | 'off' | 'hit' | 'miss' | 'rejected' | 'unsafe'
+
+export interface Loaded {
+  exports: unknown
+  outcome: CodeCacheOutcome
+}
+
+// node:crypto and node:vm load only on the path that uses them (Node 20): the entry that imports this
+// module also answers `sfl --version`, and node:crypto alone is several ms of Node 24's start-up
+const crypto = () => process.getBuiltinModule('node:crypto')
+
+/** Pure: the cache file's name for a bundle's source on this Node. */
+export function cacheFileName(bundle: string, source: string | Buffer): string {
+  const hash = crypto().createHash('sha256').update(source).digest('hex').slice(0, 32)
+  return `${basename(bundle)}-${process.version}-${process.arch}-${hash}.v8cache`
+}
+
+/** Load `file` (CommonJS) as require would, through the code cache when there is one to use. */
+export function requireWithCodeCache(file: string, opts: CodeCacheOptions): Loaded {
+  const env = opts.env ?? process.env
+  const nodeHasCompileCache = opts.nodeHasCompileCache ?? hasNodeCompileCache()
+  if (nodeHasCompileCache) return {exports: createRequire(file)(file), outcome: 'node'}
+  if (opts.dir === undefined || env['NODE_DISABLE_COMPILE_CACHE'])
+    return {exports: createRequire(file)(file), outcome: 'off'}
+  const source = readFileSync(file, 'utf8')
+  const cacheFile = join(opts.dir, cacheFileName(file, source))
+  const safe = safeFolder(opts.dir)
+  const cached = safe ? readOwnFile(cacheFile) : undefined
+  // the wrapper Node puts around a CommonJS module: the same parameters, so the bundle runs unchanged
+  const {Script} = process.getBuiltinModule('node:vm')
+  const script = new Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, {
+    filename: file,
+    ...(cached ? {cachedData: cached} : {}),
+  })
+  const outcome: CodeCacheOutcome = !safe
+    ? 'unsafe'
+    : !cached
+      ? 'miss'
+      : script.cachedDataRejected
+        ? 'rejected'
+        : 'hit'
+  if (outcome === 'miss' || outcome === 'rejected')
+    (opts.onExit ?? ((w) => process.once('exit', w)))(() => writeCache(script, cacheFile))
+  const fn = script.runInThisContext() as (...args: unknown[]) => void
+  const module = {exports: {} as unknown}
+  fn.call(module.exports, module.exports, createRequire(file), module, file, dirname(file))
+  return {exports: module.exports, outcome}
+}
+
+// Node 22.1+ (@types/node 20 does not know it)
+function hasNodeCompileCache(): boolean {
+  return typeof (nodeModule as {enableCompileCache?: unknown}).enableCompileCache === 'function'
+}
+
+/** The folder, made 0700 when missing, is this user's and nobody else may write to it. */
+function safeFolder(dir: string): boolean {
+  try {
+    mkdirSync(dir, {recursive: true, mode: 0o700})
+    return ownedAndPrivate(lstatSync(dir)) && lstatSync(dir).isDirectory()
+  } catch {
+    return false
+  }
+}
+
+function ownedAndPrivate(st: {uid: number; mode: number}): boolean {
+  const uid = process.getuid?.()
+  // Windows has no uid and no mode bits: the folder is under the user's own profile (LOCALAPPDATA)
+  if (uid === undefined) return true
+  return st.uid === uid && (st.mode & 0o022) === 0
+}
+
+/** The cache file's bytes when it is a regular file of this user's that nobody else may write. */
+function readOwnFile(path: string): Buffer | undefined {
+  let fd: number | undefined
+  try {
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0))
+    const st = fstatSync(fd)
+    if (!st.isFile() || !ownedAndPrivate(st) || st.size === 0) return undefined
+    return readFileSync(fd)
+  } catch {
+    return undefined
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
+}
+
+/** Write the cache (temp file, rename) and remove this bundle's caches of earlier builds on this Node. */
+function writeCache(script: Script, cacheFile: string): void {
+  const dir = dirname(cacheFile)
+  const tmp = join(dir, `.${basename(cacheFile)}.${crypto().randomBytes(6).toString('hex')}.tmp`)
+  try {
+    writeFileSync(tmp, script.createCachedData(), {flag: 'wx', mode: 0o600})
+    renameSync(tmp, cacheFile)
+    const prefix = basename(cacheFile).replace(/[0-9a-f]+\.v8cache$/, '')
+    for (const name of readdirSync(dir))
+      if (name.startsWith(prefix) && name.endsWith('.v8cache') && name !== basename(cacheFile))
+        rmSync(join(dir, name), {force: true})
+  } catch {
+    try {
+      rmSync(tmp, {force: true})
+    } catch {
+      // nothing more to do: the next run compiles without the cache again
+    }
+  }
+}

@@ -1,0 +1,25 @@
+import {ExitCode, SflError} from '../errors.js'
+import {forTerminal} from '../render/terminal.js'
+
+/**
+ * How a run ends on an error that is not a flag or argument mistake (README "Exit codes"), for the base
+ * command (src/cli/base-command.ts) and the lookup fast path (src/cli/lookup-fast.ts) alike: an SflError is
+ * its one `Error:` line and its exit code (nothing for a reader that went away, exit 141); anything else is
+ * an unexpected failure, exit 1, with its stack under --debug. `message` adds the run's hints (the base URL
+ * in use, where the key came from: src/cli/error-hints.ts).
+ */
+export function reportError(
+  err: Error,
+  opts: {message: (err: SflError) => string; debug: boolean},
+  stderr: NodeJS.WritableStream = process.stderr,
+): void {
+  if (err instanceof SflError) {
+    // the reader of stdout went away (`| head`): that is how such a pipeline ends, not worth a word
+    if (err.exitCode !== ExitCode.outputClosed) stderr.write(`Error: ${forTerminal(opts.message(err))}\n`)
+    process.exitCode = err.exitCode
+    return
+  }
+  stderr.write(`Error: unexpected failure: ${forTerminal(err.message)}\n`)
+  if (opts.debug && err.stack) stderr.write(`${forTerminal(err.stack)}\n`)
+  process.exitCode = ExitCode.unexpected
+}
