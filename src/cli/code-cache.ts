@@ -69,7 +69,10 @@ export function requireWithCodeCache(file: string, opts: CodeCacheOptions): Load
   const source = readFileSync(file, 'utf8')
   const cacheFile = join(opts.dir, cacheFileName(file, source))
   const safe = safeFolder(opts.dir)
-  const cached = safe ? readOwnFile(cacheFile) : undefined
+  const stored = safe ? readOwnFile(cacheFile) : undefined
+  // V8 checks the data's version, flags and source length, but on Node 20 not its bytes: a damaged file
+  // could be taken, so the file carries the data's SHA-256 and damaged data is never handed to V8
+  const cached = stored && unsealed(stored)
   // the wrapper Node puts around a CommonJS module: the same parameters, so the bundle runs unchanged
   const {Script} = process.getBuiltinModule('node:vm')
   const script = new Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, {
@@ -78,9 +81,9 @@ export function requireWithCodeCache(file: string, opts: CodeCacheOptions): Load
   })
   const outcome: CodeCacheOutcome = !safe
     ? 'unsafe'
-    : !cached
+    : !stored
       ? 'miss'
-      : script.cachedDataRejected
+      : !cached || script.cachedDataRejected
         ? 'rejected'
         : 'hit'
   if (outcome === 'miss' || outcome === 'rejected')
@@ -133,7 +136,7 @@ function writeCache(script: Script, cacheFile: string): void {
   const dir = dirname(cacheFile)
   const tmp = join(dir, `.${basename(cacheFile)}.${crypto().randomBytes(6).toString('hex')}.tmp`)
   try {
-    writeFileSync(tmp, script.createCachedData(), {flag: 'wx', mode: 0o600})
+    writeFileSync(tmp, sealed(script.createCachedData()), {flag: 'wx', mode: 0o600})
     renameSync(tmp, cacheFile)
     const prefix = basename(cacheFile).replace(/[0-9a-f]+\.v8cache$/, '')
     for (const name of readdirSync(dir))
@@ -146,4 +149,19 @@ function writeCache(script: Script, cacheFile: string): void {
       // nothing more to do: the next run compiles without the cache again
     }
   }
+}
+
+const SEAL = 32
+
+/** The cache file's bytes: the data's SHA-256, then the data. */
+function sealed(data: Buffer): Buffer {
+  return Buffer.concat([crypto().createHash('sha256').update(data).digest(), data])
+}
+
+/** The data of a cache file whose SHA-256 matches, else undefined. */
+function unsealed(file: Buffer): Buffer | undefined {
+  if (file.length <= SEAL) return undefined
+  const data = file.subarray(SEAL)
+  const sum = crypto().createHash('sha256').update(data).digest()
+  return sum.equals(file.subarray(0, SEAL)) ? data : undefined
 }
