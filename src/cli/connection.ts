@@ -79,6 +79,11 @@ export class Connection {
     registerSecret(f['api-key'])
   }
 
+  /** Where the base URL and key in use came from, once `context` has resolved them. */
+  get runOrigin(): RunOrigin | undefined {
+    return this.origin
+  }
+
   /** The error's message with the fix the run's settings point to (the base URL in use, the key's source). */
   errorMessage(err: SflError): string {
     return withHint(err, this.origin)

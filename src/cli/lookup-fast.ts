@@ -69,12 +69,12 @@ async function runParsed(flags: Awaited<ReturnType<typeof parseLookup>>, cli: Cl
       // ServiceCommand's, which `sfl lookup` keeps
       defaultTimeout: SERVICE_DEFAULTS.timeout,
       defaultMaxWait: SERVICE_DEFAULTS.maxWait,
-      warnAlways: stderrLines.warning,
+      warnAlways: (line) => stderrLines.warning(line),
       notice: (line) => stderrLines.notice(line, quiet),
       debugLine: (line) => stderrLines.debug(line, debug),
     })
     const conn = connection
-    await lookupOne(flags, {context: () => conn.context(), warnAlways: stderrLines.warning})
+    await lookupOne(flags, {context: () => conn.context(), warnAlways: (line) => stderrLines.warning(line)})
   } catch (error) {
     connection?.stopFeedback() // no status line left under the error
     const err = error instanceof Error ? error : new Error(String(error))

@@ -4,6 +4,7 @@ import type {SflError} from '../errors.js'
 import type {SchedulerOptions} from '../schedule/scheduler.js'
 import {BaseCommand} from './base-command.js'
 import {Connection, SERVICE_DEFAULTS, type Context} from './connection.js'
+import type {RunOrigin} from './error-hints.js'
 import {serviceBaseFlags} from './flags.js'
 
 export type {Context} from './connection.js'
@@ -38,6 +39,11 @@ export abstract class ServiceCommand<T extends typeof Command> extends BaseComma
       notice: (line) => this.notice(line),
       debugLine: this.debugLine,
     })
+  }
+
+  /** Where the base URL and key in use came from (after `context`), for the hints of src/cli/error-hints.ts. */
+  protected get origin(): RunOrigin | undefined {
+    return this.connection?.runOrigin
   }
 
   /** The error's message with the fix the run's settings point to (the base URL in use, the key's source). */
