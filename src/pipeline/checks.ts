@@ -95,7 +95,7 @@ export class RecordChecks {
         option = -1
       }
       const f = list[id]!
-      // unknown fields are never a problem, named twice or not (the quick test skips them too)
+      // unknown fields are never a problem, named twice or not
       if (f.rule === undefined && f.role !== 'option') continue
       // RFC 8259 says names SHOULD be unique; JSON.parse keeps the last, and so does every reader here
       const again = stamp[id] === serial
@@ -310,18 +310,21 @@ class QuickRules {
   private readonly min: Float64Array
   private readonly max: Float64Array
   private readonly integral: Uint8Array
+  /** A non-negative whole number of this many digits, from minDigits to maxDigits, is surely in range (no need to read it). */
+  private readonly minDigits: Uint8Array
+  private readonly maxDigits: Uint8Array
+  private readonly valueList: Array<Uint8Array[] | undefined>
+  private readonly rules: Array<FieldRule | undefined>
   private readonly requiredTop: Uint8Array
   private readonly option: Int32Array
   private readonly optionSlot: Int8Array
   private readonly optionCount: Int32Array
-  private stamp = new Int32Array(0)
-  private serial = 0
 
   constructor(
     private readonly fields: Fields,
     private readonly requiredTotal: number,
     optionMembers: Map<number, number>,
-    private readonly values: Map<number, Uint8Array[]>,
+    values: Map<number, Uint8Array[]>,
   ) {
     const n = fields.size
     this.known = n
@@ -331,6 +334,10 @@ class QuickRules {
     this.min = new Float64Array(n).fill(-Infinity)
     this.max = new Float64Array(n).fill(Infinity)
     this.integral = new Uint8Array(n)
+    this.minDigits = new Uint8Array(n).fill(255)
+    this.maxDigits = new Uint8Array(n)
+    this.valueList = Array.from({length: n}, (_, id) => values.get(id))
+    this.rules = fields.list.map((f) => f.rule)
     this.requiredTop = new Uint8Array(n)
     this.option = new Int32Array(n).fill(-1)
     this.optionSlot = new Int8Array(n).fill(-1)
@@ -355,6 +362,7 @@ class QuickRules {
         this.min[f.id] = r.min ?? -Infinity
         this.max[f.id] = r.max ?? Infinity
         this.integral[f.id] = r.type === 'float' ? 0 : 1
+        this.wholeDigits(f.id, r.min ?? -Infinity, r.max ?? Infinity)
       } else if (kinds === 1 << STRING) {
         this.size[f.id] = r.values ? 0x7fffffff : (r.size ?? 0x7fffffff)
         this.ops[f.id] = r.values
@@ -366,11 +374,23 @@ class QuickRules {
     }
   }
 
+  /**
+   * The digit counts whose every non-negative whole number lies in [min, max]: d digits span 10^(d-1) to
+   * 10^d - 1 (0 to 9 for one). Up to 15 digits, where a double holds every such number exactly.
+   */
+  private wholeDigits(id: number, min: number, max: number): void {
+    for (let d = 1; d <= 15; d++) {
+      const lo = d === 1 ? 0 : 10 ** (d - 1)
+      if (lo < min || 10 ** d - 1 > max) continue
+      if (this.minDigits[id] === 255) this.minDigits[id] = d
+      this.maxDigits[id] = d
+    }
+  }
+
   passes(view: RecordView): boolean {
+    // a field given twice is a problem the slow path names (the view found it as it indexed the record)
+    if (view.repeated) return false
     const known = this.known
-    if (this.stamp.length < known) this.stamp = new Int32Array(known)
-    const stamp = this.stamp
-    const serial = ++this.serial
     const m = view.entries
     const b = view.bytes
     let required = 0
@@ -383,8 +403,6 @@ class QuickRules {
       const id = m[at + ID]!
       // unknown fields (ids past the spec's) are never a problem
       if (id < 0 || id >= known) continue
-      if (stamp[id] === serial) return false
-      stamp[id] = serial
       const flags = m[at + KIND]!
       const kind = flags & KIND_MASK
       if ((this.kinds[id]! & (1 << kind)) === 0) return false
@@ -402,18 +420,22 @@ class QuickRules {
       const s = m[at + VAL_S]!
       const e = m[at + VAL_E]!
       if (op === OP_RANGE) {
-        if ((flags & NOT_INTEGER) !== 0 && this.integral[id] === 1) return false
+        if ((flags & NOT_INTEGER) === 0) {
+          // a whole number: its digit count alone often settles the range (a negative one is read)
+          const d = e - s
+          if (b[s] !== 0x2d && d >= this.minDigits[id]! && d <= this.maxDigits[id]!) continue
+        } else if (this.integral[id] === 1) return false
         const v = numberValue(b, s, e)
         if (v < this.min[id]! || v > this.max[id]!) return false
         continue
       }
       if ((flags & ESCAPED) !== 0 || e - s - 2 > this.size[id]!) return false
       if (op === OP_VALUES) {
+        const list = this.valueList[id]!
         let any = false
-        for (const v of this.values.get(id)!) if (stringIs(b, s, e, v)) any = true
+        for (let j = 0; j < list.length && !any; j++) any = stringIs(b, s, e, list[j]!)
         if (!any) return false
-      } else if (op === OP_SHAPE && shapeFault(this.fields.list[id]!.rule!, b, s + 1, e - 1) !== undefined)
-        return false
+      } else if (op === OP_SHAPE && shapeFault(this.rules[id]!, b, s + 1, e - 1) !== undefined) return false
     }
     if (required !== this.requiredTotal) return false
     if (open0 ? seen0 !== this.optionCount[0] : seen0 !== 0) return false

@@ -89,25 +89,29 @@ export class PartFile {
   }
 
   /**
-   * Records are gathered and handed to the stream about 256 KiB at a time: a write per record (two with
-   * its newline) cost the NDJSON export about 400,000 stream writes per 200,000 records, where the byte
-   * copy it is measured against (npm run bench) writes once per response chunk.
-   */
-  private pending: Buffer[] = []
-  private pendingBytes = 0
-  /**
-   * CSV rows are encoded into this buffer as they come rather than gathered as strings: a string batch
-   * lives through many young-generation collections (each copies it), which grew V8's new space to its
-   * 32 MB maximum on a CSV export; bytes outside the heap are never copied (npm run bench: peak RSS).
+   * Records are copied into one batch buffer and handed to the stream about 256 KiB at a time: a write per
+   * record (two with its newline) cost the NDJSON export about 400,000 stream writes per 200,000 records,
+   * where the byte copy it is measured against (npm run bench) writes once per response chunk. CSV rows
+   * are encoded into the same buffer as they come rather than gathered as strings or Buffers: a batch of
+   * objects lives through many young-generation collections (each copies it), which grew V8's new space to
+   * its 32 MB maximum on a CSV export; bytes outside the heap are never copied (npm run bench: peak RSS).
    */
   private text: Buffer | undefined
   private textBytes = 0
 
   /** Write one record's bytes and its newline. */
-  write(bytes: Buffer): void {
-    this.pending.push(bytes, NL)
-    this.pendingBytes += bytes.length + 1
-    if (this.pendingBytes >= BATCH) this.flush()
+  write(bytes: Uint8Array): void {
+    const n = bytes.length + 1
+    if (this.textBytes + n > BATCH) this.flushText()
+    if (n > BATCH) {
+      this.stream.write(Buffer.concat([bytes, NL]))
+      this.wrote(n)
+      return
+    }
+    const buf = (this.text ??= Buffer.allocUnsafe(BATCH))
+    buf.set(bytes, this.textBytes)
+    buf[this.textBytes + n - 1] = 0x0a
+    this.textBytes += n
   }
 
   /** Write the record in `view` as one CSV row in `columns` (src/pipeline/cells.ts), encoded into the batch buffer. */
@@ -140,19 +144,12 @@ export class PartFile {
     if (this.textBytes === 0) return
     // the stream keeps the bytes until written: the next rows go to a fresh buffer
     this.stream.write(this.text!.subarray(0, this.textBytes))
+    this.wrote(this.textBytes)
     this.text = undefined
     this.textBytes = 0
   }
 
   private flush(): void {
-    if (this.pending.length) {
-      this.stream.write(
-        this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes),
-      )
-      this.wrote(this.pendingBytes)
-      this.pending = []
-      this.pendingBytes = 0
-    }
     this.flushText()
   }
 
@@ -187,7 +184,6 @@ export class PartFile {
   }
 
   async discard(): Promise<void> {
-    this.pending = []
     this.text = undefined
     this.textBytes = 0
     this.stream.destroy()

@@ -14,6 +14,8 @@ export class RecordView {
   count = 0
   /** The record has whitespace outside its strings (it was pretty-printed). */
   spaced = false
+  /** A field of the record is given twice (the checks stage counts it as a problem). */
+  repeated = false
   private stamp = new Int32Array(64)
   private slot = new Int32Array(64)
   private serial = 0
@@ -42,13 +44,16 @@ export class RecordView {
     const serial = ++this.serial
     const stamp = this.stamp
     const slot = this.slot
+    let repeated = false
     for (let i = first, end = first + count; i < end; i++) {
       const id = entries[i * ENTRY + ID]!
       if (id < 0) continue
       // a name given twice: the last wins, as JSON.parse has it (the checks stage counts it)
+      if (stamp[id] === serial) repeated = true
       stamp[id] = serial
       slot[id] = i
     }
+    this.repeated = repeated
   }
 
   /** The entry holding field `id` in this record, or -1. */
