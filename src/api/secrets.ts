@@ -1,3 +1,5 @@
+import {count} from '../text/count.js'
+
 /**
  * The API key is a secret (spec 5.5). Every line sfl prints, every error and every stored URL passes
  * through `redact` (or `redactUrl`), so a key echoed back by a server or a proxy cannot leak into stdout,
@@ -136,5 +138,5 @@ export function redactUrl(url: string): string {
  * there, so no output or checkpoint holds it): every path says it the same way, once a run.
  */
 export function keyEchoWarning(occurrences: number): string {
-  return `the service echoed your API key ${occurrences.toLocaleString('en-US')} ${occurrences === 1 ? 'time' : 'times'} in its answers; it is masked with * in the output. Rotate the key and tell the provider`
+  return `the service echoed your API key ${count(occurrences)} ${occurrences === 1 ? 'time' : 'times'} in its answers; it is masked with * in the output. Rotate the key and tell the provider`
 }

@@ -5,6 +5,7 @@ import type {RecordFormat} from '../io/record-writer.js'
 import type {Context} from './service-command.js'
 import {printSummary, withCleanInterrupt, withRunSession} from './session.js'
 import type {StatsOptions} from './stats-output.js'
+import {count} from '../text/count.js'
 
 /** What a long run needs from its command: whether to be quiet, and how to print a notice. */
 export interface CommandIo {
@@ -12,7 +13,7 @@ export interface CommandIo {
   notice: (line: string) => void
 }
 
-const n = (x: number) => x.toLocaleString('en-US')
+const n = count
 /** Counties named one a line in a run's summary before the rest are only counted. */
 const MAX_LISTED = 20
 

@@ -1,5 +1,6 @@
 import {clockNotice} from './notices.js'
 import type {Scheduler, SchedulerEvent} from '../schedule/scheduler.js'
+import {count} from '../text/count.js'
 
 /**
  * One status line on stderr, redrawn at most 4 times a second and every second during a wait (a
@@ -81,8 +82,8 @@ export class Progress {
         ? ` · waiting ${fmtSecs((this.waitUntil - now) / 1000)} for ${this.waitReason}`
         : ''
     const budget = b.remaining !== undefined ? ` · budget ${b.remaining}/${b.limit ?? '?'}` : ''
-    const of = st.expected ? ` of ${st.expected.toLocaleString('en-US')}` : ''
-    return `${st.unit} ${st.done}/${st.total} · ${st.records.toLocaleString('en-US')}${of} records · ${s.requests} requests${budget}${wait}${eta}`
+    const of = st.expected ? ` of ${count(st.expected)}` : ''
+    return `${st.unit} ${st.done}/${st.total} · ${count(st.records)}${of} records · ${s.requests} requests${budget}${wait}${eta}`
   }
 
   private render(force: boolean): void {

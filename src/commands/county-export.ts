@@ -11,6 +11,7 @@ import type {ExportSummary} from '../jobs/county-export.js'
 import type {ChangesPlan} from '../cli/jobs.js'
 import {paragraphs} from '../cli/help-text.js'
 import type {PlanDocument} from '../jobs/plan.js'
+import {count} from '../text/count.js'
 
 export default class CountyExport extends ServiceCommand<typeof CountyExport> {
   static override summary =
@@ -228,7 +229,7 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
     // one file of thousands of counties is written only when the run ends (README "Nationwide runs")
     if (fips.length >= 100 && !outDir)
       this.notice(
-        `sfl: ${fips.length.toLocaleString('en-US')} counties into one output: nothing is written until the run ends; --out-dir DIR writes each county as it finishes`,
+        `sfl: ${count(fips.length)} counties into one output: nothing is written until the run ends; --out-dir DIR writes each county as it finishes`,
       )
     const ctx = await this.context({
       concurrency: f.concurrency,

@@ -5,6 +5,7 @@ import {join} from 'node:path'
 import {CheckpointError} from '../errors.js'
 import {localIoError} from '../io/fs-errors.js'
 import {readLines} from '../io/lines.js'
+import {count} from '../text/count.js'
 
 /**
  * The checkpoint of a long run: an append-only journal beside --out (`<out>.sfl-checkpoint`), one JSON
@@ -189,7 +190,5 @@ function describeParams(p: unknown): string {
 
 /** A state or the whole country is hundreds of codes: the first few and the count. */
 function listOf(v: unknown[]): string {
-  return v.length <= 10
-    ? v.join(',')
-    : `${v.slice(0, 5).join(',')},… (${v.length.toLocaleString('en-US')} in all)`
+  return v.length <= 10 ? v.join(',') : `${v.slice(0, 5).join(',')},… (${count(v.length)} in all)`
 }

@@ -1,4 +1,5 @@
 import {UsageError} from '../errors.js'
+import {count} from '../text/count.js'
 
 /**
  * `county-export --dry-run`: what a run would cost, worked out before it starts. Pure: the figures come in
@@ -198,7 +199,7 @@ export function fmtDuration(ms: number): string {
   return `${Math.floor(min / 60)} h${min % 60 ? ` ${String(min % 60).padStart(2, '0')} min` : ''}`
 }
 
-const n = (x: number) => x.toLocaleString('en-US')
+const n = count
 /** "09:00 UTC", or "20:55:20 UTC" when the seconds matter (a short window). */
 const hhmm = (ms: number) => {
   const t = new Date(ms).toISOString()

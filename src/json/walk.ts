@@ -48,6 +48,8 @@ export const ID = 6
  */
 export interface NameNode {
   readonly bytes: Uint8Array
+  /** `bytes` as little-endian 32-bit words (the last 0 to 3 bytes left out): compared a word a load. */
+  readonly words: Int32Array
   readonly id: number
   readonly next: NameNode[]
   /** The member's value is an option object (spec 2.2, 2.3): its members are named too. */
@@ -120,6 +122,9 @@ export class Walk {
 
   /** Names members as they are walked (absent: every entry's ID is -1). */
   names: Names | undefined
+  /** The buffer last walked, as a DataView (names are compared four bytes at a time). */
+  view: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0))
+  viewOf: Uint8Array | undefined
 
   constructor(
     /** The record itself is level 1 (spec 2.2/2.3 objects are level 2). */
@@ -172,6 +177,11 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
   let spaced = false
   owner[0] = -1
   const names = w.names
+  if (names !== undefined && w.viewOf !== b) {
+    w.viewOf = b
+    w.view = new DataView(b.buffer, b.byteOffset, b.length)
+  }
+  const view = w.view
   // the name of the record member whose value is read now, the last record member's, the last option member's
   let prev1 = names?.root
   let top: NameNode | undefined
@@ -203,7 +213,10 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
           const cb = cand.bytes
           const len = cb.length
           if (ks + len >= n || b[ks + len] !== QUOTE) continue
-          for (let j = 0; j < len; j++) if (b[ks + j] !== cb[j]) continue next
+          const words = cand.words
+          for (let j = 0; j < words.length; j++)
+            if (view.getInt32(ks + 4 * j, true) !== words[j]) continue next
+          for (let j = words.length * 4; j < len; j++) if (b[ks + j] !== cb[j]) continue next
           node = cand
           q = ks + len
           if (cand.escaped) kflags = KEY_ESCAPED

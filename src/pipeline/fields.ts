@@ -107,12 +107,16 @@ class KeyNode implements NameNode {
   readonly children = new Map<string, KeyNode>()
   /** For an option member: the start node of its object's members. */
   start: KeyNode | undefined
+  readonly words: Int32Array
   constructor(
     readonly bytes: Uint8Array,
     readonly id: number,
     readonly option: boolean,
     readonly escaped: boolean,
-  ) {}
+  ) {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length)
+    this.words = Int32Array.from({length: bytes.length >> 2}, (_, i) => view.getInt32(4 * i, true))
+  }
 }
 
 /** How many successors a name keeps, and how many names a start node remembers: a hostile stream of ever-new names costs bounded memory. */

@@ -1,5 +1,6 @@
 import {BadResponseError} from '../errors.js'
 import {redact} from '../api/secrets.js'
+import {count} from '../text/count.js'
 
 /**
  * The pages stage's rules for following a county's pagination (RFC 8288 `Link: <...>; rel="next"`; spec 4
@@ -78,9 +79,7 @@ export class Pagination {
         `the next-page link after page ${page} leads back to a page already fetched; the service's pagination loops`,
       )
     if (page >= MAX_PAGES)
-      throw new BadResponseError(
-        `more than ${MAX_PAGES.toLocaleString('en-US')} pages; taken as a pagination loop`,
-      )
+      throw new BadResponseError(`more than ${count(MAX_PAGES)} pages; taken as a pagination loop`)
     this.seen.add(key)
     return link
   }
@@ -90,6 +89,6 @@ export class Pagination {
 export function repeatsOnly(page: number, records: number, duplicates: number): BadResponseError | undefined {
   if (page < 2 || records === 0 || duplicates < records) return undefined
   return new BadResponseError(
-    `page ${page} holds only records already taken from earlier pages (${records.toLocaleString('en-US')} of them); the service's pagination loops`,
+    `page ${page} holds only records already taken from earlier pages (${count(records)} of them); the service's pagination loops`,
   )
 }

@@ -4,6 +4,7 @@ import {redact} from '../api/secrets.js'
 import {BadResponseError, TruncatedBodyError} from '../errors.js'
 import {BROKEN, INCOMPLETE, scanString, Walk, walkValue, ESCAPED} from '../json/walk.js'
 import {decodeEscapes} from '../json/values.js'
+import {count} from '../text/count.js'
 
 /**
  * The records stage: one validating scan of a response body, as its bytes arrive, for every path (an
@@ -310,7 +311,7 @@ export class RecordScanner {
       this.walk.count = base
       this.rejected.push({
         index: this.seen,
-        reason: `larger than ${this.limits.maxRecordBytes.toLocaleString('en-US')} bytes`,
+        reason: `larger than ${count(this.limits.maxRecordBytes)} bytes`,
       })
       return
     }
@@ -440,7 +441,7 @@ class Collector {
     if (this.poison !== undefined) return
     this.bytes += piece.length
     if (this.bytes > this.cap) {
-      this.poison = `larger than ${this.cap.toLocaleString('en-US')} bytes`
+      this.poison = `larger than ${count(this.cap)} bytes`
       this.pieces.length = 0
       return
     }

@@ -165,6 +165,24 @@ describe('naming members (src/pipeline/fields.ts Namer) on one run’s stages', 
     expect(named(stages, '{"Fips":1,"FipsX":2}')).toEqual(['Fips', 'FipsX'])
     expect(named(stages, '{"FipsX":1,"Fips":2}')).toEqual(['FipsX', 'Fips'])
     expect(named(stages, '{"FipsY":1,"Fip":2}')).toEqual(['FipsY', 'Fip'])
+    // names compared four bytes at a time: a change in the first word, a middle one, a whole-word name
+    for (let round = 0; round < 2; round++) {
+      expect(named(stages, '{"ServicePropertyID":1,"Abcd":2,"Abcdefgh":3}')).toEqual([
+        'ServicePropertyID',
+        'Abcd',
+        'Abcdefgh',
+      ])
+      expect(named(stages, '{"XervicePropertyID":1,"Abce":2,"Abcdefgi":3}')).toEqual([
+        'XervicePropertyID',
+        'Abce',
+        'Abcdefgi',
+      ])
+      expect(named(stages, '{"ServiceProXertyID":1,"abcd":2,"Abcdxfgh":3}')).toEqual([
+        'ServiceProXertyID',
+        'abcd',
+        'Abcdxfgh',
+      ])
+    }
     const ascii = '{"ServicePropertyID":1,"Zip":"x","FHACondoEligibility":{"OwnerOccupancyPercentage":2}}'
     const other = '{"ServicePropertyID":1,"Zip":"é","FHACondoEligibility":{"OwnerOccupancyPercentage":2}}'
     const near = '{"ServicePropertyIE":1,"Zip":"x","FHACondoEligibility":{"OwnerOccupancyPercentagf":2}}'
