@@ -4,6 +4,7 @@ import {readCsv} from '../io/csv-reader.js'
 import {readLines} from '../io/lines.js'
 import type {RecordWriter} from '../io/record-writer.js'
 import type {CountyUnit} from '../pipeline/county.js'
+import {IdSet} from '../pipeline/ids.js'
 import {copyPage} from '../pipeline/sinks.js'
 import type {RecordStages} from '../pipeline/stages.js'
 
@@ -33,7 +34,8 @@ export async function rebuildIds(
   u.ids.begin()
   const take = (v: unknown) => {
     const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{1,11}$/.test(v) ? Number(v) : NaN
-    if (Number.isSafeInteger(n) && n > 0) u.ids.add(n)
+    // the ids the stages took (src/pipeline/stages.ts serviceId); others were written without a check
+    if (Number.isInteger(n) && n > 0 && n <= IdSet.MAX_ID) u.ids.add(n)
   }
   for (const p of u.pages) {
     if (!p.segments) {

@@ -4,7 +4,7 @@ import type {RecordFacts} from '../stats/accumulator.js'
 import {RecordChecks} from './checks.js'
 import {ViewFacts} from './facts.js'
 import {Fields, Namer} from './fields.js'
-import type {IdSet} from './ids.js'
+import {IdSet} from './ids.js'
 import {KeyEcho} from './key-echo.js'
 import {MAX_RECORD_BYTES, MAX_RECORD_DEPTH, RecordScanner, type Rejected} from './records.js'
 import {RunSchema} from './schema.js'
@@ -58,7 +58,7 @@ export class RecordStages {
     const e = view.entry(this.idField)
     if (e < 0 || view.kind(e) !== NUMBER) return undefined
     const v = numberValue(view.bytes, view.start(e), view.end(e))
-    return (view.flags(e) & NOT_INTEGER) === 0 && v > 0 && v <= 99_999_999_999 ? v : undefined
+    return (view.flags(e) & NOT_INTEGER) === 0 && v > 0 && v <= IdSet.MAX_ID ? v : undefined
   }
 }
 

@@ -57,6 +57,31 @@ describe('IdSet: the ServicePropertyIDs a county has taken', () => {
     for (let i = 1; i <= 5000; i++) expect(ids.add(60_000_000_000 + i)).toBe(true)
   })
 
+  it('keeps what earlier attempts took when the attempts are renumbered (past 65,536 pages of a county)', () => {
+    const ids = new IdSet()
+    ids.begin()
+    expect(ids.add(99_999_999_999)).toBe(true)
+    for (let page = 0; page < 70_000; page++) {
+      ids.begin()
+      if (page % 10_000 === 0) expect(ids.add(80_000_000_000 + page)).toBe(true)
+    }
+    expect(ids.add(12)).toBe(true)
+    ids.fail()
+    ids.begin()
+    expect(ids.add(12)).toBe(true)
+    expect(ids.add(99_999_999_999)).toBe(false)
+    for (let page = 0; page < 70_000; page += 10_000) expect(ids.add(80_000_000_000 + page)).toBe(false)
+    expect(ids.size).toBe(9)
+  })
+
+  it('refuses what is no ServicePropertyID (spec 2.1: a whole number of at most 11 digits)', () => {
+    const ids = new IdSet()
+    ids.begin()
+    for (const bad of [0, -5, 1.5, 100_000_000_000, Number.NaN])
+      expect(() => ids.add(bad)).toThrow(RangeError)
+    expect(ids.size).toBe(0)
+  })
+
   it('behaves as a set of ids per attempt, for any sequence of pages, ids and failures', () => {
     type Step = {op: 'begin'} | {op: 'fail'} | {op: 'add'; id: number}
     const step: fc.Arbitrary<Step> = fc.oneof(
