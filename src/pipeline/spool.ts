@@ -96,61 +96,57 @@ export class PartFile {
    * objects lives through many young-generation collections (each copies it), which grew V8's new space to
    * its 32 MB maximum on a CSV export; bytes outside the heap are never copied (npm run bench: peak RSS).
    */
-  private text: Buffer | undefined
-  private textBytes = 0
+  private batch: Buffer | undefined
+  private batchBytes = 0
 
   /** Write one record's bytes and its newline. */
   write(bytes: Uint8Array): void {
     const n = bytes.length + 1
-    if (this.textBytes + n > BATCH) this.flushText()
+    if (this.batchBytes + n > BATCH) this.flushBatch()
     if (n > BATCH) {
       this.stream.write(Buffer.concat([bytes, NL]))
       this.wrote(n)
       return
     }
-    const buf = (this.text ??= Buffer.allocUnsafe(BATCH))
-    buf.set(bytes, this.textBytes)
-    buf[this.textBytes + n - 1] = 0x0a
-    this.textBytes += n
+    const buf = (this.batch ??= Buffer.allocUnsafe(BATCH))
+    buf.set(bytes, this.batchBytes)
+    buf[this.batchBytes + n - 1] = 0x0a
+    this.batchBytes += n
   }
 
   /** Write the record in `view` as one CSV row in `columns` (src/pipeline/cells.ts), encoded into the batch buffer. */
   writeRow(encoder: CsvRowEncoder, view: RecordView, columns: Int32Array): void {
     const most = CsvRowEncoder.bound(view, columns)
-    if (this.textBytes + most > BATCH) this.flushText()
+    if (this.batchBytes + most > BATCH) this.flushBatch()
     if (most > BATCH) {
       const own = Buffer.allocUnsafe(most)
       this.stream.write(own.subarray(0, encoder.encode(view, columns, own, 0)))
       return
     }
-    const buf = (this.text ??= Buffer.allocUnsafe(BATCH))
-    this.textBytes = encoder.encode(view, columns, buf, this.textBytes)
+    const buf = (this.batch ??= Buffer.allocUnsafe(BATCH))
+    this.batchBytes = encoder.encode(view, columns, buf, this.batchBytes)
   }
 
   /** Write text as it is (a CSV row with its line end). */
   writeText(text: string): void {
     // at most 3 UTF-8 bytes per UTF-16 unit (a surrogate pair's 4 bytes count as its 2 units' 6)
     const most = text.length * 3
-    if (this.textBytes + most > BATCH) this.flushText()
+    if (this.batchBytes + most > BATCH) this.flushBatch()
     if (most > BATCH) {
       this.stream.write(text)
       return
     }
-    const buf = (this.text ??= Buffer.allocUnsafe(BATCH))
-    this.textBytes += buf.write(text, this.textBytes)
+    const buf = (this.batch ??= Buffer.allocUnsafe(BATCH))
+    this.batchBytes += buf.write(text, this.batchBytes)
   }
 
-  private flushText(): void {
-    if (this.textBytes === 0) return
+  private flushBatch(): void {
+    if (this.batchBytes === 0) return
     // the stream keeps the bytes until written: the next rows go to a fresh buffer
-    this.stream.write(this.text!.subarray(0, this.textBytes))
-    this.wrote(this.textBytes)
-    this.text = undefined
-    this.textBytes = 0
-  }
-
-  private flush(): void {
-    this.flushText()
+    this.stream.write(this.batch!.subarray(0, this.batchBytes))
+    this.wrote(this.batchBytes)
+    this.batch = undefined
+    this.batchBytes = 0
   }
 
   get needsDrain(): boolean {
@@ -174,7 +170,7 @@ export class PartFile {
   }
 
   async close(): Promise<void> {
-    this.flush()
+    this.flushBatch()
     if (!this.stream.closed)
       await new Promise<void>((resolve) => {
         this.stream.once('close', resolve)
@@ -184,8 +180,8 @@ export class PartFile {
   }
 
   async discard(): Promise<void> {
-    this.text = undefined
-    this.textBytes = 0
+    this.batch = undefined
+    this.batchBytes = 0
     this.stream.destroy()
     await rm(this.path, {force: true})
   }
