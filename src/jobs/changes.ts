@@ -28,7 +28,7 @@ import {scanSides} from './change-scan-run.js'
 import type {SideScan} from './change-scan.js'
 import {sideFiles} from './change-sides.js'
 import {EMPTY, IdTable} from './id-table.js'
-import {count} from '../text/count.js'
+import {count as n} from '../text/count.js'
 
 export type ChangeKind = 'added' | 'updated' | 'deleted'
 
@@ -482,7 +482,6 @@ const KNOWN = new Set(KNOWN_FIELDS)
 
 /** The one-line summary on stderr. */
 export function changeSummaryLine(s: ChangeSummary, what = 'sfl changes'): string {
-  const n = count
   const parts = [
     `${n(s.added)} added`,
     `${n(s.updated)} updated`,
@@ -503,7 +502,6 @@ export function changeSummaryLine(s: ChangeSummary, what = 'sfl changes'): strin
  * WHERE clause or a pathspec, narrows it.
  */
 export function oneSidedNotices(s: ChangeSummary, what = 'sfl changes'): string[] {
-  const n = count
   const list = (xs: string[]) =>
     xs.length <= 10 ? xs.join(', ') : `${xs.slice(0, 10).join(', ')} and ${n(xs.length - 10)} more`
   const line = (counties: OneSidedCounty[], side: string, kind: string) => {
