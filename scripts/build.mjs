@@ -140,12 +140,12 @@ if (Object.keys(entry.metafile.inputs).some((f) => !ENTRY_INPUTS.has(f)))
 const result = await build({
   absWorkingDir: ROOT,
   // the command_not_found hook (package.json oclif.hooks) is a file of its own that oclif loads by path;
-  // so is the worker thread of `sfl changes` (src/jobs/change-scan-run.ts finds it beside dist/chunks/)
+  // so is the worker thread of `sfl changes` (src/changes/scan-run.ts finds it beside dist/chunks/)
   entryPoints: {
     'oclif-main': 'src/cli/oclif-main.ts',
     commands: 'src/commands/index.ts',
     'hooks/command-not-found': 'src/hooks/command-not-found.ts',
-    'change-scan-worker': 'src/jobs/change-scan-worker.ts',
+    'change-scan-worker': 'src/changes/scan-worker.ts',
     // the library (package.json exports["."]): the same modules as the commands, shared as chunks
     'lib/index': 'src/lib/index.ts',
   },

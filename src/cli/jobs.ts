@@ -63,8 +63,8 @@ async function compareFinished(
     io.notice('sfl county-export --changes-since: no county finished; no change file written')
     return
   }
-  const {compareExports, changeSummaryLine} = await import('../jobs/changes.js')
-  const {scanWorkerUrl} = await import('../jobs/change-scan-run.js')
+  const {compareExports, changeSummaryLine} = await import('../changes/compare.js')
+  const {scanWorkerUrl} = await import('../changes/scan-run.js')
   const c = await withCleanInterrupt(() =>
     compareExports({
       previous: plan.since,

@@ -1,4 +1,4 @@
-import type {ChangeCounts, ChangeSummary} from '../jobs/changes.js'
+import type {ChangeCounts, ChangeSummary} from '../changes/compare.js'
 
 /**
  * `--json` (oclif's `enableJsonFlag`): a command returns its document from `run()` and oclif prints it, the

@@ -83,9 +83,9 @@ changes, like git diff --exit-code).`
       throw new UsageError(
         '--json prints the summary on stdout: give --out FILE for the change file; nothing was read',
       )
-    const changes = await import('../jobs/changes.js')
-    const {checkSide} = await import('../jobs/change-sides.js')
-    const {scanWorkerUrl} = await import('../jobs/change-scan-run.js')
+    const changes = await import('../changes/compare.js')
+    const {checkSide} = await import('../changes/sides.js')
+    const {scanWorkerUrl} = await import('../changes/scan-run.js')
     const ignore = changes.ignoreList(f['ignore-fields'])
     const counties = changes.countyList(f.fips)
     if (f.out) await (await import('../io/atomic-file.js')).assertWritableTarget(f.out)

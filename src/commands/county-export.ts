@@ -274,7 +274,7 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
       throw new UsageError(
         '--changes-since needs --out FILE or --out-dir DIR (the export is compared once it is written); nothing was sent',
       )
-    const {changeFormat, changesOutFor, ignoreList} = await import('../jobs/changes.js')
+    const {changeFormat, changesOutFor, ignoreList} = await import('../changes/compare.js')
     const ignore = ignoreList(f['ignore-fields'])
     // the change file has no Parquet writer: a Parquet export's changes are NDJSON (typed, with Previous)
     const kind = f.output === 'parquet' ? 'ndjson' : f.output
@@ -292,7 +292,7 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
     if (resolve(since) === resolve(out))
       throw new UsageError(`--changes-out ${out} would replace the previous export; give another file`)
     await (await import('../io/atomic-file.js')).assertWritableTarget(out)
-    await (await import('../jobs/change-sides.js')).checkSide(since)
+    await (await import('../changes/sides.js')).checkSide(since)
     return {since, out, format: changeFormat(undefined, out, kind), ignore}
   }
 

@@ -3,11 +3,11 @@ import {emptyFacts, StatsAccumulator} from '../stats/accumulator.js'
 import {factsOfFlat} from '../stats/facts.js'
 import {GroupedStats} from '../stats/grouped.js'
 import type {StatsReport} from '../stats/accumulator.js'
-import {exportFiles} from './export-files.js'
+import {exportFiles} from '../io/export-files.js'
 
 /**
  * `sfl stats PATH`: the run statistics of an existing export, from the same inputs `sfl changes` reads
- * (src/jobs/export-files.ts): an export file (CSV, NDJSON, JSON or Parquet), an `--out-dir` folder or its
+ * (src/io/export-files.ts): an export file (CSV, NDJSON, JSON or Parquet), an `--out-dir` folder or its
  * manifest.json. Read as a stream through src/io/export-reader.ts, so memory stays bounded whatever the size
  * (src/stats/grouped.ts). By county: a folder's counties are the manifest's (every one listed, an empty
  * county with 0 records), in its order; a file's are grouped by the Fips field (exports hold each county

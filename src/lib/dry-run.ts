@@ -6,7 +6,7 @@ import {redact} from '../api/secrets.js'
 import {countyByFips, describeCounty} from '../address/counties.js'
 import {readLines} from '../io/lines.js'
 import {journalPaths, outDirJournalPaths} from '../jobs/journal.js'
-import {checkFormat, freshCounties, readManifest} from '../jobs/manifest.js'
+import {checkFormat, freshCounties, readManifest} from '../io/manifest.js'
 import {
   countyNeeds,
   DEFAULT_BUDGET,

@@ -5,7 +5,7 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import CountyExport from '../../src/commands/county-export.js'
-import type {Manifest} from '../../src/jobs/manifest.js'
+import type {Manifest} from '../../src/io/manifest.js'
 import {startSandbox, type Sandbox} from '../../src/sandbox/server.js'
 import {runCommand} from '../helpers/run-command.js'
 import {readLog} from '../helpers/sandbox.js'

@@ -1,8 +1,8 @@
 import {closeSync, openSync, readSync, rmSync, writeSync} from 'node:fs'
 
 /**
- * One record of a side as the comparison keeps it (src/jobs/changes.ts): six 32-bit words, 24 bytes, in
- * place of the record. Its key's two lanes, its digest's two lanes (src/jobs/row-digest.ts), and where to
+ * One record of a side as the comparison keeps it (src/changes/compare.ts): six 32-bit words, 24 bytes, in
+ * place of the record. Its key's two lanes, its digest's two lanes (src/changes/row-digest.ts), and where to
  * read it back: a byte offset (or, in a scratch copy, the line's offset) below 2^48 and the index of the
  * file among the side's files, in the sixth word's upper 16 bits.
  */

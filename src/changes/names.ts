@@ -1,13 +1,13 @@
 import {nameSeed} from './row-digest.js'
 
-/** What a field is to the comparison (src/jobs/changes.ts): a bit each. */
+/** What a field is to the comparison (src/changes/compare.ts): a bit each. */
 export const ROLE_COMPARED = 1
 export const ROLE_ID = 2
 export const ROLE_APN = 4
 export const ROLE_FIPS = 8
 
 /**
- * The field names one side's scan meets, each with a small id, its seed (src/jobs/row-digest.ts) and its
+ * The field names one side's scan meets, each with a small id, its seed (src/changes/row-digest.ts) and its
  * role, found from text (a CSV header, a record object) or straight from the bytes of a JSON member name
  * (`parent` the id of the object it is in, for the flattened `Object.Field`), so a record costs one
  * table probe per member and no string. Ids are per scan, never compared across sides: seeds come from

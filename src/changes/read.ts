@@ -2,15 +2,15 @@ import {closeSync, fstatSync, openSync, readSync} from 'node:fs'
 
 import type {FlatRecord} from '../io/export-reader.js'
 import {unguardCell} from '../text/csv-cell.js'
-import {csvRecordAt} from './change-scan-csv.js'
-import {jsonLineRecord, jsonLineText} from './change-scan-json.js'
-import type {ReadBackFile} from './change-scan.js'
+import {csvRecordAt} from './scan-csv.js'
+import {jsonLineRecord, jsonLineText} from './scan-json.js'
+import type {ReadBackFile} from './scan.js'
 
 const WINDOW = 4096
 const LF = 0x0a
 
 /**
- * Reads back, by file and byte offset, the few records a comparison writes out (src/jobs/changes.ts),
+ * Reads back, by file and byte offset, the few records a comparison writes out (src/changes/compare.ts),
  * as src/io/export-reader.ts gives them: the same record object, so a change row is what it was when
  * every record was read as an object. Reads go through a 4 KiB window per file (doubled for a longer
  * record): the records asked for come in file order nearly always (added rows in the current export's

@@ -5,7 +5,7 @@ import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
 import {ExportFileError} from '../../src/io/export-reader.js'
-import {exportFiles} from '../../src/jobs/export-files.js'
+import {exportFiles} from '../../src/io/export-files.js'
 
 const made: string[] = []
 afterEach(() => {

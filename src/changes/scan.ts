@@ -2,11 +2,11 @@ import {closeSync, openSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {asText, readExport, type ExportFileFormat} from '../io/export-reader.js'
-import {EntrySink, type GroupScan} from './change-entries.js'
-import {FieldNames} from './change-names.js'
-import {CsvScanner} from './change-scan-csv.js'
-import {ScanAnomaly, type ScanTarget} from './change-scan-io.js'
-import {JsonLinesScanner} from './change-scan-json.js'
+import {EntrySink, type GroupScan} from './entries.js'
+import {FieldNames} from './names.js'
+import {CsvScanner} from './scan-csv.js'
+import {ScanAnomaly, type ScanTarget} from './scan-io.js'
+import {JsonLinesScanner} from './scan-json.js'
 import {ObjectDigester} from './row-digest.js'
 
 /** One file of a side, its format known, and its county when it comes from a manifest. */
@@ -25,7 +25,7 @@ export interface ScanRequest {
 }
 
 /**
- * How to read an entry's record back (src/jobs/change-read.ts): from the export file itself (CSV with its
+ * How to read an entry's record back (src/changes/read.ts): from the export file itself (CSV with its
  * header, NDJSON, JSON lines), or from the scan's scratch copy of record objects (`flat`).
  */
 export interface ReadBackFile {
@@ -44,11 +44,11 @@ export interface SideScan {
 }
 
 /**
- * One pass over a side (src/jobs/changes.ts): every record's key, digest and place, into per-county
- * entry files in `scratch`. CSV and NDJSON/JSON files are read as bytes (src/jobs/change-scan-csv.ts,
- * change-scan-json.ts); Parquet, and any side whose bytes the scanners do not take (malformed, or unlike
+ * One pass over a side (src/changes/compare.ts): every record's key, digest and place, into per-county
+ * entry files in `scratch`. CSV and NDJSON/JSON files are read as bytes (src/changes/scan-csv.ts,
+ * scan-json.ts); Parquet, and any side whose bytes the scanners do not take (malformed, or unlike
  * an export), go through src/io/export-reader.ts's record objects, which also name what is wrong.
- * Runs on a worker thread per side in the built CLI (src/jobs/change-scan-worker.ts).
+ * Runs on a worker thread per side in the built CLI (src/changes/scan-worker.ts).
  */
 export async function scanSide(req: ScanRequest): Promise<SideScan> {
   const ignore = new Set(req.ignore)

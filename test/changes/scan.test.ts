@@ -16,10 +16,10 @@ import {
 import {FileTarget} from '../../src/io/output.js'
 import {guardCell} from '../../src/text/csv-cell.js'
 import {writeParquet} from '../../src/io/parquet-writer.js'
-import {entryRef, ENTRY_WORDS, loadEntries} from '../../src/jobs/change-entries.js'
-import {RecordReader} from '../../src/jobs/change-read.js'
-import {scanSide, type ScanFile} from '../../src/jobs/change-scan.js'
-import {ObjectDigester} from '../../src/jobs/row-digest.js'
+import {entryRef, ENTRY_WORDS, loadEntries} from '../../src/changes/entries.js'
+import {RecordReader} from '../../src/changes/read.js'
+import {scanSide, type ScanFile} from '../../src/changes/scan.js'
+import {ObjectDigester} from '../../src/changes/row-digest.js'
 
 /**
  * The byte scanners (CSV, NDJSON, JSON lines) against the reading they stand in for: export-reader's

@@ -3,7 +3,7 @@ import {readFile} from 'node:fs/promises'
 import {join} from 'node:path'
 
 import {UsageError} from '../errors.js'
-import {writeFileAtomic} from '../io/atomic-file.js'
+import {writeFileAtomic} from './atomic-file.js'
 
 /**
  * `--out-dir DIR`: one file per county in Hive-style partitions (`state=CA/fips=06067/data.csv`) and

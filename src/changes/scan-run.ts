@@ -3,7 +3,7 @@ import {fileURLToPath} from 'node:url'
 import {Worker} from 'node:worker_threads'
 
 import {ExportFileError} from '../io/export-reader.js'
-import {scanSide, type ScanRequest, type SideScan} from './change-scan.js'
+import {scanSide, type ScanRequest, type SideScan} from './scan.js'
 
 /**
  * The worker file of the built CLI (scripts/build.mjs makes dist/change-scan-worker.js beside

@@ -22,11 +22,11 @@ import {
   KEY_B,
   loadEntries,
   type GroupScan,
-} from './change-entries.js'
-import {RecordReader} from './change-read.js'
-import {scanSides} from './change-scan-run.js'
-import type {SideScan} from './change-scan.js'
-import {sideFiles} from './change-sides.js'
+} from './entries.js'
+import {RecordReader} from './read.js'
+import {scanSides} from './scan-run.js'
+import type {SideScan} from './scan.js'
+import {sideFiles} from './sides.js'
 import {EMPTY, IdTable} from './id-table.js'
 import {count as n} from '../text/count.js'
 
@@ -46,7 +46,7 @@ export const DEFAULT_IGNORED = ['ValuationDate'] as const
  * id, so it is the key. A record without one falls back to its APN (unique within a county, and
  * counties are compared one at a time, so this is Fips+APN); a record with neither is unkeyed: counted,
  * never compared. Values compare as text (export-reader `asText`: a CSV cell "688600.0" equals the JSON
- * number 688600; a missing field equals null). Both rules are fingerprinted in src/jobs/row-digest.ts.
+ * number 688600; a missing field equals null). Both rules are fingerprinted in src/changes/row-digest.ts.
  */
 
 /**
@@ -108,7 +108,7 @@ export interface ChangeRequest {
   ignore: readonly string[]
   out?: string | undefined
   format: RecordFormat
-  /** Scan each side on a worker thread of this file (src/jobs/change-scan-run.ts); default: on this one. */
+  /** Scan each side on a worker thread of this file (src/changes/scan-run.ts); default: on this one. */
   worker?: URL | undefined
 }
 
@@ -116,13 +116,13 @@ export interface ChangeRequest {
  * Compare two exports and write the change file: one row per property added, updated (with the names
  * of its changed fields) or deleted; unchanged properties give none.
  *
- * 1. Each side is read once, as bytes where it can be (src/jobs/change-scan.ts): per record 24 bytes go
+ * 1. Each side is read once, as bytes where it can be (src/changes/scan.ts): per record 24 bytes go
  *    to a scratch file of its county, its key's and its compared values' fingerprints and its offset.
  *    The two sides are scanned at once, a worker thread each, when `worker` is given.
  * 2. County by county, the previous county's keys go into an IdTable; the current county's entries are
  *    looked up: unknown key -> added, same digest -> unchanged, another digest -> updated; previous keys
  *    never met -> deleted.
- * 3. Only the records that changed are read back, by offset, as record objects (src/jobs/change-read.ts),
+ * 3. Only the records that changed are read back, by offset, as record objects (src/changes/read.ts),
  *    to write their rows: added in the current export's order, then deleted and updated in the previous
  *    one's, with the changed fields named by comparing the two objects.
  *

@@ -1,10 +1,10 @@
 import {parentPort, workerData} from 'node:worker_threads'
 
 import {UsageError} from '../errors.js'
-import {scanSide, type ScanRequest} from './change-scan.js'
+import {scanSide, type ScanRequest} from './scan.js'
 
 /**
- * The worker thread of one side's scan (src/jobs/change-scan-run.ts): scans, posts the result or the
+ * The worker thread of one side's scan (src/changes/scan-run.ts): scans, posts the result or the
  * error (its message, whether it is the user's to fix, its code), and ends. Built as its own entry,
  * dist/change-scan-worker.js (scripts/build.mjs).
  */

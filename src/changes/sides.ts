@@ -1,6 +1,6 @@
 import {exportFormatOf, readExport} from '../io/export-reader.js'
-import type {ScanFile} from './change-scan.js'
-import {exportFiles, manifestPathOf, readManifest} from './export-files.js'
+import type {ScanFile} from './scan.js'
+import {exportFiles, manifestPathOf, readManifest} from '../io/export-files.js'
 
 /**
  * Check that `path` can be read as a side before anything else happens (a request, a long read of the
@@ -17,7 +17,7 @@ export async function checkSide(path: string): Promise<void> {
 }
 
 /**
- * A side's files for the scan (src/jobs/change-scan.ts), each with its format (src/jobs/export-files.ts
+ * A side's files for the scan (src/changes/scan.ts), each with its format (src/io/export-files.ts
  * resolves the argument, as for `sfl stats`): a manifest's county files, each its county's, with the
  * manifest's counties in order, or the one export file, whose counties are its records' Fips.
  */

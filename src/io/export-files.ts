@@ -1,7 +1,7 @@
 import {readFile, stat} from 'node:fs/promises'
 import {basename, dirname, join, resolve} from 'node:path'
 
-import {ExportFileError, formatFromName, type ExportFileFormat} from '../io/export-reader.js'
+import {ExportFileError, formatFromName, type ExportFileFormat} from './export-reader.js'
 import {MANIFEST_FILE, parseManifest} from './manifest.js'
 
 /**

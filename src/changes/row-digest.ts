@@ -1,8 +1,8 @@
 import {asText, type FlatRecord} from '../io/export-reader.js'
 
 /**
- * The comparison's fingerprints (src/jobs/changes.ts), computed the same way from an export's bytes (the
- * scanners, src/jobs/change-scan-*.ts) and from a record object (Parquet, or a file the scanners do not
+ * The comparison's fingerprints (src/changes/compare.ts), computed the same way from an export's bytes (the
+ * scanners, src/changes/scan-*.ts) and from a record object (Parquet, or a file the scanners do not
  * take): equal records, by `changedFields`' rule, get equal fingerprints whatever their format.
  *
  * A field's fingerprint is two 32-bit lanes of FNV-1a over the UTF-8 bytes of its value's text (`asText`:
@@ -131,7 +131,7 @@ export function valueLanes(v: FlatRecord[string] | undefined, seed: Lanes, out: 
 }
 
 /**
- * A record object's key and digest, by the rules of src/jobs/changes.ts: the key is ServicePropertyID's
+ * A record object's key and digest, by the rules of src/changes/compare.ts: the key is ServicePropertyID's
  * fingerprint, else APN's (each under its own name's seed, so an id never equals an APN), else none.
  */
 export class ObjectDigester {

@@ -1,12 +1,12 @@
-import {ENTRY_WORDS, KEY_A, KEY_B} from './change-entries.js'
+import {ENTRY_WORDS, KEY_A, KEY_B} from './entries.js'
 
 /** An empty slot. */
 export const EMPTY = -1
 
 /**
- * One county's keys (src/jobs/changes.ts), open addressing in one Int32Array at most half full: a slot
+ * One county's keys (src/changes/compare.ts), open addressing in one Int32Array at most half full: a slot
  * holds where the key's entry is, the previous county's entry `i` as `i`, the current one's `j` as
- * `-j - 2`, and the key itself is read from that entry (src/jobs/change-entries.ts), so a key costs 8-16
+ * `-j - 2`, and the key itself is read from that entry (src/changes/entries.ts), so a key costs 8-16
  * bytes here beside its 24-byte entry, and no object. Keys are 64-bit fingerprints of the id (src/jobs/
  * row-digest.ts): two distinct ids of one county share one with odds of about n²/2⁶⁵ (3 in a million for
  * ten million records), the same bargain src/jobs/batch-input.ts `KeySet` makes.

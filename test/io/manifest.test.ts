@@ -13,7 +13,7 @@ import {
   withEntry,
   type Manifest,
   type ManifestEntry,
-} from '../../src/jobs/manifest.js'
+} from '../../src/io/manifest.js'
 
 const entry = (fips: string, finishedAt: string, records = 10): ManifestEntry => ({
   fips,

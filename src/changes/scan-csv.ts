@@ -1,8 +1,8 @@
 import {asText} from '../io/export-reader.js'
 import {unguardCell} from '../text/csv-cell.js'
-import type {EntrySink} from './change-entries.js'
-import {ROLE_APN, ROLE_COMPARED, ROLE_FIPS, ROLE_ID, type FieldNames} from './change-names.js'
-import {forEachChunk, ScanAnomaly, type ScanTarget} from './change-scan-io.js'
+import type {EntrySink} from './entries.js'
+import {ROLE_APN, ROLE_COMPARED, ROLE_FIPS, ROLE_ID, type FieldNames} from './names.js'
+import {forEachChunk, ScanAnomaly, type ScanTarget} from './scan-io.js'
 import {hashText, mixA, mixB, NUMBER_CANONICAL, NUMBER_NO, numberForm, type Lanes} from './row-digest.js'
 
 const QUOTE = 0x22
@@ -78,7 +78,7 @@ function splitQuoted(text: string): string[] {
 
 /**
  * One pass over a CSV export: each record's key, digest and offset to the sink, no string or object per
- * record (src/jobs/changes.ts). The grammar is src/io/csv-reader.ts's; anything outside the common case
+ * record (src/changes/compare.ts). The grammar is src/io/csv-reader.ts's; anything outside the common case
  * it reads (a quote out of place, a record of another length, an unclosed quote) throws ScanAnomaly, and
  * the caller reads the side through src/io/export-reader.ts instead, which names the problem. A field
  * that is not plain ASCII, has doubled quotes, starts with the formula guard `'` or is a number in a

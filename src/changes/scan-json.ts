@@ -1,7 +1,7 @@
 import {asText, flattenRecord, type FlatRecord} from '../io/export-reader.js'
-import type {EntrySink} from './change-entries.js'
-import {ROLE_APN, ROLE_COMPARED, ROLE_FIPS, ROLE_ID, type FieldNames} from './change-names.js'
-import {forEachChunk, ScanAnomaly, type ScanTarget} from './change-scan-io.js'
+import type {EntrySink} from './entries.js'
+import {ROLE_APN, ROLE_COMPARED, ROLE_FIPS, ROLE_ID, type FieldNames} from './names.js'
+import {forEachChunk, ScanAnomaly, type ScanTarget} from './scan-io.js'
 import {hashText, mixA, mixB, NUMBER_CANONICAL, NUMBER_NO, numberForm, ObjectDigester} from './row-digest.js'
 
 const LF = 0x0a

@@ -16,9 +16,9 @@ import {
   jsonValue,
   type ChangeRequest,
   type ChangeSummary,
-} from '../../src/jobs/changes.js'
+} from '../../src/changes/compare.js'
 import type {FlatRecord} from '../../src/io/export-reader.js'
-import {ObjectDigester} from '../../src/jobs/row-digest.js'
+import {ObjectDigester} from '../../src/changes/row-digest.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sfl-changes-'))
 afterAll(() => rmSync(dir, {recursive: true, force: true}))
@@ -29,7 +29,7 @@ function file(name: string, text: string): string {
   return p
 }
 const none = new Set<string>()
-/** A record's digest and key (src/jobs/row-digest.ts), as text to compare. */
+/** A record's digest and key (src/changes/row-digest.ts), as text to compare. */
 function fingerprint(rec: FlatRecord, ignore: ReadonlySet<string> = none): {digest: string; key?: string} {
   const d = new ObjectDigester(ignore)
   d.take(rec)

@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
-import {ENTRY_WORDS} from '../../src/jobs/change-entries.js'
-import {EMPTY, IdTable} from '../../src/jobs/id-table.js'
+import {ENTRY_WORDS} from '../../src/changes/entries.js'
+import {EMPTY, IdTable} from '../../src/changes/id-table.js'
 
 /** Entries with the given keys (the other words do not matter to the table). */
 function entries(keys: Array<[number, number]>): Uint32Array {

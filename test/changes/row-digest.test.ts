@@ -10,7 +10,7 @@ import {
   NUMBER_NO,
   NUMBER_OTHER,
   numberForm,
-} from '../../src/jobs/row-digest.js'
+} from '../../src/changes/row-digest.js'
 
 const form = (t: string) => numberForm(Buffer.from(t, 'latin1'), 0, t.length)
 const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/
