@@ -15,6 +15,7 @@ import KeysSet from './keys/set.js'
 import Lookup from './lookup.js'
 import Mcp from './mcp.js'
 import Sandbox from './sandbox.js'
+import Schema from './schema.js'
 import Stats from './stats.js'
 
 /**
@@ -41,5 +42,6 @@ export const COMMANDS = {
   lookup: Lookup,
   mcp: Mcp,
   sandbox: Sandbox,
+  schema: Schema,
   stats: Stats,
 }
