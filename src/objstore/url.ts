@@ -67,16 +67,24 @@ export function keyProblem(key: string): string | undefined {
   return undefined
 }
 
-function parse(value: string, flag: string): ObjectUrl {
-  if (!isObjectUrl(value))
+/** The value as typed, or quoted with escapes when it holds a control character (the line stays one). */
+function shown(value: string): string {
+  // eslint-disable-next-line no-control-regex -- the control characters are what is escaped
+  return /[\u0000-\u001f\u007f]/.test(value) ? JSON.stringify(value) : value
+}
+
+function parse(raw: string, flag: string): ObjectUrl {
+  const value = shown(raw)
+  if (!isObjectUrl(raw))
     throw new UsageError(`${flag} ${value}: not an s3:// location; write s3://bucket/key`)
-  const rest = value.slice(SCHEME.length)
+  const rest = raw.slice(SCHEME.length)
   const slash = rest.indexOf('/')
   const bucket = slash < 0 ? rest : rest.slice(0, slash)
   const key = slash < 0 ? '' : rest.slice(slash + 1)
   if (bucket === '') throw new UsageError(`${flag} ${value}: no bucket; write s3://bucket/key`)
   const bucketProblem = bucketNameProblem(bucket)
-  if (bucketProblem) throw new UsageError(`${flag} ${value}: the bucket name "${bucket}" ${bucketProblem}`)
+  if (bucketProblem)
+    throw new UsageError(`${flag} ${value}: the bucket name ${JSON.stringify(bucket)} ${bucketProblem}`)
   const problem = keyProblem(key)
   if (problem) throw new UsageError(`${flag} ${value}: the key ${problem}`)
   return {bucket, key}
@@ -91,7 +99,7 @@ export function parseObjectUrl(value: string, flag: string): ObjectUrl {
   const url = parse(value, flag)
   if (url.key === '' || url.key.endsWith('/'))
     throw new UsageError(
-      `${flag} ${value}: names a folder-like prefix, not an object; end it with a file name (s3://${url.bucket}/${url.key}name.csv)`,
+      `${flag} ${shown(value)}: names a folder-like prefix, not an object; end it with a file name (s3://${url.bucket}/${url.key}name.csv)`,
     )
   return url
 }
