@@ -7,7 +7,7 @@ import {type ObjectUrl, formatObjectUrl} from './url.js'
  * drain, commit, abort), so a run writing `s3://bucket/key` keeps the promise of a run writing a path:
  * the object appears whole or not at all.
  *
- * - Bytes are cut into parts of `partSize` and sent as a multipart upload while the run goes on; at most
+ * - Bytes are cut into parts of exactly `partSize` and sent as a multipart upload while the run goes on; at most
  *   `partsInFlight` parts are being sent, and `write` returns false (await `drain`) until one is done, so
  *   memory is bounded by about (partsInFlight + 1) x partSize whatever the object's size.
  * - `commit` sends the last part and completes the upload: S3 makes the object visible at once and whole.
@@ -61,11 +61,20 @@ export class ObjectTarget {
 
   write(chunk: Buffer | string): boolean {
     if (this.failure || this.state !== 'open') return true // the run is stopping; drain() reports it
-    const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk
-    this.buffered.push(buf)
-    this.bufferedBytes += buf.length
+    let buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk
     this.hold(buf.length)
-    if (this.bufferedBytes >= this.partSize) this.cutPart()
+    // parts of exactly partSize (views of the chunks, not copies): the bound does not depend on chunk sizes
+    while (this.bufferedBytes + buf.length >= this.partSize) {
+      const room = this.partSize - this.bufferedBytes
+      this.buffered.push(buf.subarray(0, room))
+      this.bufferedBytes += room
+      buf = buf.subarray(room)
+      this.cutPart()
+    }
+    if (buf.length > 0) {
+      this.buffered.push(buf)
+      this.bufferedBytes += buf.length
+    }
     return this.inFlight.size < this.partsInFlight
   }
 
