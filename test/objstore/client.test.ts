@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 
 import {registerSecret} from '../../src/api/secrets.js'
@@ -11,6 +12,7 @@ import {
   SflError,
   UsageError,
 } from '../../src/errors.js'
+import {keyProblem} from '../../src/objstore/url.js'
 import {KEY_ID, SECRET, TOKEN, fixedCredentials, readAll, startServer, storeOn} from './fixture.js'
 
 async function failure(run: Promise<unknown>): Promise<SflError> {
@@ -51,6 +53,31 @@ describe('each operation against the loopback S3 server (SigV4 checked on every 
       'HEAD 404',
       'DELETE 204',
     ])
+  })
+
+  it('any key sfl accepts reaches the server as that key and comes back from a listing and a read unchanged', async () => {
+    const server = await startServer()
+    const {store} = storeOn(server)
+    const segment = fc
+      .string({unit: 'grapheme', minLength: 1, maxLength: 12})
+      .filter((s) => !s.includes('/') && s !== '.' && s !== '..')
+    const key = fc.array(segment, {minLength: 1, maxLength: 4}).map((parts) => parts.join('/'))
+    await fc.assert(
+      fc.asyncProperty(
+        key.filter((k) => keyProblem(k) === undefined),
+        async (k) => {
+          await store.putObject('exports', k, [Buffer.from(k)])
+          expect(server.object('exports', k)?.body.toString()).toBe(k)
+          const listed: string[] = []
+          for await (const o of store.listObjects('exports', k)) listed.push(o.key)
+          expect(listed[0]).toBe(k)
+          expect((await readAll((await store.getObject('exports', k)).body)).toString()).toBe(k)
+          await store.deleteObject('exports', k)
+        },
+      ),
+      {numRuns: 40},
+    )
+    expect(server.keys('exports')).toEqual([])
   })
 
   it('ListObjectsV2 follows continuation tokens to the last page, in key order, under the prefix only', async () => {
