@@ -230,20 +230,35 @@ export class ObjectStore {
   ): Promise<{status: number; headers: Record<string, string>; text: string}> {
     for (let attempt = 1; ; attempt++) {
       const res = await this.send(op)
-      const text = await res.text()
+      let text: string
+      try {
+        text = await res.text()
+      } catch (error) {
+        // the answer was cut mid-body (a listing, an upload id): the request is sent again
+        if (this.options.signal?.aborted || !isRetryableNetworkError(error) || attempt >= this.attempts)
+          throw this.options.signal?.aborted
+            ? this.options.signal.reason
+            : networkError(error, this.context(op), attempt)
+        await this.backoff(attempt)
+        continue
+      }
       // CompleteMultipartUpload can answer 200 and then fail in the body (S3 API Reference)
       if (res.status === 200 && rootName(text) === 'Error') {
         const fault = faultFromXml(500, text, res.headers)
         if (!isRetryableFault(fault) || attempt >= this.attempts)
           throw faultError(fault, this.context(op), attempt)
-        await this.sleep(
-          fullJitterDelay(attempt - 1, this.random, this.options.backoff ?? DEFAULT_BACKOFF),
-          this.options.signal,
-        )
+        await this.backoff(attempt)
         continue
       }
       return {status: res.status, headers: res.headers, text}
     }
+  }
+
+  private backoff(attempt: number): Promise<void> {
+    return this.sleep(
+      fullJitterDelay(attempt - 1, this.random, this.options.backoff ?? DEFAULT_BACKOFF),
+      this.options.signal,
+    )
   }
 
   /** PutObject of a small object (one request). Returns the ETag. */

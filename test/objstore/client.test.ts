@@ -383,6 +383,20 @@ describe('retries: full-jitter backoff on throttling, 5xx and resets, never on a
     expect(await store.completeMultipartUpload('exports', 'k', id, [{partNumber: 1, etag}])).toMatch(/-1"$/)
   })
 
+  it('a listing cut mid-answer is asked again, and every key is listed once', async () => {
+    const server = await startServer({pageSize: 2})
+    for (const k of ['a', 'b', 'c']) server.put('exports', k, k)
+    server.inject({
+      kind: 'cut-body',
+      bytes: 60,
+      match: (r) => r.query['list-type'] === '2' && !r.query['continuation-token'],
+    })
+    const keys: string[] = []
+    for await (const o of storeOn(server).store.listObjects('exports', '')) keys.push(o.key)
+    expect(keys).toEqual(['a', 'b', 'c'])
+    expect(server.log.map((r) => r.code)).toEqual(['cut-body', '', ''])
+  })
+
   it("the run's signal ends a wait between attempts at once", async () => {
     const server = await startServer()
     server.inject({kind: 'status', status: 503, code: 'SlowDown'})
