@@ -259,7 +259,7 @@ export async function resolveStoreConfig(
     remote.instance?.(env)
   if (!credentials)
     throw new MissingKeyError(
-      `no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or add profile ${p.name} to ${p.credentialsPath} (looked in the environment, ${p.credentialsPath}, ${p.configPath}${remote.instance ? ' and the instance role' : ''})`,
+      `no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or add profile ${p.name} to ${p.credentialsPath} (looked in the environment, ${p.credentialsPath} and ${p.configPath})`,
     )
   return {region, endpoint: endpoint?.url, addressing, credentials, regionSource}
 }

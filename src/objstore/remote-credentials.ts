@@ -1,3 +1,4 @@
+import {readFileSync} from 'node:fs'
 import {readFile} from 'node:fs/promises'
 
 import {registerSecret} from '../api/secrets.js'
@@ -119,18 +120,42 @@ export function webIdentityProvider(
 const IMDS_DEFAULT = 'http://169.254.169.254'
 const IMDS_TIMEOUT_MS = 1000
 
+/** The files by which a Linux machine says it is an EC2 instance (its DMI vendor; the Xen UUID of older ones). */
+const EC2_SIGNS: ReadonlyArray<[string, (text: string) => boolean]> = [
+  ['/sys/devices/virtual/dmi/id/sys_vendor', (t) => t.trim() === 'Amazon EC2'],
+  ['/sys/devices/virtual/dmi/id/board_vendor', (t) => t.trim() === 'Amazon EC2'],
+  ['/sys/hypervisor/uuid', (t) => t.trim().toLowerCase().startsWith('ec2')],
+]
+
+/** True when this machine says it is an EC2 instance. `read` is injected in tests. */
+export function looksLikeEc2(read: (path: string) => string = (p) => readFileSync(p, 'utf8')): boolean {
+  return EC2_SIGNS.some(([path, test]) => {
+    try {
+      return test(read(path))
+    } catch {
+      return false
+    }
+  })
+}
+
 /**
  * The instance's role through IMDSv2 (Amazon EC2 User Guide, "Use the Instance Metadata Service to access
  * instance metadata"): a session token from PUT /latest/api/token, the role's name, then its credentials.
- * Off when AWS_EC2_METADATA_DISABLED=true; AWS_EC2_METADATA_SERVICE_ENDPOINT moves it (tests use a
- * loopback fake). Each request has a 1 s deadline, as the AWS SDKs give it: off EC2 nothing answers.
+ * Each request has a 1 s deadline, as the AWS SDKs give it.
+ *
+ * Unlike the SDKs, sfl asks the metadata address only on a machine that says it is EC2 (`looksLikeEc2`),
+ * or when AWS_EC2_METADATA_SERVICE_ENDPOINT names the service: a laptop without credentials gets its
+ * one-line answer at once instead of after a timeout, and nothing is sent to a link-local address where
+ * nothing can answer. Off when AWS_EC2_METADATA_DISABLED=true.
  */
 export function instanceRoleProvider(
   env: ConfigInputs['env'],
   transport: Transport,
   now: () => number = Date.now,
+  onEc2: () => boolean = looksLikeEc2,
 ): CredentialProvider | undefined {
   if ((env['AWS_EC2_METADATA_DISABLED'] ?? '').toLowerCase() === 'true') return undefined
+  if (!env['AWS_EC2_METADATA_SERVICE_ENDPOINT'] && !onEc2()) return undefined
   const base = env['AWS_EC2_METADATA_SERVICE_ENDPOINT'] || IMDS_DEFAULT
   const source = `the instance role (IMDSv2 at ${new URL(base).host})`
   return cached(

@@ -191,7 +191,7 @@ describe('the chain refuses, one line, before any request', () => {
     expect(e).toBeInstanceOf(MissingKeyError)
     expect(e.exitCode).toBe(ExitCode.auth)
     expect(e.message).toMatch(
-      /^no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or add profile default to .*credentials\.ini \(looked in the environment, .*credentials\.ini, .*config\.ini\)$/,
+      /^no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or add profile default to .*credentials\.ini \(looked in the environment, .*credentials\.ini and .*config\.ini\)$/,
     )
   })
 

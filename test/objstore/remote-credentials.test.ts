@@ -10,7 +10,11 @@ import {createTransport} from '../../src/api/transport.js'
 import {ExitCode, InvalidKeyError, MissingKeyError} from '../../src/errors.js'
 import {ObjectStore} from '../../src/objstore/client.js'
 import {resolveStoreConfig} from '../../src/objstore/config.js'
-import {instanceRoleProvider, webIdentityProvider} from '../../src/objstore/remote-credentials.js'
+import {
+  instanceRoleProvider,
+  looksLikeEc2,
+  webIdentityProvider,
+} from '../../src/objstore/remote-credentials.js'
 import {tempDir} from '../helpers/tmp.js'
 import {startServer} from './fixture.js'
 
@@ -112,6 +116,36 @@ describe('the instance role (IMDSv2), against a loopback fake', () => {
 
   it('AWS_EC2_METADATA_DISABLED=true: no provider at all', () => {
     expect(instanceRoleProvider({AWS_EC2_METADATA_DISABLED: 'true'}, createTransport())).toBeUndefined()
+  })
+
+  it('the metadata address is asked only on a machine that says it is EC2, or when the endpoint is set', () => {
+    const transport = createTransport()
+    expect(instanceRoleProvider({}, transport, Date.now, () => false)).toBeUndefined()
+    expect(instanceRoleProvider({}, transport, Date.now, () => true)?.source).toBe(
+      'the instance role (IMDSv2 at 169.254.169.254)',
+    )
+    expect(
+      instanceRoleProvider(
+        {AWS_EC2_METADATA_SERVICE_ENDPOINT: 'http://127.0.0.1:1'},
+        transport,
+        Date.now,
+        () => false,
+      )?.source,
+    ).toBe('the instance role (IMDSv2 at 127.0.0.1:1)')
+    const files = (vendor: string) => (path: string) => {
+      if (path.endsWith('sys_vendor')) return vendor
+      throw Object.assign(new Error('no file'), {code: 'ENOENT'})
+    }
+    expect(looksLikeEc2(files('Amazon EC2\n'))).toBe(true)
+    expect(looksLikeEc2(files('QEMU\n'))).toBe(false)
+    expect(
+      looksLikeEc2((p) => (p === '/sys/hypervisor/uuid' ? 'ec2e1916-9099-7caf-fd21-012345abcdef' : '')),
+    ).toBe(true)
+    expect(
+      looksLikeEc2(() => {
+        throw new Error('no /sys')
+      }),
+    ).toBe(false)
   })
 
   it('no metadata service answering: MissingKeyError, exit 4, one line naming what was tried', async () => {
