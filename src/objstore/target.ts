@@ -7,7 +7,7 @@ import {type ObjectUrl, formatObjectUrl} from './url.js'
  * drain, commit, abort), so a run writing `s3://bucket/key` keeps the promise of a run writing a path:
  * the object appears whole or not at all.
  *
- * - Bytes are cut into parts of exactly `partSize` and sent as a multipart upload while the run goes on; at most
+ * - Bytes are copied into parts of exactly `partSize` and sent as a multipart upload while the run goes on; at most
  *   `partsInFlight` parts are being sent, and `write` returns false (await `drain`) until one is done, so
  *   memory is bounded by about (partsInFlight + 1) x partSize whatever the object's size.
  * - `commit` sends the last part and completes the upload: S3 makes the object visible at once and whole.
@@ -24,11 +24,16 @@ export interface ObjectTargetOptions {
 }
 
 export const DEFAULT_PART_SIZE = 8 * 1024 * 1024
+const FIRST_SLAB = 64 * 1024
+const SLAB = 1024 * 1024
 
 export class ObjectTarget {
   private readonly partSize: number
   private readonly partsInFlight: number
-  private buffered: Buffer[] = []
+  /** The current part: full slabs, then the slab being filled (`slabUsed` bytes of it). */
+  private slabs: Buffer[] = []
+  private slab: Buffer | undefined
+  private slabUsed = 0
   private bufferedBytes = 0
   private uploadId: Promise<string> | undefined
   private readonly parts: Array<{partNumber: number; etag: string}> = []
@@ -59,21 +64,31 @@ export class ObjectTarget {
     return this.peak
   }
 
+  /**
+   * Copies the bytes (the caller may reuse its buffer as soon as this returns, as the output module's
+   * writers may) into slabs of the current part: 64 KiB first, then 1 MiB, never past the part's end, so a
+   * small object costs what it holds and a part is exactly `partSize`.
+   */
   write(chunk: Buffer | string): boolean {
     if (this.failure || this.state !== 'open') return true // the run is stopping; drain() reports it
-    let buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk
-    this.hold(buf.length)
-    // parts of exactly partSize (views of the chunks, not copies): the bound does not depend on chunk sizes
-    while (this.bufferedBytes + buf.length >= this.partSize) {
-      const room = this.partSize - this.bufferedBytes
-      this.buffered.push(buf.subarray(0, room))
-      this.bufferedBytes += room
-      buf = buf.subarray(room)
-      this.cutPart()
-    }
-    if (buf.length > 0) {
-      this.buffered.push(buf)
-      this.bufferedBytes += buf.length
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk
+    for (let at = 0; at < buf.length;) {
+      if (!this.slab) {
+        const first = this.nextPart === 1 && this.slabs.length === 0
+        const size = Math.min(this.partSize - this.bufferedBytes, first ? FIRST_SLAB : SLAB)
+        this.slab = Buffer.allocUnsafe(size)
+        this.hold(size)
+      }
+      const n = buf.copy(this.slab, this.slabUsed, at)
+      at += n
+      this.slabUsed += n
+      this.bufferedBytes += n
+      if (this.slabUsed === this.slab.length) {
+        this.slabs.push(this.slab)
+        this.slab = undefined
+        this.slabUsed = 0
+      }
+      if (this.bufferedBytes === this.partSize) this.cutPart()
     }
     return this.inFlight.size < this.partsInFlight
   }
@@ -93,12 +108,12 @@ export class ObjectTarget {
       this.throwIfFailed()
       if (this.uploadId === undefined) {
         // smaller than one part: one PutObject, visible whole when it returns
-        await this.store.putObject(
-          this.url.bucket,
-          this.url.key,
-          this.take().chunks,
-          this.options.contentType,
-        )
+        const {chunks, held} = this.take()
+        try {
+          await this.store.putObject(this.url.bucket, this.url.key, chunks, this.options.contentType)
+        } finally {
+          this.held -= held
+        }
         this.state = 'committed'
         return
       }
@@ -119,7 +134,7 @@ export class ObjectTarget {
   async abort(): Promise<void> {
     if (this.state === 'aborted' || this.state === 'committed') return
     this.state = 'aborted'
-    this.take()
+    this.held -= this.take().held
     await this.settleAll()
     if (this.uploadId === undefined) return
     try {
@@ -138,9 +153,18 @@ export class ObjectTarget {
     if (this.held > this.peak) this.peak = this.held
   }
 
-  private take(): {chunks: Buffer[]; size: number} {
-    const out = {chunks: this.buffered, size: this.bufferedBytes}
-    this.buffered = []
+  /** The current part's bytes, and what its slabs hold in memory (counted by `hold`, given back when sent). */
+  private take(): {chunks: Buffer[]; size: number; held: number} {
+    const chunks = this.slabs
+    let held = chunks.reduce((n, b) => n + b.length, 0)
+    if (this.slab) {
+      chunks.push(this.slab.subarray(0, this.slabUsed))
+      held += this.slab.length
+    }
+    const out = {chunks, size: this.bufferedBytes, held}
+    this.slabs = []
+    this.slab = undefined
+    this.slabUsed = 0
     this.bufferedBytes = 0
     return out
   }
@@ -160,10 +184,10 @@ export class ObjectTarget {
   }
 
   private cutPart(): void {
-    const {chunks, size} = this.take()
+    const {chunks, held} = this.take()
     const partNumber = this.nextPart++
     if (partNumber > MAX_PARTS) {
-      this.held -= size
+      this.held -= held
       this.fail(
         new UsageError(
           `${formatObjectUrl(this.url)}: the object is larger than ${MAX_PARTS} parts of ${this.partSize} bytes, the most S3 takes in one upload; write it as several objects`,
@@ -183,7 +207,7 @@ export class ObjectTarget {
       })
       .catch((error: unknown) => this.fail(error))
       .finally(() => {
-        this.held -= size
+        this.held -= held
         this.inFlight.delete(upload)
         this.wake()
       })
