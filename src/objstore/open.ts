@@ -44,6 +44,10 @@ export function openObjectOutput(
 }
 
 /** A file read from `s3://bucket/key`: opened (errors now), then streamed. */
-export async function openObjectInput(store: ObjectStore, value: string, flag: string): Promise<ObjectSource> {
+export async function openObjectInput(
+  store: ObjectStore,
+  value: string,
+  flag: string,
+): Promise<ObjectSource> {
   return openObjectSource(store, parseObjectUrl(value, flag))
 }
