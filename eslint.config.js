@@ -10,6 +10,9 @@ const LAYERS = {
   text: [],
   json: [],
   api: ['text'],
+  // the object store (s3://): signer, AWS config chain, client on api's transport, target and source; below
+  // io so the output module can offer it as one more target; the backoff rule is schedule's
+  objstore: ['api', 'schedule', 'text'],
   address: ['text'],
   model: ['api', 'text'],
   stats: [],
