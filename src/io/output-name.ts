@@ -34,7 +34,7 @@ const OTHER_COMPRESSION: Record<string, {label: string; tool: string}> = {
   lz: {label: 'lzip', tool: 'lzip'},
   br: {label: 'brotli', tool: 'brotli'},
   sz: {label: 'snappy framing', tool: 'a snappy tool'},
-  z: {label: 'compress (.Z)', tool: 'compress'},
+  z: {label: 'compress', tool: 'compress'},
   gzip: {label: 'gzip under the name .gzip', tool: 'gzip'},
 }
 
@@ -50,11 +50,11 @@ const OTHER_SHEETS: Record<string, string> = {
   numbers: 'a Numbers document',
 }
 
-function split(name: string): {stem: string; ext: string | undefined} {
+function split(name: string): {stem: string; ext: string | undefined; typed?: string} {
   const base = name.slice(Math.max(name.lastIndexOf('/'), name.lastIndexOf('\\')) + 1)
   const dot = base.lastIndexOf('.')
   if (dot <= 0) return {stem: base, ext: undefined}
-  return {stem: base.slice(0, dot), ext: base.slice(dot + 1).toLowerCase()}
+  return {stem: base.slice(0, dot), ext: base.slice(dot + 1).toLowerCase(), typed: base.slice(dot + 1)}
 }
 
 /**
@@ -64,7 +64,7 @@ function split(name: string): {stem: string; ext: string | undefined} {
  * classifyOutputName('t.txt') // {ok: true, format: undefined, compression: undefined}
  */
 export function classifyOutputName(name: string): OutputName {
-  const {stem, ext} = split(name)
+  const {stem, ext, typed} = split(name)
   if (ext === undefined) return {ok: true, format: undefined, compression: undefined}
   const inner = split(stem)
   const innerFormat = inner.ext === undefined ? undefined : FORMATS[inner.ext]
@@ -73,7 +73,7 @@ export function classifyOutputName(name: string): OutputName {
     const base = innerFormat ? stem : `${stem}.csv`
     return {
       ok: false,
-      reason: `sfl writes gzip (.gz) but not ${other.label} (.${ext}): name it ${base}.gz, or write ${base} and compress it with ${other.tool}`,
+      reason: `sfl writes gzip (.gz) but not ${other.label} (.${typed}): name it ${base}.gz, or write ${base} and compress it with ${other.tool}`,
     }
   }
   if (ARCHIVES.has(ext))
