@@ -129,7 +129,7 @@ describe('a .gz input', () => {
       /^the gzip data is damaged \(unexpected end of file\); compress the file again, or give it uncompressed$/,
     )
     const bad = Buffer.from(good)
-    bad[20] ^= 0xff
+    bad[20] = bad[20]! ^ 0xff
     const damaged = join(dir, 'bad.gz')
     writeFileSync(damaged, bad)
     expect(await failure(gunzipToFile(damaged, join(dir, 'b')))).toMatch(/^the gzip data is damaged \(/)
