@@ -39,7 +39,8 @@ export const lookupFlags = {
       'Batch mode: a file of lookups (CSV, TSV, NDJSON, an .xlsx workbook, UTF-8 or UTF-16, .gz read by name), or - for stdin',
   }),
   sheet: Flags.string({
-    description: 'Batch mode: the sheet of an .xlsx --input to read, by name [default: the first visible sheet]',
+    description:
+      'Batch mode: the sheet of an .xlsx --input to read, by name [default: the first visible sheet]',
   }),
   out: Flags.string({
     description:

@@ -223,7 +223,7 @@ async function readHead(path: string, name: string, rows: boolean): Promise<{tex
  * A header line with tabs and no comma is TAB-separated: what Excel saves as "Unicode Text" (and a .tsv).
  * A comma anywhere in it keeps CSV, the common case, whatever else the line holds.
  */
-export function tabSeparated(head: string): boolean {
+function tabSeparated(head: string): boolean {
   const nl = head.search(/[\r\n]/)
   const first = nl === -1 ? head : head.slice(0, nl)
   return first.includes('\t') && !first.includes(',')
