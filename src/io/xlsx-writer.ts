@@ -94,7 +94,13 @@ function widthOf(c: XlsxColumn): number {
   return Math.min(Math.max(c.header.length, shown) + 2, 60)
 }
 
+/** The sheet's XML is handed to deflate in pieces of about this many characters. */
 const FLUSH_AT = 1 << 16
+/**
+ * A sheet name Excel accepts (at most 31 characters, none of []:*?/\, no ' at either end), with room
+ * for the " 2" ... of the sheets after it.
+ */
+const SHEET_NAME = /^(?!')[^[\]:*?/\\]{1,27}(?<!')$/
 
 /**
  * A workbook written as rows arrive, onto an OutputTarget (src/io/output.ts): the sheet XML goes through
@@ -135,6 +141,7 @@ export class XlsxWriter {
     this.asText = columns.map(() => 0)
     this.cut = columns.map(() => 0)
     this.base = opts.sheetName ?? 'data'
+    if (!SHEET_NAME.test(this.base)) throw new RangeError(`"${this.base}" cannot name an xlsx sheet`)
     this.perSheet = opts.rowsPerSheet ?? XLSX_MAX_ROWS - 1
   }
 

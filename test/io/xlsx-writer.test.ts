@@ -268,6 +268,20 @@ describe('an export written as xlsx, read back by exceljs', () => {
     expect(last[19]).toBe(((19_999 * 7919 + 19 * 104729) % 1_000_003).toString(36).repeat(3))
   })
 
+  it('a sheet name Excel would refuse, or too many columns, is refused before anything is written', () => {
+    const target = new MemoryTarget()
+    for (const name of ['', 'a/b', 'Q3 [draft]', "'quoted'", 'x'.repeat(28)])
+      expect(() => new XlsxWriter(target, [{header: 'a', kind: 'text'}], {sheetName: name})).toThrow(
+        `"${name}" cannot name an xlsx sheet`,
+      )
+    const wide = Array.from({length: 16_385}, (_, i) => ({header: `c${i}`, kind: 'text' as const}))
+    expect(() => new XlsxWriter(target, wide)).toThrow('an xlsx sheet holds at most 16384 columns; got 16385')
+    expect(new XlsxWriter(target, [{header: 'a', kind: 'text'}], {sheetName: "Bob's Q3"})).toBeInstanceOf(
+      XlsxWriter,
+    )
+    expect(target.chunks).toEqual([])
+  })
+
   it('the same rows make the same bytes', async () => {
     const make = async () => {
       const t = new MemoryTarget()
