@@ -91,6 +91,14 @@ export function standardiseAddress(input: string): StandardAddress {
   return out
 }
 
+/**
+ * The five-digit ZIP an address ends with, as sfl reads it ("..., ELK GROVE, CA 95758-1234" → "95758"), or
+ * undefined. Pure: the ZIP-to-county table (zip-counties.ts) is loaded only once this says there is one.
+ */
+export function addressZip(typed: string): string | undefined {
+  return /\b(\d{5})(?:-\d{4})?$/.exec(standardiseAddress(typed).lastLine ?? '')?.[1]
+}
+
 /** The standardised text without its unit, or undefined when there is no unit to drop. */
 export function standardWithoutUnit(a: StandardAddress): string | undefined {
   if (a.unit === undefined) return undefined
@@ -105,12 +113,20 @@ export function standardWithoutUnit(a: StandardAddress): string | undefined {
  * unit, "# 114" too) and the last line without its punctuation.
  */
 export function addressIdentity(a: StandardAddress): string {
-  const unit: string[] = []
-  const t = a.unit?.split(' ') ?? []
+  return [a.street, unitIdentity(a.unit), (a.lastLine ?? '').replace(/[^A-Z0-9]+/g, ' ').trim()].join('|')
+}
+
+/**
+ * A standardised unit without its designators: "APT 0114", "UNIT 114" and "# 114" are all "#114" (a
+ * record's designator often differs from the one typed); "REAR" stays "REAR". Empty for no unit.
+ */
+export function unitIdentity(unit: string | undefined): string {
+  const out: string[] = []
+  const t = unit?.split(' ') ?? []
   for (let i = 0; i < t.length; i++)
-    if (RANGED_UNITS.has(t[i]!) && t[i + 1] !== undefined) unit.push(`#${t[++i]!.replace(/^0+(?=\d)/, '')}`)
-    else unit.push(t[i]!)
-  return [a.street, unit.join(' '), (a.lastLine ?? '').replace(/[^A-Z0-9]+/g, ' ').trim()].join('|')
+    if (RANGED_UNITS.has(t[i]!) && t[i + 1] !== undefined) out.push(`#${t[++i]!.replace(/^0+(?=\d)/, '')}`)
+    else out.push(t[i]!)
+  return out.join(' ')
 }
 
 /**

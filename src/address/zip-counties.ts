@@ -13,7 +13,11 @@ import {ALPHABET, COUNTIES, ZIPS} from './zip-counties-data.js'
 let table: Map<string, string[]> | undefined
 
 /** Pure: the two strings of the generated table as a map of ZIP to counties (in order of share). */
-export function decodeZipCounties(zips: string, counties: string, alphabet = ALPHABET): Map<string, string[]> {
+export function decodeZipCounties(
+  zips: string,
+  counties: string,
+  alphabet = ALPHABET,
+): Map<string, string[]> {
   const out = new Map<string, string[]>()
   const named = new Map<string, string[]>()
   let zip = 0
@@ -23,7 +27,7 @@ export function decodeZipCounties(zips: string, counties: string, alphabet = ALP
     if (!/^\d{5}$/.test(code)) throw new Error(`ZIP table: no five-digit code at ${at}`)
     return code
   }
-  for (let z = 0; z < zips.length; ) {
+  for (let z = 0; z < zips.length;) {
     if (zips[z] === '~') {
       zip = Number(fivedigits(zips, z + 1))
       z += 6
@@ -64,9 +68,4 @@ export function decodeZipCounties(zips: string, counties: string, alphabet = ALP
 export function countiesOfZip(zip: string): readonly string[] | undefined {
   table ??= decodeZipCounties(ZIPS, COUNTIES)
   return table.get(zip.slice(0, 5))
-}
-
-/** The ZIP at the end of a standardised address's last line ("ELK GROVE, CA 95758-1234" → "95758"). */
-export function zipOf(lastLine: string | undefined): string | undefined {
-  return /\b(\d{5})(?:-\d{4})?$/.exec(lastLine ?? '')?.[1]
 }

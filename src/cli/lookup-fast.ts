@@ -32,7 +32,8 @@ export async function runLookupFast(argv: string[], cli: CliConfig): Promise<boo
   } catch {
     return false
   }
-  if (flags.input !== undefined) return false
+  // a batch, and a lookup whose county comes from the address's ZIP (the ZIP table is not in this bundle)
+  if (flags.input !== undefined || (flags.fips === undefined && flags.county === undefined)) return false
   await runParsed(flags, cli)
   return true
 }

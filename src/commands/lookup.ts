@@ -57,7 +57,12 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
   async run(): Promise<BatchSummary | undefined> {
     const f = this.flags
     if (f.input !== undefined) return this.batch(f.input)
-    await lookupOne(f, {context: () => this.context(), warnAlways: (line) => this.warnAlways(line)})
+    await lookupOne(f, {
+      context: () => this.context(),
+      warnAlways: (line) => this.warnAlways(line),
+      notice: (line) => this.notice(line),
+      byZip: () => import('../lookup/zip-lookup.js'),
+    })
     return undefined
   }
 

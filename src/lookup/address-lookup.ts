@@ -1,4 +1,5 @@
 import {addressLadder, type Attempt, describeAttempts} from '../address/ladder.js'
+import {unitMismatch, type UnitMismatch} from '../address/unit-match.js'
 import {NotFoundError} from '../errors.js'
 import {fetchLookup, type LookupAnswer, type LookupContext} from './fetch-lookup.js'
 import type {LookupQuery} from '../api/validate.js'
@@ -14,10 +15,29 @@ export type SentForm =
 
 /** How a lookup matched, for the table, the JSON beside the record and `--explain`. */
 export interface LookupMatch {
-  /** `matched_without_unit` when only the ladder's last step (the address without its unit) found it. */
+  /**
+   * `matched_without_unit` when the address asked for a unit and no record found carries it: the ladder's
+   * last step (the address without its unit) found it, or an earlier step was matched by the service to
+   * the building's record or another unit's (`unit` says which).
+   */
   status: 'matched' | 'matched_without_unit'
   /** Every form sent, in order; the last one found the record. */
   tried: SentForm[]
+  /** For `matched_without_unit`: the unit asked for and the record's address (and its own unit, if any). */
+  unit?: UnitMismatch
+  /** The county the address's ZIP chose, when none was given (src/lookup/zip-lookup.ts). */
+  county?: ZipCounty
+}
+
+/** The county a lookup used when the ZIP chose it. */
+export interface ZipCounty {
+  fips: string
+  /** "Sacramento County, CA (06067)". */
+  label: string
+  zip: string
+  /** Its place among the ZIP's counties (1 = the largest share of its housing units) and how many there are. */
+  rank: number
+  of: number
 }
 
 export interface LookupOutcome extends LookupMatch, LookupAnswer {}
@@ -58,10 +78,14 @@ export async function lookupOne(
         fips: query.fips,
         by: {kind: 'address', value: attempt.address},
       })
+      // the unit asked for against the records found, whichever form found them: the service may match
+      // "3526 HIGH ST APT 9" to the building's record
+      const unit = unitMismatch(query.by.value, found.records)
       return {
         ...found,
-        status: attempt.withoutUnit ? 'matched_without_unit' : 'matched',
+        status: attempt.withoutUnit || unit ? 'matched_without_unit' : 'matched',
         tried: tried.map((t) => ({address: t.address, form: t.label})),
+        ...(unit ? {unit} : {}),
       }
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error

@@ -69,7 +69,11 @@ async function wrapped(records: Rec[], opts: RenderOptions): Promise<unknown[]> 
     const data = text === undefined ? r : new RawJson(text)
     const beside: Rec = {}
     if (withoutUnit(opts) && opts.match)
-      beside['match'] = {status: opts.match.status, tried: opts.match.tried}
+      beside['match'] = {
+        status: opts.match.status,
+        tried: opts.match.tried,
+        ...(opts.match.unit ? {unit: opts.match.unit} : {}),
+      }
     if (verdicts)
       beside['explain'] = {
         match: opts.match?.status ?? 'matched',

@@ -57,6 +57,7 @@ export function recordGroups(r: Rec, opts: TableOptions = {}): Group[] {
       title: 'Address',
       rows: [
         ...matchRow(opts.match),
+        ...countyRow(opts.match),
         ['Street', text(r['CompleteStreetAddress'])],
         ['Standardized', text(r['StandardizeStreetAddress'])],
         ['City, state, ZIP', `${text(r['City'])}, ${text(r['State'])} ${text(r['Zip'])}`],
@@ -103,6 +104,17 @@ export function recordGroups(r: Rec, opts: TableOptions = {}): Group[] {
 function matchRow(match: LookupMatch | undefined): Row[] {
   const said = withoutUnitText(match)
   return said === undefined ? [] : [['Matched', said, 'yellow']]
+}
+
+/** The county the address's ZIP chose (no --county or --fips): which one, and why that one. */
+function countyRow(match: LookupMatch | undefined): Row[] {
+  const c = match?.county
+  if (c === undefined) return []
+  const share =
+    c.of === 1
+      ? ''
+      : `; ${c.of} counties share the ZIP, this one ${c.rank === 1 ? 'holds most of its addresses' : `is number ${c.rank} by share of its addresses`}`
+  return [['County', `${c.label}, from ZIP ${c.zip}${share}`]]
 }
 
 function opt(r: Rec, key: string, label: string): Row[] {

@@ -220,13 +220,25 @@ export function standardDeviationMeaning(sd: unknown, value: unknown): string | 
 const sentValue = (s: SentForm): string => ('address' in s ? s.address : 'apn' in s ? s.apn : s.property_id)
 
 /**
- * "Without the unit: "5201 LAGUNA OAKS DR UNIT 999" matched nothing; this record matched "5201 LAGUNA OAKS
- * DR"": a record found only without the unit is not the unit asked for. Undefined for any other match.
+ * What the table's Address group, stderr and the short answer say of a match that is not the unit asked
+ * for (src/address/unit-match.ts). Undefined for any other match.
+ * - the ladder's last step: `Without the unit: "5201 LAGUNA OAKS DR UNIT 999" matched nothing; this record
+ *   matched "5201 LAGUNA OAKS DR"`;
+ * - an earlier step, the record without a unit: `Without the unit: APT 9 was asked for; this record ("3526
+ *   HIGH ST") has no unit`;
+ * - another unit: `Another unit: APT 9 was asked for; this record is UNIT 12 ("3526 HIGH ST UNIT 12")`.
  */
 export function withoutUnitText(match: LookupMatch | undefined): string | undefined {
   if (match?.status !== 'matched_without_unit') return undefined
   const first = match.tried[0]
   const last = match.tried.at(-1)
-  if (!first || !last) return undefined
-  return `Without the unit: "${sentValue(first)}" matched nothing; this record matched "${sentValue(last)}"`
+  const u = match.unit
+  if (last && 'form' in last && last.form === 'without the unit' && first) {
+    const other = u?.other === undefined ? '' : `; its unit is ${u.other}`
+    return `Without the unit: "${sentValue(first)}" matched nothing; this record matched "${sentValue(last)}"${other}`
+  }
+  if (u === undefined) return undefined
+  return u.other === undefined
+    ? `Without the unit: ${u.asked} was asked for; this record ("${u.address}") has no unit`
+    : `Another unit: ${u.asked} was asked for; this record is ${u.other} ("${u.address}")`
 }

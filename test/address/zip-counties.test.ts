@@ -5,7 +5,8 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import {countyByFips} from '../../src/address/counties.js'
-import {countiesOfZip, decodeZipCounties, zipOf} from '../../src/address/zip-counties.js'
+import {addressZip} from '../../src/address/standardise.js'
+import {countiesOfZip, decodeZipCounties} from '../../src/address/zip-counties.js'
 import {ROOT} from '../helpers/sandbox.js'
 import {tempDir} from '../helpers/tmp.js'
 
@@ -73,10 +74,10 @@ describe('the ZIP-to-county table (Census 2010 ZCTA to County Relationship File)
     )
   })
 
-  it('finds the ZIP at the end of a last line', () => {
-    expect(zipOf('ELK GROVE, CA 95758')).toBe('95758')
-    expect(zipOf('ELK GROVE, CA 95758-1234')).toBe('95758')
-    expect(zipOf('ELK GROVE, CA')).toBeUndefined()
-    expect(zipOf(undefined)).toBeUndefined()
+  it('finds the ZIP an address ends with, after its state', () => {
+    expect(addressZip('5201 laguna oaks dr, elk grove, ca 95758')).toBe('95758')
+    expect(addressZip('5201 laguna oaks dr elk grove ca 95758-1234')).toBe('95758')
+    expect(addressZip('5201 laguna oaks dr, elk grove, ca')).toBeUndefined()
+    expect(addressZip('95758 laguna oaks dr, elk grove')).toBeUndefined()
   })
 })
