@@ -2,6 +2,7 @@ import type {Interfaces} from '@oclif/core'
 
 import {NotFoundError, SchemaError, UsageError} from '../errors.js'
 import {keyEchoWarning} from '../api/secrets.js'
+import {localDate} from '../render/format.js'
 import type {Context} from './connection.js'
 import type {lookupFlags} from './lookup-definition.js'
 import type {LookupMatch, LookupOutcome} from '../lookup/address-lookup.js'
@@ -78,6 +79,7 @@ export async function lookupOne(f: LookupFlagValues, host: SingleLookupHost): Pr
     escapeFormulas: !f['no-escape-formulas'],
     width: process.stdout.columns ?? 100,
     marketRate,
+    today: localDate(new Date()),
     explain: f.explain,
     match: found,
     raw: found.raw,

@@ -11,6 +11,7 @@ import {loadConfigLenient, resolveSettings} from '../config/profiles.js'
 import {UsageError} from '../errors.js'
 import {checkKey, type KeyReport} from '../keys/check.js'
 import {lookupOne, type LookupMatch} from '../lookup/address-lookup.js'
+import {localDate} from '../render/format.js'
 import {verdicts, type Verdict} from '../render/verdicts.js'
 import type {BudgetView, SchedulerEvent} from '../schedule/scheduler.js'
 import {createCore, type Core} from './core.js'
@@ -89,7 +90,7 @@ export interface SflClient {
   readonly baseUrl: string
   lookup(input: LookupInput): Promise<LookupResult>
   /** The verdicts the CLI's table shows, from the service's flags, explained by the option objects. */
-  explain(record: SpecialFinancingRecord, opts?: {marketRate?: number}): Verdict[]
+  explain(record: SpecialFinancingRecord, opts?: {marketRate?: number; today?: string}): Verdict[]
   /**
    * Every record of a county, checked by the record pipeline (envelope, grammar, the spec's rules, each
    * ServicePropertyID once), a page at a time: a page's records are handed over only once the whole page
@@ -149,8 +150,9 @@ export function clientOn(core: Core, signal?: AbortSignal): SflClient {
   return {
     baseUrl: core.baseUrl,
     lookup: (input) => lookup(core, input),
+    // the months left on an assumable loan count from today (opts.today, YYYY-MM-DD, else the local date)
     explain: (record, opts = {}) =>
-      verdicts(record, opts.marketRate === undefined ? {} : {marketRate: opts.marketRate}),
+      verdicts(record, {marketRate: opts.marketRate, today: opts.today ?? localDate(new Date())}),
     exportCounty: (input) => exportCounty(core, input, signal),
     checkKey: (input) =>
       checkKey(core, {

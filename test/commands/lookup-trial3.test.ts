@@ -37,7 +37,7 @@ beforeEach(() => {
 const ds = new Dataset(1, 10)
 /** A whole record (the sandbox's, so it passes the spec's checks) at the address given. */
 const record = (fips: string, street: string, city = 'SACRAMENTO', zip = '95838'): Rec => ({
-  ...ds.record(countyByFips('06067')!, 3, {}),
+  ...ds.record(countyByFips('06067')!, 3, {assumable: false, condo: false}),
   Fips: fips,
   State: fips.startsWith('13') ? 'GA' : 'CA',
   CompleteStreetAddress: street,

@@ -162,7 +162,7 @@ describe('explained verdicts', () => {
       program: 'FHA',
       outcome: 'not eligible',
       codes: ['FHA_NOT_ELIGIBLE', 'FHA_PROPERTY_TYPE', 'FHA_CONDO_NOT_APPROVED'],
-      text: "No: the value $266,000 is within the county's FHA loan limit of $667,000, so the property type rules it out (a condo in a project without FHA approval)",
+      text: "No: the value $266,000 is within the county's FHA loan limit of $667,000, so the property type rules it out (spec 2.1); the service also says this unit is not FHA condo eligible",
     })
   })
 
