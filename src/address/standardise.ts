@@ -111,7 +111,7 @@ export function standardiseAddress(input: string): StandardAddress {
   for (
     let u = rest[0] && trailingUnit(rest[0]);
     u && rest[0]!.length > u.length && streetWords() >= 2;
-    u = trailingUnit(rest[0]!)
+    u = trailingUnit(rest[0])
   ) {
     rest[0] = rest[0]!.slice(0, -u.length)
     line = [...line, ...u]
