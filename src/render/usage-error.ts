@@ -93,7 +93,7 @@ export function parseFailure(message: string): string | undefined {
     string,
   ]
   const rule = side === 'greater' ? `at least ${bound}` : side === 'less' ? `at most ${bound}` : undefined
-  const meaning = NUMBER_MEANING[flag!]
+  const meaning = NUMBER_MEANING[flag]
   const example = flag === 'timeout' ? 30 : flag === 'retries' ? 3 : Number(bound ?? 1)
   return `--${flag} ${got.trim()}: must be a whole number${rule ? ` of ${rule}` : ''}${meaning ? ` (${meaning})` : ''}, e.g. --${flag} ${example}`
 }
