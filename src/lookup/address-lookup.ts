@@ -63,7 +63,7 @@ export async function lookupOne(
       if (!(error instanceof NotFoundError)) throw error
       const flag = query.by.kind === 'apn' ? '--apn' : '--property-id'
       throw new NotFoundError(
-        `no property matches ${flag} ${query.by.value} in ${where} (HTTP 404${serviceSaid(error)}). Check that --fips names the county the parcel is in, or look it up by --address`,
+        `no property matches ${flag} ${query.by.value} in ${where} (HTTP 404${serviceSaid(error)}). Check that --fips names the county the parcel is in, or look it up by --address${query.by.kind === 'apn' ? apnHint(query.by.value) : ''}`,
         404,
       )
     }
@@ -93,10 +93,35 @@ export async function lookupOne(
     }
   }
   const more = opts.fallback === false ? ' (--no-fallback: no other form was tried)' : ''
+  const box = isBoxAddress(query.by.value)
+    ? '. A PO box or a rural route box is a mailing address, not a parcel: the service looks properties up by their street address, so give the street address (or the parcel number, --apn)'
+    : ''
   throw new NotFoundError(
-    `no property matches in ${where} (HTTP 404${said}): tried ${describeAttempts(tried)}${more}. Try the parcel number (--apn), check the county (--fips or --county), or spell the street as the county records it`,
+    `no property matches in ${where} (HTTP 404${said}): tried ${describeAttempts(tried)}${more}${box || '. Try the parcel number (--apn), check the county (--fips or --county), or spell the street as the county records it'}`,
     404,
   )
+}
+
+/** "PO Box 12", "P.O. Box", "Post Office Box", "RR 2 Box 40", "Rural Route 1", "HC 3 Box 5": no parcel. */
+export function isBoxAddress(typed: string): boolean {
+  const t = typed.toUpperCase().replace(/[.]/g, '').replace(/\s+/g, ' ').trim()
+  return /^(P ?O ?BOX|POST OFFICE BOX|BOX \d)|^(RR|RFD|RURAL ROUTE|HC|HCR|HIGHWAY CONTRACT) ?\d+\b.*\bBOX\b|^(RURAL ROUTE|RR) \d+$/.test(
+    t,
+  )
+}
+
+/**
+ * A parcel number typed without the separators county records usually carry, or with spaces: the service
+ * matches APNs as the county writes them (spec 2.1 APN, "assigned by the county"), so say which forms to
+ * try. sfl ships no county's APN format, so the forms are the typed digits regrouped, not a guess of one.
+ */
+function apnHint(apn: string): string {
+  const digits = apn.replace(/[^0-9A-Za-z]/g, '')
+  if (/\s/.test(apn.trim()))
+    return `. APNs are matched as the county writes them: try it without the spaces (${apn.trim().replace(/\s+/g, '-')} or ${digits}), as printed on the tax bill`
+  if (/^\d{8,}$/.test(apn))
+    return `. APNs are matched as the county writes them, usually with dashes (Sacramento County writes 078-0123-045): try it as printed on the tax bill`
+  return ''
 }
 
 /** ": No property matches the given parameters." — the service's own words, when it sent some. */

@@ -83,9 +83,7 @@ export function recordGroups(r: Rec, opts: TableOptions = {}): Group[] {
       rows: [
         ...verdicts(r, opts).map((v): Row => [PROGRAM_LABEL[v.program], v.text, TONE[v.outcome]]),
         ...flatCondo(r),
-        ...(r['TractIncomeLevel'] !== r['CRAEligible']
-          ? [['Tract income level', text(r['TractIncomeLevel'])] as Row]
-          : []),
+        ...(r['TractIncomeLevel'] !== r['CRAEligible'] ? [['Tract income level', tractLevel(r)] as Row] : []),
       ],
     },
     {title: 'Assumable Mortgage', rows: assumable(r)},
@@ -98,6 +96,19 @@ export function recordGroups(r: Rec, opts: TableOptions = {}): Group[] {
   const other = Object.keys(r).filter((k) => !known.has(k))
   if (other.length) groups.push({title: 'Other fields', rows: other.map((k) => [k, text(r[k])])})
   return groups
+}
+
+/**
+ * The tract's income classification when it differs from the CRA level the CRA line reads: both are the
+ * service's (spec 2.1 CRAEligible "Community Reinvestment Act level", TractIncomeLevel "Census tract income
+ * level classification"), and the spec does not say how one follows from the other, so the line says
+ * which is which rather than choosing.
+ */
+function tractLevel(r: Rec): string {
+  const level = r['TractIncomeLevel']
+  if (level === undefined || level === null || level === '') return text(level)
+  const cra = typeof r['CRAEligible'] === 'string' && r['CRAEligible'] !== '' ? ` (${r['CRAEligible']})` : ''
+  return `${text(level)}: the Census tract's income classification; the CRA line reads the service's CRA level${cra}, a separate field the spec does not derive from this one (spec 2.1)`
 }
 
 /** A record found only without the unit is not the unit asked for: the table says so where the address is. */

@@ -170,3 +170,39 @@ describe('a ZIP is enough: no --county or --fips, the county comes from the addr
     )
   })
 })
+
+describe('hints that would save a call (issue 31)', () => {
+  it('a PO box gets a 404 that says the service looks parcels up by street address', async () => {
+    const r = await lookup([
+      '--fips',
+      '06067',
+      '--address',
+      'P.O. Box 1234, Sacramento, CA 95838',
+      '--no-fallback',
+    ])
+    expect(r.exitCode).toBe(3)
+    expect(sent()).toEqual([['06067', 'PO BOX 1234, SACRAMENTO, CA 95838']])
+    expect(flat(r.stderr)).toContain(
+      'A PO box or a rural route box is a mailing address, not a parcel: the service looks properties up by their street address, so give the street address (or the parcel number, --apn)',
+    )
+  })
+
+  it('an APN typed without its dashes or with spaces gets a word on how counties write them', async () => {
+    const bare = await lookup(['--fips', '06067', '--apn', '07801230045'])
+    expect(bare.exitCode).toBe(3)
+    expect(flat(bare.stderr)).toContain('APNs are matched as the county writes them, usually with dashes')
+    const spaced = await lookup(['--fips', '06067', '--apn', '078 0123 045'])
+    expect(flat(spaced.stderr)).toContain('try it without the spaces (078-0123-045 or 0780123045)')
+  })
+
+  it('a tract income level that differs from the CRA level says which is which', async () => {
+    answers.set('06067|3526 HIGH ST, SACRAMENTO', {...record('06067', '3526 HIGH ST'), CRAEligible: 'Upper', TractIncomeLevel: 'Moderate'}) // prettier-ignore
+    const r = await lookup(['--fips', '06067', '--address', '3526 High St, Sacramento', '-o', 'table'])
+    expect(flat(r.stdout)).toContain(
+      'CRA No: an upper-income tract, not low or moderate income (tract minority population',
+    )
+    expect(flat(r.stdout)).toContain(
+      "Tract income level Moderate: the Census tract's income classification; the CRA line reads the service's CRA level (Upper), a separate field the spec does not derive from this one (spec 2.1)",
+    )
+  })
+})
