@@ -7,6 +7,7 @@ import type {Context} from './connection.js'
 import type {lookupFlags} from './lookup-definition.js'
 import type {LookupMatch, LookupOutcome} from '../lookup/address-lookup.js'
 import type {LookupQuery} from '../api/validate.js'
+import type {ZipCounties} from '../address/zip-counties.js'
 
 /** The values of `sfl lookup`'s own flags (src/cli/lookup-definition.ts), as oclif's parser returns them. */
 export type LookupFlagValues = Interfaces.InferredFlags<typeof lookupFlags>
@@ -20,11 +21,10 @@ export interface SingleLookupHost {
   /** A notice line on stderr, unless --quiet. */
   notice?: (line: string) => void
   /**
-   * The ZIP-to-county lookup (src/lookup/zip-lookup.ts), given by the oclif command only: the table stays
-   * out of the fast path's bundle (dist/lookup.cjs), which hands a lookup without a county to oclif.
-   * Without it, a 404 in the county given has no word on the ZIP's county.
+   * The ZIP-to-county table (src/address/zip-counties.ts readZipTable), from the folder the running code
+   * knows it in: dist/ for the command and the fast path, src/address/ in tests.
    */
-  byZip?: () => Promise<typeof import('../lookup/zip-lookup.js')>
+  zipTable: () => ZipCounties
 }
 
 // flags that only a batch (--input) reads: refused on a single lookup rather than ignored
@@ -108,8 +108,8 @@ async function fetchAnswer(
   opts: {asTyped: boolean; fallback: boolean; county: string | undefined; byZip: boolean},
 ): Promise<LookupOutcome> {
   if (opts.byZip) {
-    if (!host.byZip) throw new Error('a lookup without a county runs through oclif (src/cli/lookup-fast.ts)')
-    const found = await (await host.byZip()).lookupByZip(ctx, query, opts)
+    const {lookupByZip} = await import('../lookup/zip-lookup.js')
+    const found = await lookupByZip(ctx, query, host.zipTable(), opts)
     const {county: c} = found
     host.notice?.(
       `county ${c.label}, from ZIP ${c.zip}${c.of > 1 ? ` (${c.of} counties share it; this one ${c.rank === 1 ? 'holds most of its addresses' : `is its ${c.rank === 2 ? 'second' : 'third'} by share of addresses`})` : ''}`,
@@ -124,8 +124,9 @@ async function fetchAnswer(
       ...(opts.county === undefined ? {} : {county: opts.county}),
     })
   } catch (error) {
-    if (!(error instanceof NotFoundError) || query.by.kind !== 'address' || !host.byZip) throw error
-    const hint = (await host.byZip()).wrongCountyHint(query.by.value, query.fips)
+    if (!(error instanceof NotFoundError) || query.by.kind !== 'address') throw error
+    const {wrongCountyHint} = await import('../lookup/zip-lookup.js')
+    const hint = wrongCountyHint(query.by.value, query.fips, host.zipTable())
     if (hint === undefined) throw error
     throw new NotFoundError(`${error.message}. ${hint}`, 404)
   }

@@ -1,6 +1,6 @@
 import {countyByFips, describeCounty} from '../address/counties.js'
 import {addressZip} from '../address/standardise.js'
-import {countiesOfZip} from '../address/zip-counties.js'
+import type {ZipCounties} from '../address/zip-counties.js'
 import {NotFoundError, UsageError} from '../errors.js'
 import {lookupOne, type LookupOutcome, type ZipCounty} from './address-lookup.js'
 import type {LookupContext} from './fetch-lookup.js'
@@ -11,14 +11,15 @@ import type {LookupQuery} from '../api/validate.js'
  * the ZIP (src/address/zip-counties.ts, the Census Bureau's ZCTA-to-county relationship). A ZIP in one
  * county is looked up there; a ZIP that spans counties is tried in order of each county's share of its
  * housing units, at most MAX_COUNTIES of them, each with the address ladder, until one answers. The
- * outcome says which county was used. This module is loaded with import() only on that path and on a
- * 404 in a county the user named, so a lookup with --fips never decodes the table.
+ * outcome says which county was used. The table is the caller's (src/address/zip-counties.ts
+ * readZipTable, from where the running code lies), read only on that path and on a 404 in a county the
+ * user named: a lookup with --fips that finds its property never reads it.
  */
 export const MAX_COUNTIES = 3
 
 /** The ZIP's counties as the table orders them, those of the shipped county list only. */
-function zipCounties(zip: string): Array<{fips: string; label: string}> {
-  return (countiesOfZip(zip) ?? []).flatMap((fips) => {
+function zipCounties(table: ZipCounties, zip: string): Array<{fips: string; label: string}> {
+  return (table(zip) ?? []).flatMap((fips) => {
     const c = countyByFips(fips)
     return c ? [{fips, label: describeCounty(c)}] : []
   })
@@ -31,6 +32,7 @@ function zipCounties(zip: string): Array<{fips: string; label: string}> {
 export async function lookupByZip(
   ctx: LookupContext,
   query: LookupQuery,
+  table: ZipCounties,
   opts: {asTyped?: boolean; fallback?: boolean} = {},
 ): Promise<LookupOutcome & {county: ZipCounty}> {
   const address = query.by.value
@@ -39,7 +41,7 @@ export async function lookupByZip(
     throw new UsageError(
       '--fips (a 5-digit county code such as 06067) or --county "Name, ST" is required, unless the address ends in a ZIP code (sfl then finds the county from it)',
     )
-  const all = zipCounties(zip)
+  const all = zipCounties(table, zip)
   if (all.length === 0)
     throw new UsageError(
       `ZIP ${zip} is not in sfl's ZIP-to-county table (Census 2010 ZIP areas: a PO-box ZIP, a newer one, or one in Connecticut, whose counties are now planning regions); give the county with --county "Name, ST" or --fips`,
@@ -69,10 +71,10 @@ export async function lookupByZip(
  * Sacramento County, CA (06067), not Yolo County, CA (06113): try --fips 06067". Undefined when the ZIP
  * is unknown or lies (partly) in the county given.
  */
-export function wrongCountyHint(address: string, fips: string): string | undefined {
+export function wrongCountyHint(address: string, fips: string, table: ZipCounties): string | undefined {
   const zip = addressZip(address)
   if (zip === undefined) return undefined
-  const counties = zipCounties(zip)
+  const counties = zipCounties(table, zip)
   if (counties.length === 0 || counties.some((c) => c.fips === fips)) return undefined
   const given = countyByFips(fips)
   const where = counties.length === 1 ? counties[0]!.label : counties.map((c) => c.label).join(' or ')

@@ -6,22 +6,28 @@ import {describe, expect, it} from 'vitest'
 
 import {countyByFips} from '../../src/address/counties.js'
 import {addressZip} from '../../src/address/standardise.js'
-import {countiesOfZip, decodeZipCounties} from '../../src/address/zip-counties.js'
+import {dataDirs, readZipTable, zipTableFromText} from '../../src/address/zip-counties.js'
 import {ROOT} from '../helpers/sandbox.js'
 import {tempDir} from '../helpers/tmp.js'
 
 /** The generator run on rows of its public-domain source (test/fixtures/zcta-county-rel-10-sample.txt). */
 function generateSample(): Map<string, string[]> {
-  const out = join(tempDir(), 'zip-counties-data.ts')
+  const out = join(tempDir(), 'zip-counties.txt')
   execFileSync(process.execPath, [
     join(ROOT, 'scripts', 'gen-zip-counties.mjs'),
     join(ROOT, 'test', 'fixtures', 'zcta-county-rel-10-sample.txt'),
     out,
   ])
-  const text = readFileSync(out, 'utf8')
-  const value = (name: string) => new RegExp(`export const ${name} = [\`']([^\`']*)[\`']`).exec(text)![1]!
-  return decodeZipCounties(value('ZIPS'), value('COUNTIES'), value('ALPHABET'))
+  return zipTableFromText(readFileSync(out, 'utf8'))
 }
+
+/** The shipped table, as the code that runs from src/ finds it. */
+const countiesOfZip = readZipTable(
+  dataDirs(new URL('../../src/address/zip-counties.ts', import.meta.url).href),
+)
+const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_'
+const decodeZipCounties = (zips: string, counties: string) =>
+  zipTableFromText(`${ALPHABET}\n${zips}\n${counties}\n`)
 
 describe('the ZIP-to-county table (Census 2010 ZCTA to County Relationship File)', () => {
   it('orders the counties of a ZIP that spans several by their share of its housing units, slivers under 5% left out', () => {
@@ -60,6 +66,15 @@ describe('the ZIP-to-county table (Census 2010 ZCTA to County Relationship File)
   it('names only counties of the shipped county list', () => {
     const zips = ['10001', '11201', '33139', '95838', '30517', '77494', '99585', '57770', '24523']
     for (const zip of zips) for (const fips of countiesOfZip(zip)!) expect(countyByFips(fips)).toBeDefined()
+  })
+
+  it('a folder without the data file is passed over; none holding it is an error naming the fix', () => {
+    const table = readZipTable([
+      tempDir(),
+      ...dataDirs(new URL('../../src/address/zip-counties.ts', import.meta.url).href),
+    ])
+    expect(table('95838')).toEqual(['06067'])
+    expect(() => readZipTable([tempDir()])).toThrow(/zip-counties.txt\) is missing from .*: reinstall sfl/)
   })
 
   it('refuses a table whose strings do not line up, rather than reading counties off the wrong ZIPs', () => {
