@@ -55,7 +55,9 @@ const RENAMED = new Map([
 /** 2010 counties that no longer exist as one county: their ZIPs are left out rather than guessed. */
 const GONE = new Set(['02261', '09001', '09003', '09005', '09007', '09009', '09011', '09013', '09015'])
 
-const lines = readFileSync(source, 'utf8').replace(/^\uFEFF/, '').split(/\r?\n/)
+const lines = readFileSync(source, 'utf8')
+  .replace(/^\uFEFF/, '')
+  .split(/\r?\n/)
 const header = lines[0].split(',')
 const col = (name) => {
   const i = header.indexOf(name)
@@ -73,7 +75,8 @@ for (const line of lines.slice(1)) {
   const f = line.split(',')
   const zip = f[ZCTA]
   const geoid = f[GEOID]
-  if (!/^\d{5}$/.test(zip) || !/^\d{5}$/.test(geoid)) throw new Error(`gen-zip-counties: unexpected row: ${line}`)
+  if (!/^\d{5}$/.test(zip) || !/^\d{5}$/.test(geoid))
+    throw new Error(`gen-zip-counties: unexpected row: ${line}`)
   if (GONE.has(geoid)) {
     dropped.add(zip)
     continue
@@ -134,4 +137,6 @@ ${zipsText}
 ${countiesText}
 `
 writeFileSync(OUT, text)
-console.log(`gen-zip-counties: wrote ${written.length} ZIP codes to ${OUT} (${dropped.size} left out: counties split since 2010; ${noHomes.size}: no housing units)`)
+console.log(
+  `gen-zip-counties: wrote ${written.length} ZIP codes to ${OUT} (${dropped.size} left out: counties split since 2010; ${noHomes.size}: no housing units)`,
+)
