@@ -34,17 +34,19 @@ export async function lookupByZip(
   query: LookupQuery,
   table: ZipCounties,
   opts: {asTyped?: boolean; fallback?: boolean} = {},
+  /** The two inputs as the caller's user knows them: the CLI's flags, the library's fields. */
+  names: {fips: string; county: string} = {fips: '--fips', county: '--county'},
 ): Promise<LookupOutcome & {county: ZipCounty}> {
   const address = query.by.value
   const zip = query.by.kind === 'address' ? addressZip(address) : undefined
   if (zip === undefined)
     throw new UsageError(
-      '--fips (a 5-digit county code such as 06067) or --county "Name, ST" is required, unless the address ends in a ZIP code (sfl then finds the county from it)',
+      `${names.fips} (a 5-digit county code such as 06067) or ${names.county} ("Name, ST") is required, unless the address ends in a ZIP code (sfl then finds the county from it)`,
     )
   const all = zipCounties(table, zip)
   if (all.length === 0)
     throw new UsageError(
-      `ZIP ${zip} is not in sfl's ZIP-to-county table (Census 2010 ZIP areas: a PO-box ZIP, a newer one, or one in Connecticut, whose counties are now planning regions); give the county with --county "Name, ST" or --fips`,
+      `ZIP ${zip} is not in sfl's ZIP-to-county table (Census 2010 ZIP areas: a PO-box ZIP, a newer one, or one in Connecticut, whose counties are now planning regions); give the county with ${names.county} ("Name, ST") or ${names.fips}`,
     )
   const tried = all.slice(0, MAX_COUNTIES)
   for (const [i, c] of tried.entries()) {
@@ -55,7 +57,7 @@ export async function lookupByZip(
       if (!(error instanceof NotFoundError) || i === tried.length - 1) {
         if (error instanceof NotFoundError && tried.length > 1)
           throw new NotFoundError(
-            `${error.message}. ZIP ${zip} spans ${all.length} counties; tried ${tried.map((t) => t.label).join(', ')}${all.length > tried.length ? ` (the ${tried.length} with most of its addresses)` : ''}: name the county with --county if it is another`,
+            `${error.message}. ZIP ${zip} spans ${all.length} counties; tried ${tried.map((t) => t.label).join(', ')}${all.length > tried.length ? ` (the ${tried.length} with most of its addresses)` : ''}: name the county with ${names.county} if it is another`,
             404,
           )
         throw error
