@@ -112,8 +112,12 @@ export function withoutEcho(message: string): string {
   return said !== '' && words(ours).includes(said) ? `${ours} (HTTP ${status})${after}` : message
 }
 
-/** The next step after a timeout or a spent rate limit, with the clock time a wait would end. */
-function whenHint(err: SflError, now: number): string | undefined {
+/**
+ * The CLI's next step after a timeout or a spent rate limit, with the clock time a wait would end: added
+ * to the error line by src/cli/report-error.ts (it names CLI flags, so `sfl mcp`'s tool errors, which
+ * share withHint, do not get it).
+ */
+export function nextStep(err: SflError, now: number): string | undefined {
   if (err instanceof RequestTimeoutError) {
     const given = Number(/--timeout ([\d.]+) s/.exec(err.message)?.[1] ?? NaN)
     const more = Number.isFinite(given) ? Math.max(10, Math.ceil(given * 2)) : 60
@@ -127,14 +131,9 @@ function whenHint(err: SflError, now: number): string | undefined {
   return undefined
 }
 
-/**
- * The message to print for `err`: its own (without an echo of the service's words), with the fix that the
- * run's origin points to. `now` is the clock a wait's end is told on.
- */
-export function withHint(err: SflError, o: RunOrigin | undefined, now = Date.now()): string {
+/** The message to print for `err`: its own (without an echo of the service's words), with the fix that the run's origin points to. */
+export function withHint(err: SflError, o: RunOrigin | undefined): string {
   const message = withoutEcho(err.message)
-  const when = whenHint(err, now)
-  if (when) return `${message}${when}`
   if (!o) return message
   if (err instanceof InvalidKeyError) {
     const base = message.endsWith(KEY_ADVICE) ? message.slice(0, -KEY_ADVICE.length) : message

@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {keySourceText, withHint, type RunOrigin} from '../../src/cli/error-hints.js'
+import {keySourceText, nextStep, withHint, type RunOrigin} from '../../src/cli/error-hints.js'
 import {KEY_ADVICE} from '../../src/api/client.js'
 import {
   ForbiddenError,
@@ -116,7 +116,7 @@ describe('messages of the third trial (issue 31)', () => {
 
   it('a timeout suggests a longer --timeout', () => {
     const err = new RequestTimeoutError('no complete answer from api.example.com within --timeout 4 s (connect, headers and body); the server is slow or dripping its answer') // prettier-ignore
-    expect(h(err)).toBe(
+    expect(`${err.message}${nextStep(err, 0)}`).toBe(
       'no complete answer from api.example.com within --timeout 4 s (connect, headers and body); the server is slow or dripping its answer; if the server is only slow, give it longer with --timeout 10 (each retry waits the same, and --retries 0 fails sooner)',
     )
   })
@@ -127,8 +127,27 @@ describe('messages of the third trial (issue 31)', () => {
     )
     const now = Date.UTC(2026, 10, 26, 12, 0, 0)
     const at = new Date(now + 1_952_000).toTimeString().slice(0, 8)
-    expect(withHint(err, origin, now)).toBe(
+    expect(withHint(err, origin)).toBe(err.message) // sfl mcp shares withHint: no CLI flags there
+    expect(`${withHint(err, origin)}${nextStep(err, now)}`).toBe(
       `rate limit: the key's budget returns in 1952 s, longer than --max-wait 60 s: at ${at} on this machine's clock; run again then, or allow the wait with --max-wait 1957`,
     )
+  })
+})
+
+describe('the error line of the CLI (src/cli/report-error.ts)', () => {
+  it('exit 5 ends with the clock time the budget returns; exit code 5', async () => {
+    const {reportError} = await import('../../src/cli/report-error.js')
+    let out = ''
+    const now = Date.UTC(2026, 10, 26, 12, 0, 0)
+    reportError(
+      new RateLimitExceededError("rate limit: the key's budget returns in 60 s, longer than --max-wait 10 s"),
+      {message: (e) => e.message, debug: false, now},
+      {write: (t: string) => ((out += t), true)} as unknown as NodeJS.WritableStream,
+    )
+    expect(out).toBe(
+      `Error: rate limit: the key's budget returns in 60 s, longer than --max-wait 10 s: at ${new Date(now + 60_000).toTimeString().slice(0, 8)} on this machine's clock; run again then, or allow the wait with --max-wait 65\n`,
+    )
+    expect(process.exitCode).toBe(5)
+    process.exitCode = undefined
   })
 })
