@@ -146,7 +146,7 @@ describe('a ZIP is enough: no --county or --fips, the county comes from the addr
     expect(r.exitCode).toBe(2)
     expect(server.requests).toHaveLength(0)
     expect(flat(r.stderr)).toContain(`ZIP 06103 is not in sfl's ZIP-to-county table`)
-    expect(flat(r.stderr)).toContain('give the county with --county "Name, ST" or --fips')
+    expect(flat(r.stderr)).toContain('give the county with --county ("Name, ST") or --fips')
   })
 
   it('an address without a ZIP still needs the county: exit 2, nothing sent', async () => {
