@@ -1,6 +1,6 @@
-import {KEY_ADVICE} from '../api/client.js'
 import {redactUrl} from '../api/secrets.js'
 import {ForbiddenError, InvalidKeyError, type SflError} from '../errors.js'
+import {cliMessage} from './error-words.js'
 
 /**
  * The likely fix for a failure that depends on where the run's settings came from, which only the CLI
@@ -87,17 +87,19 @@ function keyFix(o: RunOrigin): string {
   }
 }
 
-/** The message to print for `err`: its own, with the fix that the run's origin points to. */
+/**
+ * The message to print for `err`: the CLI's words for it (src/cli/error-words.ts), with the fix that the
+ * run's origin points to. A 401's general advice gives way to where the key in use came from.
+ */
 export function withHint(err: SflError, o: RunOrigin | undefined): string {
-  if (!o) return err.message
-  if (err instanceof InvalidKeyError) {
-    const base = err.message.endsWith(KEY_ADVICE) ? err.message.slice(0, -KEY_ADVICE.length) : err.message
-    return `${base}. The key came from ${keySourceText(o)}: ${keyFix(o)}`
-  }
+  const text = cliMessage(err)
+  if (!o) return text
+  if (err instanceof InvalidKeyError)
+    return `${err.message.replace(/[.\s]+$/, '')}. The key came from ${keySourceText(o)}: ${keyFix(o)}`
   if (err instanceof ForbiddenError)
-    return `${err.message}; the key came from ${keySourceText(o)}: a key with permission for this county is needed`
+    return `${text}; the key came from ${keySourceText(o)}: a key with permission for this county is needed`
   const code = whereCode(err)
   if (code)
-    return `${err.message}; ${WHERE_CODES[code]}: check the base URL, in use ${redactUrl(o.baseUrl)} (${urlSource(o)})`
-  return err.message
+    return `${text}; ${WHERE_CODES[code]}: check the base URL, in use ${redactUrl(o.baseUrl)} (${urlSource(o)})`
+  return text
 }

@@ -6,6 +6,7 @@ import {Connection, SERVICE_DEFAULTS} from './connection.js'
 import {serviceBaseFlags} from './flags.js'
 import {lookupFlags} from './lookup-definition.js'
 import {lookupOne} from './lookup-one.js'
+import {cliMessage} from './error-words.js'
 import {reportError} from './report-error.js'
 import {stderrLines} from './stderr-lines.js'
 
@@ -78,7 +79,7 @@ async function runParsed(flags: Awaited<ReturnType<typeof parseLookup>>, cli: Cl
   } catch (error) {
     connection?.stopFeedback() // no status line left under the error
     const err = error instanceof Error ? error : new Error(String(error))
-    reportError(err, {message: (e) => (connection ? connection.errorMessage(e) : e.message), debug})
+    reportError(err, {message: (e) => (connection ? connection.errorMessage(e) : cliMessage(e)), debug})
   } finally {
     await connection?.close()
   }

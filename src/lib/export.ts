@@ -4,7 +4,7 @@ import {join} from 'node:path'
 
 import type {SpecialFinancingRecord} from '../api/record.js'
 import {fipsProblem} from '../api/validate.js'
-import {InterruptedError, NotFoundError, ServerError, UsageError} from '../errors.js'
+import {abortedBy, InterruptedError, NotFoundError, ServerError, UsageError} from '../errors.js'
 import {readLines} from '../io/lines.js'
 import {cutOff, fetchCounty, type CountyUnit} from '../pipeline/county.js'
 import {IdSet} from '../pipeline/ids.js'
@@ -48,10 +48,12 @@ export async function* exportCounty(
   input: {fips: string; from?: ExportPosition | undefined; strict?: boolean | undefined},
   signal?: AbortSignal,
 ): AsyncGenerator<ExportItem> {
+  if (typeof input.fips !== 'string')
+    throw new UsageError(`fips must be a string; got a ${typeof input.fips}`)
   const problem = fipsProblem(input.fips)
   if (problem) throw new UsageError(`fips "${input.fips}" ${problem}`)
-  if (input.from && input.from.fips !== input.fips)
-    throw new UsageError(`the position is for county ${input.from.fips}, not ${input.fips}`)
+  if (signal?.aborted) throw abortedBy(signal)
+  if (input.from) checkPosition(input.from, input.fips, core.baseUrl)
   if (input.from && input.from.next === undefined) return
   const dir = await mkdtemp(join(tmpdir(), 'sfl-export-'))
   const stop = new AbortController()
@@ -70,6 +72,7 @@ export async function* exportCounty(
       stages,
       signal: stop.signal,
       throwIfStopped: () => {
+        if (signal?.aborted) throw abortedBy(signal)
         if (stop.signal.aborted) throw new InterruptedError('the export was stopped')
       },
       spool: {
@@ -83,7 +86,7 @@ export async function* exportCounty(
     {stream: () => undefined, onPage: (part) => pages.put(part)},
   ).then(
     () => pages.close(),
-    (error: unknown) => pages.fail(libraryError(error, unit)),
+    (error: unknown) => pages.fail(countyError(error, unit)),
   )
   try {
     for (let part = await pages.take(); part !== undefined; part = await pages.take()) {
@@ -114,8 +117,30 @@ export async function* exportCounty(
   }
 }
 
+/**
+ * A position as this library hands it out (`page.position`): for this county, a page count, and a next link
+ * on the service's own origin. A link elsewhere would be sent the API key (the client keeps the key to the
+ * origin of the URL it is given), so a forged or mistyped position is refused before anything is sent.
+ */
+function checkPosition(from: ExportPosition, fips: string, baseUrl: string): void {
+  if (from.fips !== fips) throw new UsageError(`from is a position of county ${from.fips}, not ${fips}`)
+  if (!Number.isInteger(from.page) || from.page < 0)
+    throw new UsageError('from.page must be a whole number of pages (as page.position gives it)')
+  if (from.next === undefined) return
+  let origin: string | undefined
+  try {
+    origin = new URL(from.next).origin
+  } catch {
+    origin = undefined
+  }
+  if (origin !== new URL(baseUrl).origin)
+    throw new UsageError(
+      "from.next is not a link of the service's own origin; give a position this library returned",
+    )
+}
+
 /** The error a program sees for a county that ended badly: a 404 on the first page is no error (empty). */
-function libraryError(error: unknown, unit: CountyUnit): unknown {
+function countyError(error: unknown, unit: CountyUnit): unknown {
   if (error instanceof NotFoundError && unit.pages.length === 0) return undefined
   const cut = unit.pages.length > 0 ? cutOff(error) : undefined
   return cut

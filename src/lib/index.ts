@@ -18,7 +18,15 @@ import {searchCounties, type County} from '../address/counties.js'
 import {recordProblems} from '../pipeline/stages.js'
 
 export {createClient} from './client.js'
-export type {ClientOptions, LookupInput, LookupResult, SflClient, SflEvent} from './client.js'
+export type {
+  CallOptions,
+  ClientOptions,
+  LookupBase,
+  LookupInput,
+  LookupResult,
+  SflClient,
+  SflEvent,
+} from './client.js'
 export type {ExportItem, ExportPosition, PageReport} from './export.js'
 export type {AssumableMortgage, FhaCondoEligibility, SpecialFinancingRecord} from '../api/record.js'
 export type {LookupMatch, SentForm} from '../lookup/address-lookup.js'

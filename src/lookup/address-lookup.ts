@@ -29,22 +29,23 @@ export interface LookupOutcome extends LookupMatch, LookupAnswer {}
 export async function lookupOne(
   ctx: LookupContext,
   query: LookupQuery,
-  opts: {asTyped?: boolean; fallback?: boolean; county?: string} = {},
+  opts: {asTyped?: boolean; fallback?: boolean; county?: string; signal?: AbortSignal | undefined} = {},
 ): Promise<LookupOutcome> {
   const where = opts.county ?? `county ${query.fips}`
   if (query.by.kind !== 'address') {
+    const by = query.by.kind === 'apn' ? 'apn' : 'property_id'
     const sent: SentForm =
-      query.by.kind === 'apn'
-        ? {apn: query.by.value, form: 'as given'}
-        : {property_id: query.by.value, form: 'as given'}
+      by === 'apn' ? {apn: query.by.value, form: 'as given'} : {property_id: query.by.value, form: 'as given'}
     try {
-      return {...(await fetchLookup(ctx, query)), status: 'matched', tried: [sent]}
+      return {...(await fetchLookup(ctx, query, opts.signal)), status: 'matched', tried: [sent]}
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error
-      const flag = query.by.kind === 'apn' ? '--apn' : '--property-id'
+      const said = serviceSaid(error)
+      // the facts; each caller words them (the CLI with its flags: src/cli/error-words.ts)
       throw new NotFoundError(
-        `no property matches ${flag} ${query.by.value} in ${where} (HTTP 404${serviceSaid(error)}). Check that --fips names the county the parcel is in, or look it up by --address`,
+        `no property matches ${by} ${query.by.value} in ${where} (HTTP 404${said ? `: ${said}` : ''})`,
         404,
+        {facts: {topic: 'not-found', by, value: query.by.value, county: where, said}},
       )
     }
   }
@@ -54,10 +55,11 @@ export async function lookupOne(
   for (const attempt of ladder) {
     tried.push(attempt)
     try {
-      const found = await fetchLookup(ctx, {
-        fips: query.fips,
-        by: {kind: 'address', value: attempt.address},
-      })
+      const found = await fetchLookup(
+        ctx,
+        {fips: query.fips, by: {kind: 'address', value: attempt.address}},
+        opts.signal,
+      )
       return {
         ...found,
         status: attempt.withoutUnit ? 'matched_without_unit' : 'matched',
@@ -68,15 +70,23 @@ export async function lookupOne(
       said = serviceSaid(error)
     }
   }
-  const more = opts.fallback === false ? ' (--no-fallback: no other form was tried)' : ''
+  const described = describeAttempts(tried)
   throw new NotFoundError(
-    `no property matches in ${where} (HTTP 404${said}): tried ${describeAttempts(tried)}${more}. Try the parcel number (--apn), check the county (--fips or --county), or spell the street as the county records it`,
+    `no property matches in ${where} (HTTP 404${said ? `: ${said}` : ''}): tried ${described}`,
     404,
+    {
+      facts: {
+        topic: 'address-not-found',
+        county: where,
+        said,
+        tried: described,
+        fallback: opts.fallback !== false,
+      },
+    },
   )
 }
 
-/** ": No property matches the given parameters." — the service's own words, when it sent some. */
+/** "No property matches the given parameters." — the service's own words, when it sent some. */
 function serviceSaid(error: NotFoundError): string {
-  const text = error.message.replace(/^no property matches \(HTTP 404\):\s*/, '').trim()
-  return text ? `: ${text}` : ''
+  return error.message.replace(/^no property matches \(HTTP 404\):\s*/, '').trim()
 }

@@ -1,7 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
 import {keySourceText, withHint, type RunOrigin} from '../../src/cli/error-hints.js'
-import {KEY_ADVICE} from '../../src/api/client.js'
 import {ForbiddenError, InvalidKeyError, NotFoundError, ServerError} from '../../src/errors.js'
 
 const origin: RunOrigin = {
@@ -80,9 +79,15 @@ describe('hints that depend on where the settings came from', () => {
     ],
     ['sandbox', false, "The key came from the sandbox's demo keys: see `sfl sandbox` for the demo keys"],
   ] as const)('a 401 with a key from %s (profile has a key: %s)', (keySource, profileHasKey, text) => {
-    const err = new InvalidKeyError(`the API key is invalid or missing (HTTP 401): nope${KEY_ADVICE}`, 401)
+    const err = new InvalidKeyError('the API key is invalid or missing (HTTP 401): nope', 401, {
+      facts: {topic: 'invalid-key', said: 'nope'},
+    })
     expect(h(err, {keySource, profileHasKey})).toBe(
       `the API key is invalid or missing (HTTP 401): nope. ${text}`,
+    )
+    // without the run's origin, the general advice (one full stop, whatever the service's sentence ends in)
+    expect(withHint(err, undefined)).toBe(
+      'the API key is invalid or missing (HTTP 401): nope. Set SFL_API_KEY, pass --api-key, or run `sfl keys set`',
     )
   })
 
