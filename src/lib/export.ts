@@ -40,8 +40,9 @@ export type ExportItem = {kind: 'record'; record: SpecialFinancingRecord} | {kin
 /**
  * A county through the CLI's export pipeline (src/pipeline/county.ts: pages, records, checks, spool), for
  * a program: each page is spooled to a private temp folder and its records handed over only once the page
- * is whole, so memory stays flat for a county of any size and a page that fails is never seen in part. At
- * most one page is fetched ahead of the reader. A county the service answers with 404 is empty (spec 7).
+ * is whole, so memory stays flat for a county of any size and a page that fails is never seen in part.
+ * While the reader reads a page, one more waits for it (spooled) and the next is fetched; a reader that
+ * stops early stops the fetching. A county the service answers with 404 is empty (spec 7).
  */
 export async function* exportCounty(
   core: Core,
@@ -59,7 +60,9 @@ export async function* exportCounty(
   const stop = new AbortController()
   const onAbort = () => stop.abort()
   signal?.addEventListener('abort', onAbort, {once: true})
-  const pages = new Channel<PagePart>()
+  // each page with the next link as it stood when the page was whole: the fetching runs a page ahead of
+  // the reader, so the unit's own `next` may already point further than the page handed over
+  const pages = new Channel<{part: PagePart; next: string | undefined}>()
   const before = input.from?.page ?? 0
   const unit: CountyUnit = {fips: input.fips, pages: [], next: input.from?.next, ids: new IdSet()}
   const stages = new RecordStages({strict: input.strict === true, apiKey: core.apiKey})
@@ -83,13 +86,14 @@ export async function* exportCounty(
         columnsOf: () => new Int32Array(0),
       },
     },
-    {stream: () => undefined, onPage: (part) => pages.put(part)},
+    {stream: () => undefined, onPage: (part) => pages.put({part, next: unit.next})},
   ).then(
     () => pages.close(),
     (error: unknown) => pages.fail(countyError(error, unit)),
   )
   try {
-    for (let part = await pages.take(); part !== undefined; part = await pages.take()) {
+    for (let taken = await pages.take(); taken !== undefined; taken = await pages.take()) {
+      const {part, next} = taken
       for await (const l of readLines(join(dir, part.file)))
         if (l.complete)
           yield {kind: 'record', record: JSON.parse(l.bytes.toString('utf8')) as SpecialFinancingRecord}
@@ -103,7 +107,7 @@ export async function* exportCounty(
           duplicates: part.duplicates ?? 0,
           rejected: part.rejected ?? [],
           violations: part.violations ?? {},
-          position: {fips: input.fips, page, next: unit.next},
+          position: {fips: input.fips, page, next},
         },
       }
     }

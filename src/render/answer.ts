@@ -26,7 +26,9 @@ export function answerText(r: Record<string, unknown>, verdicts: Verdict[], matc
   ]
   const unit = withoutUnitText(match)
   if (unit !== undefined) lines.push(`  matched ${oneLine(unit.charAt(0).toLowerCase() + unit.slice(1))}`)
-  lines.push("sfl's verdicts from the record's flags (a value they quote is the service's):")
+  lines.push(
+    "sfl's verdicts from the record's flags (a value of the record in them is the service's data too):",
+  )
   for (const v of verdicts) lines.push(`  ${PROGRAM_LABEL[v.program]}: ${oneLine(v.text)}`)
   return lines.join('\n')
 }
