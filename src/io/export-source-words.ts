@@ -6,7 +6,9 @@ const MIB = 1024 * 1024
 const size = (bytes: number) =>
   bytes >= 1024 * MIB
     ? `${Math.round((bytes / (1024 * MIB)) * 10) / 10} GiB`
-    : `${Math.round(bytes / MIB)} MiB`
+    : bytes >= MIB
+      ? `${Math.round((bytes / MIB) * 10) / 10} MiB`
+      : `${bytes} bytes`
 
 /**
  * An export path's problem in one line (src/io/export-source.ts): the path and what is wrong with it, never
