@@ -4,9 +4,10 @@ import {serviceBaseFlags} from '../cli/flags.js'
 import {paragraphs} from '../cli/help-text.js'
 import {ServiceCommand} from '../cli/service-command.js'
 import {SflError, UsageError} from '../errors.js'
+import {CALL_DEADLINE_S} from '../mcp/deadline.js'
 
-/** The defaults the tools use (src/mcp/tool.ts CALL_DEADLINE_S is the deadline of a whole call). */
-const MCP_DEFAULTS = {timeout: 30, maxWait: 10, deadline: 45} as const
+/** The defaults the tools use, and the deadline of a whole call (src/mcp/deadline.ts). */
+const MCP_DEFAULTS = {timeout: 30, maxWait: 10, deadline: CALL_DEADLINE_S} as const
 
 export default class Mcp extends ServiceCommand<typeof Mcp> {
   static override summary =

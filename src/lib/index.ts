@@ -33,6 +33,7 @@ export type {LookupMatch, SentForm} from '../lookup/address-lookup.js'
 export type {Outcome, Program, Verdict} from '../render/verdicts.js'
 export type {KeyReport} from '../keys/check.js'
 export type {BudgetView} from '../schedule/scheduler.js'
+export type {ErrorFacts, ErrorTopic, ExportSourceProblem} from '../errors.js'
 export type {County} from '../address/counties.js'
 export {
   BadRequestError,

@@ -6,6 +6,7 @@ import {redact} from '../api/secrets.js'
 import {abortedBy, RateLimitExceededError, RequestTimeoutError, SflError, UsageError} from '../errors.js'
 import type {Core} from '../lib/core.js'
 import {sanitizeForTerminal} from '../render/terminal.js'
+import {CALL_DEADLINE_S} from './deadline.js'
 import {mcpMessage, notConfigured} from './words.js'
 
 /**
@@ -22,8 +23,7 @@ import {mcpMessage, notConfigured} from './words.js'
  * - a tool that needs the service, on a server started without a configuration, answers what to set.
  */
 
-/** Seconds a tool call may take in all, requests, retries and rate-limit waits included. */
-export const CALL_DEADLINE_S = 45
+export {CALL_DEADLINE_S}
 
 /** The sentence every tool's description ends with. */
 export const DEADLINE_TEXT = `Answers within ${CALL_DEADLINE_S} s, requests, retries and rate-limit waits included; past that the call ends with an error saying so.`
