@@ -460,10 +460,16 @@ function allowedValues(rec: FlatRecord): FlatRecord {
 /**
  * Why a folder that is only read (`plan_export`'s out_dir: its manifest.json and checkpoint, `files`)
  * cannot be read safely; undefined when it can, or when it does not exist (nothing to read). A file where
- * the folder should be, a folder under /proc, /sys or /dev, or anything but a regular file in the place of
- * one of `files` is named; nothing is opened, so nothing can block.
+ * the folder should be, a folder under /proc, /sys or /dev, anything but a regular file in the place of one
+ * of `files`, or one over `maxBytes` is named; nothing is opened, so nothing can block. (The reads that
+ * follow open by path: a file swapped in between is the residual risk of a local writer.)
  */
-export async function outDirProblem(dir: string, files: readonly string[]): Promise<string | undefined> {
+export async function outDirProblem(
+  dir: string,
+  files: readonly string[],
+  /** A file read whole (the manifest) or line by line (the checkpoint) is refused above this size. */
+  maxBytes = 256 * 1024 * 1024,
+): Promise<string | undefined> {
   const st = await lstat(dir).catch(() => undefined)
   if (!st) return undefined
   const real = await realpath(dir).catch(() => dir)
@@ -473,6 +479,8 @@ export async function outDirProblem(dir: string, files: readonly string[]): Prom
     const fst = await lstat(join(real, relative(dir, f))).catch(() => undefined)
     if (fst && !fst.isFile())
       return `${dir}: ${relative(dir, f)} is a ${kindOf(fst)}, not a regular file; not read`
+    if (fst && fst.size > maxBytes)
+      return `${dir}: ${relative(dir, f)} is larger than ${maxBytes / (1024 * 1024)} MiB; not read`
   }
   return undefined
 }

@@ -389,3 +389,21 @@ describe('no message of the server names a CLI flag', () => {
     }
   })
 })
+
+describe("plan_export's out_dir is only read, and safely", () => {
+  it('a FIFO in place of its manifest.json or checkpoint is refused before anything is opened or sent', async () => {
+    const s = await startScenario((): Reply => ({status: 200, body: {status: 'success', data: []}}))
+    cleanups.push(() => s.close())
+    const {call} = await serve({baseUrl: s.baseUrl})
+    for (const name of ['manifest.json', '.sfl-checkpoint']) {
+      const dir = tempDir()
+      execFileSync('mkfifo', [join(dir, name)])
+      const r = await call('plan_export', {counties: ['06067'], out_dir: dir})
+      expect(r).toMatchObject({
+        isError: true,
+        text: `out_dir ${dir}: ${name} is a FIFO, not a regular file; not read`,
+      })
+    }
+    expect(s.requests).toHaveLength(0)
+  }, 15_000)
+})
