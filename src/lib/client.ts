@@ -233,7 +233,13 @@ function guarded(inner: SflClient, signal: AbortSignal | undefined): SflClient {
   return {
     baseUrl: inner.baseUrl,
     lookup: (input, options = {}) => wrap(() => inner.lookup(input, options), options.signal),
-    explain: (record, opts) => inner.explain(record, opts),
+    explain: (record, opts) => {
+      try {
+        return inner.explain(record, opts)
+      } catch (error) {
+        throw libraryError(error)
+      }
+    },
     exportCounty: (input, options = {}) => ({
       async *[Symbol.asyncIterator]() {
         try {

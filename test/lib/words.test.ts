@@ -156,3 +156,23 @@ describe('libraryError: everything out of the library is its own error', () => {
     expect(odd.cause).toBeInstanceOf(TypeError)
   })
 })
+
+describe('the pure calls keep the promise too', () => {
+  it('explain, findCounties and checkRecord given garbage by a JavaScript caller throw SflErrors', async () => {
+    const {createClient, findCounties, checkRecord} = await import('../../src/lib/index.js')
+    const sfl = await createClient({baseUrl: 'https://api.example.com/v1', apiKey: 'k-lib-123456'})
+    const thrown = (call: () => unknown) => {
+      try {
+        call()
+      } catch (e) {
+        return e
+      }
+      return undefined
+    }
+    const explained = thrown(() => sfl.explain(null as never))
+    expect(explained).toBeInstanceOf(SflError)
+    expect((explained as SflError).code).toBe('UNEXPECTED')
+    expect(thrown(() => findCounties(42 as never))).toBeInstanceOf(UsageError)
+    expect(thrown(() => checkRecord(undefined))).toBeInstanceOf(SflError)
+  })
+})
