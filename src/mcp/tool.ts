@@ -4,6 +4,7 @@ import type * as z from 'zod'
 
 import {redact} from '../api/secrets.js'
 import {abortedBy, RateLimitExceededError, RequestTimeoutError, SflError, UsageError} from '../errors.js'
+import type {DeadlineTimers} from '../api/client.js'
 import type {Core} from '../lib/core.js'
 import {sanitizeForTerminal} from '../render/terminal.js'
 import {CALL_DEADLINE_S} from './deadline.js'
@@ -60,6 +61,8 @@ export interface ToolDeps {
   now: () => number
   /** Each call's deadline in ms (tests); CALL_DEADLINE_S otherwise. */
   deadlineMs?: number | undefined
+  /** The deadline's timer (tests: one the test fires); Node's, unref'd, otherwise. */
+  timers?: DeadlineTimers | undefined
   /** Aborted when the server closes (stdin ended): every call in flight ends. */
   closing?: AbortSignal | undefined
 }
@@ -125,6 +128,11 @@ export function registerTool<S extends z.ZodObject>(
   )
 }
 
+const NODE_TIMERS: DeadlineTimers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+}
+
 /**
  * One call's signal: the client's cancel (`extra.signal`, which the SDK also aborts when the transport
  * closes), the server closing, and the deadline, whose reason is a RequestTimeoutError saying so. `ended`
@@ -132,12 +140,13 @@ export function registerTool<S extends z.ZodObject>(
  */
 function callSignal(
   cancel: AbortSignal,
-  deps: Pick<ToolDeps, 'deadlineMs' | 'closing'>,
+  deps: Pick<ToolDeps, 'deadlineMs' | 'closing' | 'timers'>,
 ): {signal: AbortSignal; ended: Promise<never>; clear: () => void} {
   const ms = deps.deadlineMs ?? CALL_DEADLINE_S * 1000
+  const timers = deps.timers ?? NODE_TIMERS
   const deadline = new AbortController()
   const seconds = Math.round(ms / 100) / 10
-  const timer = setTimeout(
+  const timer = timers.setTimeout(
     () =>
       deadline.abort(
         new RequestTimeoutError(`the call did not finish within its deadline of ${seconds} s`, {
@@ -146,7 +155,6 @@ function callSignal(
       ),
     ms,
   )
-  timer.unref()
   const signal = AbortSignal.any([cancel, deadline.signal, ...(deps.closing ? [deps.closing] : [])])
   let onAbort = (): void => undefined
   const ended = new Promise<never>((_, reject) => {
@@ -159,7 +167,7 @@ function callSignal(
     signal,
     ended,
     clear: () => {
-      clearTimeout(timer)
+      timers.clearTimeout(timer)
       signal.removeEventListener('abort', onAbort)
     },
   }

@@ -41,6 +41,7 @@ async function serve(
   o: {
     baseUrl?: string
     deadlineMs?: number
+    timers?: ToolDeps['timers']
     timeoutMs?: number
     retries?: number
     unconfigured?: string
@@ -78,6 +79,7 @@ async function serve(
     log: () => undefined,
     now: Date.now,
     deadlineMs: o.deadlineMs,
+    timers: o.timers,
   }
   const server = createSflMcpServer(deps, '0.0.0-test')
   const [a, b] = InMemoryTransport.createLinkedPair()
@@ -106,16 +108,22 @@ describe('bounded, cancellable calls', () => {
   // the request timeout is 60 s and the test allows 15: only the deadline or the cancel ends these calls
   it('against a server that never answers, the call ends at its deadline with an error saying so', async () => {
     const server = await hanging()
-    const {call, core} = await serve({baseUrl: server.baseUrl, deadlineMs: 300})
-    const r = await call('lookup_property', {county: '06067', apn: '1'})
-    expect(r).toEqual({
+    // the deadline's timer is the test's: it fires once the request has reached the server (no clock read)
+    const deadlines: Array<() => void> = []
+    const timers = {setTimeout: (fn: () => void) => deadlines.push(fn), clearTimeout: () => undefined}
+    const {call, core} = await serve({baseUrl: server.baseUrl, deadlineMs: 300, timers})
+    const pending = call('lookup_property', {county: '06067', apn: '1'})
+    await server.arrived(1)
+    expect(deadlines).toHaveLength(1)
+    deadlines[0]!()
+    expect(await pending).toEqual({
       isError: true,
       text: 'the call did not finish within its deadline of 0.3 s (requests, retries and rate-limit waits included); nothing more is sent for it. Try again, later if the service is slow',
       structured: undefined,
     })
     await server.closed(1) // the request in flight was given up
     expect(server.requests).toHaveLength(1)
-    expect(core!.scheduler.stats.requests).toBe(1)
+    expect(core!.scheduler.stats).toMatchObject({requests: 1, retries: 0})
   }, 15_000)
 
   it('a cancel (notifications/cancelled) drops the request in flight and sends no retry', async () => {
