@@ -205,7 +205,8 @@ export function resolveSettings(
   ) {
     const known = Object.keys(config.profiles)
     throw new UsageError(
-      `no profile named "${profile}"${known.length ? ` (known: ${known.join(', ')})` : ''}; create it with \`sfl keys set --profile ${profile}\``,
+      `no profile named "${profile}"${known.length ? ` (known: ${known.join(', ')})` : ''}; \`sfl keys set\` creates one`,
+      {facts: {topic: 'no-profile', profile, known}},
     )
   }
   const pick = (flag: string | undefined, envValue: string | undefined, profileValue: string | undefined) =>

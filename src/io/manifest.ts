@@ -95,9 +95,9 @@ export async function readManifest(dir: string): Promise<Manifest | undefined> {
   }
   const m = parseManifest(text)
   if ('problem' in m)
-    throw new UsageError(
-      `${path} is not a manifest this version of sfl can read (${m.problem}); move it away (or use another --out-dir) and run again`,
-    )
+    throw new UsageError(`${path} is not a manifest this version of sfl can read (${m.problem})`, {
+      facts: {topic: 'manifest-unreadable', path, problem: m.problem},
+    })
   return m
 }
 
@@ -134,9 +134,9 @@ export function freshCounties(
 /** A manifest that must hold `format`: a folder of another format's files is refused, nothing sent. */
 export function checkFormat(m: Manifest | undefined, format: string, dir: string): void {
   if (m && m.format !== format)
-    throw new UsageError(
-      `--out-dir ${dir} holds a ${m.format} export (${MANIFEST_FILE}); pass --output ${m.format}, or export ${format} into another folder`,
-    )
+    throw new UsageError(`the folder ${dir} holds a ${m.format} export (${MANIFEST_FILE}), not ${format}`, {
+      facts: {topic: 'manifest-format', dir, has: m.format, wanted: format},
+    })
 }
 
 /** DIR's manifest as a run updates it: one atomic rewrite per finished county, one at a time. */

@@ -23,6 +23,8 @@ export interface JobDeps {
   stdout?: Writable
   /** Every request goes through it; a stop halts it. */
   scheduler: Scheduler
+  /** The caller's words for an error (the CLI's flags: src/cli/error-words.ts); its message otherwise. */
+  words?: ((error: SflError) => string) | undefined
 }
 
 /**
@@ -130,7 +132,13 @@ export class RunState {
 
   /** One redacted line for a unit's error. */
   message(error: unknown): string {
-    return redact((error instanceof Error ? error.message : String(error)).split('\n')[0]!)
+    const text =
+      error instanceof SflError && this.deps.words
+        ? this.deps.words(error)
+        : error instanceof Error
+          ? error.message
+          : String(error)
+    return redact(text.split('\n')[0]!)
   }
 
   stdoutTarget(): StdoutTarget {
