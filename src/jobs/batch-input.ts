@@ -350,18 +350,12 @@ export async function openBatchInput(
   let path = source
   let cleanup = async () => undefined as void
   if (source === '-') {
-    const fsp = await import('node:fs/promises')
-    const {tmpdir} = await import('node:os')
-    const nodePath = await import('node:path')
-    const {pipeline} = await import('node:stream/promises')
-    const {createWriteStream} = await import('node:fs')
-    const dir = await fsp.mkdtemp(nodePath.join(tmpdir(), 'sfl-input-'))
-    path = nodePath.join(dir, 'stdin')
-    cleanup = () => fsp.rm(dir, {recursive: true, force: true})
+    // a private copy (0700 folder, 0600 file) through the output gate, loaded only for stdin
+    const {copyToScratch} = await import('../io/private-files.js')
     try {
-      await pipeline(stdin, createWriteStream(path, {flags: 'wx', mode: 0o600}))
+      ;({path, cleanup} = await copyToScratch(stdin, 'sfl-input-'))
     } catch (error) {
-      await cleanup()
+      if (error instanceof SflError) throw error // the temp folder could not be made (exit 8)
       throw new InputError(`cannot read --input -: ${(error as Error).message}`)
     }
   }
