@@ -82,7 +82,8 @@ export function parseManifest(text: string): Manifest | {problem: string} {
   }
   // the folder's columns: the next run into the folder starts from them, so it never narrows its files
   const schema = schemaOf(m.schema)
-  return {version: 1, format: m.format, ...(schema ? {schema} : {}), counties: m.counties}
+  // in the order sfl writes the members, so a rerun that changes nothing rewrites the same bytes
+  return {version: 1, format: m.format, counties: m.counties, ...(schema ? {schema} : {})}
 }
 
 /** A manifest's `schema` when it has the shape sfl writes (a key, named columns, options); else undefined. */
