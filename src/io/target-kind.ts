@@ -17,7 +17,8 @@ import {ownerProblem} from './owner-rule.js'
  * A symlink is never followed to replace or write a file: a link to a regular file (or a dangling one) is
  * itself replaced by the new file, its target left as it was. A link to a FIFO or device is written into
  * only when the link is the user's (or root's), as a user's own `out -> /dev/null` would be; another
- * user's link is refused, since it may point anywhere the user can write.
+ * user's link is refused, since it may point anywhere the user can write, and so is another user's FIFO,
+ * socket or device (root's, such as /dev/null, are fine).
  */
 export type OutKind = {kind: 'file'} | {kind: 'stream'; fd?: number | undefined; viaLink?: boolean}
 
@@ -57,6 +58,13 @@ export async function assertWritableTarget(out: string, flag = '--out'): Promise
     if (problem?.kind === 'owner')
       throw new UsageError(
         `${flag} ${out} is another user's symbolic link (uid ${problem.uid}) to a ${nodeName(f)}; sfl does not write through it: remove it or give another name`,
+      )
+    // another user's FIFO or socket (planted where sfl writes: a shared folder's rejects.ndjson) would
+    // receive the data, or hold the run forever with no reader; root's devices (/dev/null) are fine
+    const node = uid === undefined ? undefined : ownerProblem(f, uid)
+    if (node?.kind === 'owner')
+      throw new UsageError(
+        `${flag} ${out} is another user's ${nodeName(f)} (uid ${node.uid}); sfl does not write into it: remove it or give another name`,
       )
     return {kind: 'stream', viaLink}
   }

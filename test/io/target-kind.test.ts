@@ -1,5 +1,6 @@
 import {execFileSync} from 'node:child_process'
 import {
+  chownSync,
   closeSync,
   constants,
   lchownSync,
@@ -75,6 +76,22 @@ describe('what a path is, decided once', () => {
       await expect(assertWritableTarget(join(d, 'theirs'))).rejects.toThrow(
         `--out ${join(d, 'theirs')} is another user's symbolic link (uid ${NOBODY}) to a FIFO; sfl does not write through it: remove it or give another name`,
       )
+    },
+  )
+
+  it.skipIf(!IS_ROOT)(
+    "another user's FIFO (planted where sfl writes, as rejects.ndjson in a shared folder) is refused (needs root)",
+    async () => {
+      const d = tempDir()
+      const fifo = join(d, 'rejects.ndjson')
+      execFileSync('mkfifo', [fifo])
+      chownSync(fifo, NOBODY, NOBODY)
+      await expect(writeOutputFile(fifo, 'x\n')).rejects.toThrow(
+        new UsageError(
+          `--out ${fifo} is another user's FIFO (uid ${NOBODY}); sfl does not write into it: remove it or give another name`,
+        ),
+      )
+      expect(lstatSync(fifo).isFIFO()).toBe(true)
     },
   )
 })
