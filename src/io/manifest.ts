@@ -192,7 +192,8 @@ export class ManifestFile {
     const next = this.chain.then(async () => {
       if (entry) this.manifest = withEntry(this.manifest, entry)
       // through the output gate (src/io/output.ts), as every file of the folder
-      await writeOutputFile(join(this.dir, MANIFEST_FILE), `${JSON.stringify(this.manifest, null, 2)}\n`)
+      const text = `${JSON.stringify(this.manifest, null, 2)}\n`
+      await writeOutputFile(join(this.dir, MANIFEST_FILE), text, '--out-dir')
     })
     // a failed write is the caller's to report; the next county still tries
     this.chain = next.catch(() => undefined)

@@ -81,7 +81,7 @@ export class ExportOutputs {
     await enterPartitions(req.outDir!, rel)
     await removeStaleTemps(path) // a run killed while writing this county's file left its temp
     const columns = this.x.stages.schema.names()
-    const target = await this.x.run.outputTarget(path)
+    const target = await this.x.run.outputTarget(path, '--out-dir')
     const count = await writeFile(
       this.x.run.journal.partsDir,
       u.pages,
@@ -240,7 +240,7 @@ export class ExportOutputs {
   /** One county file again with `columns`: its rows read back and laid out by name (absent columns empty). */
   private async rewrite(path: string, columns: readonly string[]): Promise<void> {
     const {req, run} = this.x
-    const target = await run.outputTarget(path)
+    const target = await run.outputTarget(path, '--out-dir')
     try {
       if (req.format === 'parquet') {
         const {readParquetRecords} = await import('../io/parquet-reader.js')
@@ -285,7 +285,8 @@ export class ExportOutputs {
     )
     if (lines.length === 0 || !(req.out || req.outDir) || !wrote) return
     this.rejectsFile = req.outDir ? join(req.outDir, 'rejects.ndjson') : `${req.out}.rejects.ndjson`
-    await writeOutputFile(this.rejectsFile, lines.join('')).catch(run.absorbOrThrow)
+    const flag = req.outDir ? '--out-dir' : '--out'
+    await writeOutputFile(this.rejectsFile, lines.join(''), flag).catch(run.absorbOrThrow)
   }
 
   /** A window the run spent, with its reset still ahead: the checkpoint remembers it (a rerun waits, no 429). */

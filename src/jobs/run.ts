@@ -138,10 +138,10 @@ export class RunState {
 
   /**
    * The target of `out` through the output gate (src/io/output.ts: a file written atomically, a FIFO or
-   * device written in order), or stdout.
+   * device written in order), or stdout. `flag` names it in a refusal (`--out-dir` for a county file).
    */
-  async outputTarget(out: string | undefined): Promise<OutputTarget> {
-    return out ? openOutput(out, (e) => this.absorbStop(e)) : this.stdoutTarget()
+  async outputTarget(out: string | undefined, flag = '--out'): Promise<OutputTarget> {
+    return out ? openOutput(out, (e) => this.absorbStop(e), flag) : this.stdoutTarget()
   }
 
   /** May `out` start as one of the run's part files (renamed into place)? Only a regular file may. */
