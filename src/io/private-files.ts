@@ -42,7 +42,7 @@ function notPrivate(st: Stats, folder: boolean): string | undefined {
 
 function refuse(what: string, path: string, why: string, folder: boolean): UsageError {
   return new UsageError(
-    `refusing to use ${what} ${path}: ${why}, so another user could have made or changed it; remove it (rm ${folder ? '-r ' : ''}${path}) and run again`,
+    `refusing to use ${what} ${path}: ${why}, so another user could have made or changed it; remove it (rm ${folder ? '-r ' : ''}${path}) or write elsewhere, and run again`,
   )
 }
 

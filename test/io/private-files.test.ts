@@ -22,7 +22,7 @@ describe('private folders and files', () => {
     symlinkSync(join(d, 'mine'), join(d, 'planted'))
     await expect(makePrivateDir(join(d, 'planted'), 'the parts folder')).rejects.toThrow(
       new UsageError(
-        `refusing to use the parts folder ${join(d, 'planted')}: it is a symbolic link, so another user could have made or changed it; remove it (rm -r ${join(d, 'planted')}) and run again`,
+        `refusing to use the parts folder ${join(d, 'planted')}: it is a symbolic link, so another user could have made or changed it; remove it (rm -r ${join(d, 'planted')}) or write elsewhere, and run again`,
       ),
     )
   })
