@@ -233,6 +233,28 @@ describe.skipIf(!IS_ROOT)(`an --out-dir's partition folders made by another user
     expect(tree(mine)).toEqual(['fips=06067/', 'fips=06067/data.csv'])
   })
 
+  it('a checkpoint planted by another user beside --out in a shared sticky folder is refused before it is read, nothing sent', async () => {
+    const {exports} = setting()
+    const out = join(exports, 'sac.csv')
+    const forged = JSON.stringify({v: 1, kind: 'county-export', params: {}})
+    asNobody(`printf '%s\\n' '${forged}' > ${out}.sfl-checkpoint`)
+    const log = join(tmp(), 'requests.ndjson')
+    const r = await withSandbox({log}, (sb) =>
+      sfl(['county-export', '--fips', '06067', '--out', out], {
+        env: {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'},
+      }),
+    )
+    expectOneErrorLine(
+      r,
+      2,
+      new RegExp(
+        `refusing to use the checkpoint ${out}\\.sfl-checkpoint: it belongs to another user \\(uid ${NOBODY}\\).* or write elsewhere, and run again`,
+      ),
+    )
+    expect(existsSync(log) ? readLog(log) : []).toEqual([])
+    expect(tree(exports)).toEqual(['sac.csv.sfl-checkpoint'])
+  })
+
   it('the same folder without the plant: the export is written, in real folders of the user', async () => {
     const {exports} = setting()
     const r = await run(exports, join(tmp(), 'requests.ndjson'))
