@@ -1,14 +1,13 @@
-import {rmSync} from 'node:fs'
-import {mkdtemp, rm} from 'node:fs/promises'
-import {tmpdir} from 'node:os'
-import {join} from 'node:path'
 import type {Writable} from 'node:stream'
 
 import {InterruptedError, OutputClosedError, SflError} from '../errors.js'
 import type {BudgetView, Scheduler} from '../schedule/scheduler.js'
 import {redact} from '../api/secrets.js'
-import {assertWritableTarget, onImmediateExit} from '../io/atomic-file.js'
+import {onImmediateExit} from '../io/atomic-file.js'
 import {FileTarget, openOutput, StdoutTarget, type OutputTarget} from '../io/output.js'
+import {makeScratchDir, removeTree} from '../io/private-files.js'
+import {removeTreeSync} from '../io/private-sync.js'
+import {assertWritableTarget} from '../io/target-kind.js'
 import {Journal, journalPaths, outDirJournalPaths, type JournalHeader} from './journal.js'
 import {acquireLock, type Lock} from './lock.js'
 import {runExitCode, stopsTheRun, type Outcome} from './outcome.js'
@@ -64,9 +63,9 @@ export class RunState {
     // the checkpoint is private and the run cannot be continued, as on stdout
     const stream = o.out !== undefined && (await assertWritableTarget(o.out)).kind === 'stream'
     if ((!o.out && !o.dir) || stream) {
-      const scratch = await mkdtemp(join(tmpdir(), 'sfl-run-'))
+      const scratch = await makeScratchDir('sfl-run-')
       const run = new RunState(deps, await Journal.scratch(scratch, o.header), undefined, scratch)
-      run.unregister.push(onImmediateExit(() => rmSync(scratch, {recursive: true, force: true})))
+      run.unregister.push(onImmediateExit(() => removeTreeSync(scratch)))
       return run
     }
     const paths = o.dir ? outDirJournalPaths(o.dir) : journalPaths(o.out!)
@@ -145,9 +144,12 @@ export class RunState {
     return new StdoutTarget((e) => this.absorbStop(e), this.deps.stdout)
   }
 
-  /** The target of `out` (a file written atomically, or a FIFO or device written in order), or stdout. */
-  async outputTarget(out: string | undefined): Promise<OutputTarget> {
-    return out ? openOutput(out, (e) => this.absorbStop(e)) : this.stdoutTarget()
+  /**
+   * The target of `out` through the output gate (src/io/output.ts: a file written atomically, a FIFO or
+   * device written in order), or stdout. `flag` names it in a refusal (`--out-dir` for a county file).
+   */
+  async outputTarget(out: string | undefined, flag = '--out'): Promise<OutputTarget> {
+    return out ? openOutput(out, (e) => this.absorbStop(e), flag) : this.stdoutTarget()
   }
 
   /** May `out` start as one of the run's part files (renamed into place)? Only a regular file may. */
@@ -187,6 +189,6 @@ export class RunState {
     this.journal.close()
     this.lock?.release()
     for (const u of this.unregister) u()
-    if (this.scratch) await rm(this.scratch, {recursive: true, force: true})
+    if (this.scratch) await removeTree(this.scratch)
   }
 }

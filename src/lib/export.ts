@@ -1,11 +1,10 @@
-import {mkdtemp, rm} from 'node:fs/promises'
-import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import type {SpecialFinancingRecord} from '../api/record.js'
 import {fipsProblem} from '../api/validate.js'
 import {abortedBy, InterruptedError, NotFoundError, ServerError, UsageError} from '../errors.js'
 import {readLines} from '../io/lines.js'
+import {makeScratchDir, removeFile, removeTree} from '../io/private-files.js'
 import {cutOff, fetchCounty, type CountyUnit} from '../pipeline/county.js'
 import {IdSet} from '../pipeline/ids.js'
 import type {PagePart} from '../pipeline/spool.js'
@@ -56,7 +55,7 @@ export async function* exportCounty(
   if (signal?.aborted) throw abortedBy(signal)
   if (input.from) checkPosition(input.from, input.fips, core.baseUrl)
   if (input.from && input.from.next === undefined) return
-  const dir = await mkdtemp(join(tmpdir(), 'sfl-export-'))
+  const dir = await makeScratchDir('sfl-export-')
   const stop = new AbortController()
   const onAbort = () => stop.abort()
   signal?.addEventListener('abort', onAbort, {once: true})
@@ -97,7 +96,7 @@ export async function* exportCounty(
       for await (const l of readLines(join(dir, part.file)))
         if (l.complete)
           yield {kind: 'record', record: JSON.parse(l.bytes.toString('utf8')) as SpecialFinancingRecord}
-      await rm(join(dir, part.file), {force: true})
+      await removeFile(join(dir, part.file))
       const page = before + part.n
       yield {
         kind: 'page',
@@ -117,7 +116,7 @@ export async function* exportCounty(
     pages.close()
     await producer
     signal?.removeEventListener('abort', onAbort)
-    await rm(dir, {recursive: true, force: true})
+    await removeTree(dir)
   }
 }
 
