@@ -183,7 +183,10 @@ async function lookup(core: Core, input: LookupInput): Promise<LookupResult> {
     ...(input.fallback === undefined ? {} : {fallback: input.fallback}),
     county: county.label,
   })
-  const records = found.records as SpecialFinancingRecord[]
+  // the records come redacted (src/api/secrets.ts); a program gets them as the spec's record type
+  const records: SpecialFinancingRecord[] = found.records.map(
+    (r) => r as Record<string, unknown> as SpecialFinancingRecord,
+  )
   return {
     record: records[0]!,
     records,
