@@ -21,8 +21,12 @@ import {RecordView} from './view.js'
 export interface StageOptions {
   /** `--strict`: a record that breaks the spec's rules is rejected (not written), as the lookup refuses one. */
   strict: boolean
-  /** The key, masked wherever a body echoes it (spec 5.5). */
-  apiKey?: string | undefined
+  /**
+   * The key the answers were asked with: it, and every run of 8 or more of its characters, is masked
+   * wherever a body echoes it (spec 5.5). Required, so no path builds the stages without saying which key
+   * (undefined: none was sent, as for the library's `checkRecord`).
+   */
+  apiKey: string | undefined
   maxRecordBytes?: number | undefined
   /** `--fields`: the columns, fixed. */
   fields?: readonly string[] | undefined
@@ -198,7 +202,7 @@ export function recordProblems(record: unknown): string[] {
   const text = typeof record === 'string' ? record : JSON.stringify(record)
   // one set of stages for every call, as a run has (building them per record cost more than the check):
   // the spec's fields are all known up front, and unknown fields (capped) are never a problem
-  const stages = (shared ??= new RecordStages({strict: false}))
+  const stages = (shared ??= new RecordStages({strict: false, apiKey: undefined}))
   const scanner = stages.scanner()
   const n = scanner.push(Buffer.from(`{"status":"success","data":[${text}]}`))
   scanner.end()

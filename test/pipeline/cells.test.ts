@@ -15,7 +15,11 @@ import {hasLoneSurrogate, jsonValue, memberName, trickyText} from '../helpers/js
 import {viewOf} from '../helpers/records.js'
 
 /** The records (JSON texts) as CSV: the run's columns over all of them, then one encoded row each. */
-function csvOf(texts: readonly string[], escapeFormulas = true, stages = new RecordStages({strict: false})) {
+function csvOf(
+  texts: readonly string[],
+  escapeFormulas = true,
+  stages = new RecordStages({strict: false, apiKey: undefined}),
+) {
   for (const t of texts) stages.schema.observe(viewOf(t, stages), stages.namer.fresh)
   const columns = stages.schema.columns()
   const encoder = new CsvRowEncoder(escapeFormulas)
