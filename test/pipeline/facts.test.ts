@@ -57,6 +57,18 @@ describe('the statistics’ facts read where the walk found the values', () => {
     expect(spanned(text)).toEqual(flat(text))
   })
 
+  it('leave out a number no double holds (1e400, a 400-digit rate), as the flat reader leaves out infinity', () => {
+    const text = `{"FinalValue":1e400,"ConfidenceScore":-1e999,"AssumableMortgage":{"LoanType":"VA","EstimatedInterestRate":${'9'.repeat(400)},"EstimatedEquity":2.5e5}}`
+    const facts = spanned(text)
+    expect([facts.finalValue, facts.confidence, facts.rate, facts.equity]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      250000,
+    ])
+    expect(facts).toEqual(flat(text))
+  })
+
   it('read escapes, a key spelt with an escape, a key named twice (the last, as JSON.parse) like the flat reader', () => {
     for (const text of [
       '{"CRAEligible":"Mod\\u0065rate"}',
