@@ -1,4 +1,5 @@
 import {count} from '../text/count.js'
+import {ASSUMABLE_FIELDS, CONDO_FIELDS, CORE_FIELDS, EXTRA_FIELDS, OPTION_NAMES} from './spec.js'
 
 /**
  * The API key is a secret (spec 5.5), and this module is the one redactor: its rule is that the key, in
@@ -236,9 +237,8 @@ export class RecordRedactor {
   private words: Int32Array<ArrayBufferLike> = new Int32Array(0)
   /** Runs found by the last look, as [start, end) pairs. */
   private readonly found: number[] = []
-  /** The run the last `mask` left open at its end (its bytes come again with the next chunk), or -1. */
-  private openStart = -1
-  private openEnd = -1
+  /** Runs the last `mask` left open (they may go on past its end: their bytes come again), as [start, end) pairs. */
+  private readonly open: number[] = []
 
   constructor(key: string | undefined) {
     if (!key || key.length < MIN_MASKED_KEY) {
@@ -266,11 +266,11 @@ export class RecordRedactor {
 
   /**
    * Mask every run in `b[from, to)`, in place. With `open` the bytes go on after `to` (a chunk of a body):
-   * a run that reaches `to` is left for the caller, who shows its bytes again with the next chunk
-   * (`openFrom`), or masks it at once when it keeps nothing (`closeOpen`).
+   * a run that reaches `to`, or whose string goes on past it, is left for the caller, who shows its bytes
+   * again with the next chunk (`openFrom`), or masks it at once when it keeps nothing (`closeOpen`).
    */
   mask(b: Uint8Array, from: number, to: number, open = false): void {
-    this.openStart = this.openEnd = -1
+    this.open.length = 0
     if (this.key.length === 0 || to - from < MIN_REDACTED_RUN) return
     const off = b.byteOffset
     if (this.ab !== b.buffer) {
@@ -311,17 +311,20 @@ export class RecordRedactor {
     if (this.table[Math.imul(w, this.mult) >>> this.shift] === w) this.grow(b, i * 4 - off, w, from, to)
   }
 
-  /** The start of the run `mask` left open, or -1. */
+  /** The start of the first run `mask` left open, or -1. */
   get openFrom(): number {
-    return this.openStart
+    return this.open.length > 0 ? this.open[0]! : -1
   }
 
-  /** Mask the run `mask` left open, in `b` (the bytes it was given): the caller keeps none of them. */
-  closeOpen(b: Uint8Array): void {
-    if (this.openStart < 0) return
-    b.fill(STAR, this.openStart, this.openEnd)
-    this.occurrences++
-    this.openStart = this.openEnd = -1
+  /** Mask the runs `mask` left open from `kept` back, in `b` (the bytes it was given): the caller keeps none of those. */
+  closeOpen(b: Uint8Array, kept = b.length): void {
+    const open = this.open
+    for (let i = 0; i < open.length; i += 2)
+      if (open[i]! < kept) {
+        b.fill(STAR, open[i]!, open[i + 1]!)
+        this.occurrences++
+      }
+    open.length = 0
   }
 
   /**
@@ -392,7 +395,12 @@ export class RecordRedactor {
     }
   }
 
-  /** Mask the runs found (merged where they overlap or touch), each from after any escape it began in. */
+  /**
+   * Mask the runs found (merged where they overlap or touch), each from after any escape it began in. A run
+   * inside a member name that is one of the spec's field names (`Assumable`, `AssumableMortgage`: a demo
+   * key may hold such a word) is left: that name is the contract's vocabulary, not an echo, and masking it
+   * would rename a column.
+   */
   private maskFound(b: Uint8Array, from: number, to: number, open: boolean): void {
     const found = this.found
     const pairs: Array<[number, number]> = []
@@ -404,9 +412,10 @@ export class RecordRedactor {
       if (a < 0) return
       const s = afterEscape(b, a, from)
       if (z - s < MIN_REDACTED_RUN) return
-      if (open && z === to) {
-        this.openStart = s
-        this.openEnd = z
+      const name = specName(b, s, z, from, to)
+      if (name === NAME) return
+      if (open && (z === to || name === UNDECIDED)) {
+        this.open.push(s, z)
         return
       }
       b.fill(STAR, s, z)
@@ -490,6 +499,38 @@ export class RecordRedactor {
       }
     }
   }
+}
+
+/** What a run is in: a member name the spec gives, anything else, or what cannot be told before the bytes go on. */
+const NAME = 1
+const OTHER = 0
+const UNDECIDED = 2
+let specNames: Set<string> | undefined
+
+/**
+ * Whether the run b[s, z) lies in a member name that is one of the spec's names (a string token, no
+ * escape in it, followed by a colon): NAME, OTHER, or UNDECIDED when the token or its colon lies past `to`.
+ */
+function specName(b: Uint8Array, s: number, z: number, from: number, to: number): number {
+  let l = s - 1
+  while (l >= from && b[l] !== 0x22 && b[l] !== BACKSLASH) l--
+  if (l < from || b[l] !== 0x22) return OTHER
+  let r = z
+  while (r < to && b[r] !== 0x22 && b[r] !== BACKSLASH) r++
+  if (r >= to) return UNDECIDED
+  if (b[r] !== 0x22) return OTHER
+  let c = r + 1
+  while (c < to && (b[c] === 0x20 || b[c] === 0x0a || b[c] === 0x0d || b[c] === 0x09)) c++
+  if (c >= to) return UNDECIDED
+  if (b[c] !== 0x3a) return OTHER
+  specNames ??= new Set([
+    ...CORE_FIELDS,
+    ...EXTRA_FIELDS,
+    ...OPTION_NAMES,
+    ...ASSUMABLE_FIELDS,
+    ...CONDO_FIELDS,
+  ])
+  return specNames.has(Buffer.from(b.buffer, b.byteOffset + l + 1, r - l - 1).toString('latin1')) ? NAME : OTHER
 }
 
 /** Where a run starting at `a` may start: after the escape (`\n`, `\u0041`) whose backslash comes just before it, if one does. */

@@ -138,7 +138,7 @@ export class RecordScanner {
     if (red.active) red.mask(buf, p, buf.length, true)
     this.kept = buf.length
     this.run(buf, p)
-    if (red.openFrom >= 0 && red.openFrom < this.kept) red.closeOpen(buf)
+    if (red.openFrom >= 0 && red.openFrom < this.kept) red.closeOpen(buf, this.kept)
     this.keyEchoes += red.occurrences - before
     return this.length
   }

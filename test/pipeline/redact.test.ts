@@ -57,6 +57,18 @@ describe('the records stage masks the key, whole or any run of 8 or more of its 
     expect(r.echoes).toBe(2)
   })
 
+  it('leaves a member name the spec gives (a demo key holding "assumable"), masks the same word as a value', () => {
+    const key = 'sandbox-assumable'
+    const record =
+      '{"Assumable":true,"AssumableMortgage":{"LoanType":"VA"},"AssumableNote":"Assumable","x":"SANDBOX-ASSUMABLE"}'
+    const want = `{"Assumable":true,"AssumableMortgage":{"LoanType":"VA"},"${stars(9)}Note":"${stars(9)}","x":"${stars(17)}"}`
+    const body = envelope(record)
+    for (let i = 1; i < body.length; i++)
+      expect(through(key, body, [i, body.length]).records, `split at ${i}`).toEqual([want])
+    expect(through(key, body, [1]).records).toEqual([want])
+    expect(through(key, body).echoes).toBe(3)
+  })
+
   it('counts each run once, across chunks, and nothing for a body without one', () => {
     const body = envelope(`{"a":"${KEY}","b":"${part}"}`, `{"c":"${KEY.toUpperCase()}"}`)
     for (const size of [1, 5, 17, 1 << 20]) expect(through(KEY, body, [size]).echoes, String(size)).toBe(3)
