@@ -321,7 +321,7 @@ export class RecordRedactor {
     const open = this.open
     for (let i = 0; i < open.length; i += 2)
       if (open[i]! < kept) {
-        b.fill(STAR, open[i]!, open[i + 1]!)
+        b.fill(STAR, open[i], open[i + 1])
         this.occurrences++
       }
     open.length = 0
@@ -530,7 +530,9 @@ function specName(b: Uint8Array, s: number, z: number, from: number, to: number)
     ...ASSUMABLE_FIELDS,
     ...CONDO_FIELDS,
   ])
-  return specNames.has(Buffer.from(b.buffer, b.byteOffset + l + 1, r - l - 1).toString('latin1')) ? NAME : OTHER
+  return specNames.has(Buffer.from(b.buffer, b.byteOffset + l + 1, r - l - 1).toString('latin1'))
+    ? NAME
+    : OTHER
 }
 
 /** Where a run starting at `a` may start: after the escape (`\n`, `\u0041`) whose backslash comes just before it, if one does. */
