@@ -209,6 +209,52 @@ const outputGate = {
   },
 }
 
+
+/**
+ * Server data goes out only through the redactor (src/api/secrets.ts): the record view, the spool, the
+ * sinks, the lookup's answer and the renderers take a `Redacted` value, which only that module makes. This
+ * rule refuses making one anywhere else: a cast (`as Redacted<...>`, `<Redacted<...>>x`), a type guard
+ * that claims one (`x is Redacted<...>`), or an alias of the type (which would hide a cast from this rule).
+ */
+const redactorOnly = {
+  rules: {
+    'no-redacted-cast': {
+      meta: {
+        type: 'problem',
+        messages: {
+          cast: 'only src/api/secrets.ts makes a Redacted value: pass the data through the redactor (RecordRedactor.record / .parsed), or derive it from a Redacted value (derived, redactedText, parseRedacted)',
+        },
+        schema: [],
+      },
+      create(context) {
+        const names = (t) =>
+          t?.type === 'TSTypeReference' && t.typeName?.type === 'Identifier' && t.typeName.name === 'Redacted'
+        const mentions = (t) => {
+          if (!t || typeof t !== 'object') return false
+          if (names(t)) return true
+          return Object.entries(t).some(
+            ([k, v]) =>
+              k !== 'parent' &&
+              (Array.isArray(v)
+                ? v.some(mentions)
+                : v && typeof v === 'object' && typeof v.type === 'string' && mentions(v)),
+          )
+        }
+        const check = (node, type) => {
+          if (mentions(type)) context.report({node, messageId: 'cast'})
+        }
+        return {
+          TSAsExpression: (node) => check(node, node.typeAnnotation),
+          TSTypeAssertion: (node) => check(node, node.typeAnnotation),
+          TSTypePredicate: (node) => check(node, node.typeAnnotation?.typeAnnotation),
+          TSTypeAliasDeclaration: (node) => check(node, node.typeAnnotation),
+        }
+      },
+    },
+  },
+}
+
+
 const outputGateRules = [
   {
     files: ['src/**/*.ts'],
@@ -254,6 +300,12 @@ export default tseslint.config(
         {patterns: [{group: ['./*'], message: 'src/errors.ts imports nothing: every layer imports it'}]},
       ],
     },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/api/secrets.ts'],
+    plugins: {'sfl-redactor': redactorOnly},
+    rules: {'sfl-redactor/no-redacted-cast': 'error'},
   },
   {
     files: ['src/cli/**/*.ts', 'src/hooks/**/*.ts'],

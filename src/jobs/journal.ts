@@ -13,7 +13,7 @@ import {count} from '../text/count.js'
  * spooled, a unit's final outcome, a batch answer). Appending costs the same at page 100,000 as at page 1,
  * and a line cut short by a crash is dropped when the journal is read back. Holds no key: a next-page URL
  * is stored only when `redactUrl` finds nothing in it to clean (src/pipeline/county.ts), a record that
- * echoes the key is masked before it is spooled (src/pipeline/key-echo.ts), and the key never enters an
+ * echoes the key is masked before it is spooled (src/api/secrets.ts RecordRedactor), and the key never enters an
  * event.
  */
 export interface JournalHeader {
