@@ -1,10 +1,9 @@
 import {readFileSync} from 'node:fs'
 import {arch, release} from 'node:os'
-import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
-import {cliConfigOf, readPackageJson, type CliConfig} from './cli-config.js'
-import {requireWithCodeCache} from './code-cache.js'
+import {cliConfigOf, oclifDirs, readPackageJson, type CliConfig, type PackageJson} from './cli-config.js'
+import {codeCacheFolder, requireWithCodeCache} from './code-cache.js'
 import {guardStdStreams} from './std-streams.js'
 import {raiseWasmTieringBudget} from './wasm-budget.js'
 
@@ -42,15 +41,18 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
  */
 async function lookupFast(argv: string[]): Promise<boolean> {
   let cli: CliConfig
+  let pjson: PackageJson
   try {
-    cli = cliConfigOf(readPackageJson(import.meta.url))
+    pjson = readPackageJson(import.meta.url)
+    cli = cliConfigOf(pjson)
   } catch {
     return false // oclif reports a missing or broken package.json its own way
   }
   // before the bundle is compiled: V8 keys its code cache by its flags, and the run changes this one
   raiseWasmTieringBudget()
   const bundle = fileURLToPath(new URL('./lookup.cjs', import.meta.url))
-  const {exports} = requireWithCodeCache(bundle, {dir: join(cli.cacheDir, 'code-cache')})
+  const folder = codeCacheFolder((env) => oclifDirs(pjson, env, process.platform).cacheDir, process.env)
+  const {exports} = requireWithCodeCache(bundle, {dir: folder?.dir, existing: folder?.existing})
   return (exports as typeof import('./lookup-fast.js')).runLookupFast(argv, cli)
 }
 
