@@ -2,6 +2,7 @@ import {readFileSync} from 'node:fs'
 import {arch, release} from 'node:os'
 import {fileURLToPath} from 'node:url'
 
+import {limitLine} from '../io/system-limits.js'
 import {cliConfigOf, oclifDirs, readPackageJson, type CliConfig, type PackageJson} from './cli-config.js'
 import {codeCacheFolder, requireWithCodeCache} from './code-cache.js'
 import {guardStdStreams} from './std-streams.js'
@@ -13,12 +14,25 @@ import {raiseWasmTieringBudget} from './wasm-budget.js'
  * command runs, and a single lookup loads its own bundle (dist/lookup.cjs) without them, so `sfl
  * --version` costs little more than Node's own start-up. scripts/build.mjs fails if this file grows an
  * import beyond the small modules that import only built-ins: src/cli/std-streams.ts, cli-config.ts,
- * code-cache.ts and wasm-budget.ts.
+ * code-cache.ts, wasm-budget.ts and src/io/system-limits.ts.
  */
 export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
   // before anything is written: a stdout on /dev/full or a closed pipe ends every command the same way,
   // `--version` and oclif's help included (exit 8 with one line, or 141 quietly)
   guardStdStreams()
+  try {
+    await start(argv)
+  } catch (error) {
+    // sfl's own code could not be loaded for the machine's limits (with `ulimit -n 20`, Node's loader
+    // opens more chunks at once than allowed): one line and exit 8, not Node's report of an uncaught error
+    const line = limitLine(error, 'loading sfl')
+    if (line === undefined) throw error
+    process.stderr.write(`Error: ${line}\n`)
+    process.exitCode = 8
+  }
+}
+
+async function start(argv: string[]): Promise<void> {
   const version = argv[0] === '--version' ? versionLine() : undefined
   if (version !== undefined) {
     process.stdout.write(`${version}\n`)
