@@ -71,6 +71,8 @@ It does NOT export: an assistant's context is no place for a county of records (
       maxAgeMs,
       maxAge: args.max_age,
       restart: false,
+      // the run of the command line it returns: no --fields, no --strict, this server's base URL
+      baseUrl: deps.core.baseUrl,
       reserve: 0,
       probe: deps.probe,
       now: deps.now,
