@@ -59,7 +59,9 @@ export async function acquireLock(path: string, notice: (line: string) => void):
 }
 
 function refusal(path: string, holder: Holder | undefined): UsageError {
-  const who = holder ? `process ${holder.pid} on ${holder.host}, started ${holder.started}` : 'another process'
+  const who = holder
+    ? `process ${holder.pid} on ${holder.host}, started ${holder.started}`
+    : 'another process'
   return new UsageError(
     `another sfl run (${who}) is writing to the same output; wait for it to finish, or delete ${path} if that run is gone`,
   )
