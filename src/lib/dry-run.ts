@@ -28,6 +28,8 @@ export interface ProbeConnection {
   client: HttpClient
   scheduler: Scheduler
   baseUrl: string
+  /** The key, masked wherever the probe's answer echoes it (src/keys/check.ts reads through the stages). */
+  apiKey?: string | undefined
   profile: string
   /** Set when the connection is the embedded sandbox (the report's key label). */
   sandbox?: unknown
