@@ -35,6 +35,8 @@ function load(file: string, dir: string | undefined, extra: Partial<CodeCacheOpt
     env: {},
     nodeHasCompileCache: false,
     onExit: (w) => writers.push(w),
+    // a clock that stands still: the time budget is tested with its own clocks, never the machine's
+    now: () => 0,
     ...extra,
   })
   for (const w of writers) w()
@@ -298,8 +300,6 @@ describe('the code cache in the built CLI', () => {
   it('a lookup writes its cache once and later lookups read it; both answer the same', () => {
     const cache = tempDir('sfl-cache-')
     const run = () => lookup({SFL_CACHE_DIR: cache, SFL_CONFIG_DIR: join(cache, 'cfg')})
-    const first = run()
-    expect(first.status).toBe(0)
     const hasOwn = nodeHasOwnCache()
     const files = () => {
       try {
@@ -308,6 +308,10 @@ describe('the code cache in the built CLI', () => {
         return []
       }
     }
+    let first = run()
+    // a folder check slower than the budget (a busy machine) writes nothing, by design: one more lookup
+    if (!hasOwn && files().length === 0) first = run()
+    expect(first.status).toBe(0)
     // Node 22.1+ keeps its own cache (bin/run.js): sfl writes none of its own there
     expect(files().length).toBe(hasOwn ? 0 : 1)
     const second = run()
