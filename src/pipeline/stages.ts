@@ -87,6 +87,8 @@ export interface BodyOutcome {
   keyEchoes: number
   /** Whether the envelope said success before the first record (a sink may stream such a page at once). */
   statusFirst: boolean
+  /** `stop` ended the reading before the body's end (a probe that had what it needed): not checked whole. */
+  stopped?: true
 }
 
 export interface BodySink {
@@ -99,13 +101,16 @@ export interface BodySink {
 /**
  * Read one response body through the stages into `sink`. `ids` is the county's record of the
  * ServicePropertyIDs taken (absent: no de-duplication, as for a batch row, whose answer is one lookup).
- * Throws BadResponseError (malformed) or TruncatedBodyError (cut short) from the scan.
+ * `stop`, asked after each chunk, ends the reading early when it says so (`keys check` needs one record of
+ * a county that may be hundreds of MB): the rest of the body is neither read nor checked. Throws
+ * BadResponseError (malformed) or TruncatedBodyError (cut short) from the scan.
  */
 export async function readBody(
   body: AsyncIterable<Buffer>,
   stages: RecordStages,
   sink: BodySink,
   ids?: IdSet,
+  stop?: () => boolean,
 ): Promise<BodyOutcome> {
   const scanner = stages.scanner()
   const out: BodyOutcome = {
@@ -132,8 +137,14 @@ export async function readBody(
     const rejected = scanner.takeRejected()
     if (rejected.length) out.rejected.push(...rejected)
   }
-  for await (const raw of body) await take(raw)
-  scanner.end()
+  for await (const raw of body) {
+    await take(raw)
+    if (stop?.()) {
+      out.stopped = true
+      break
+    }
+  }
+  if (!out.stopped) scanner.end()
   out.keyEchoes = scanner.keyEchoes
   stages.keyEchoes += scanner.keyEchoes
   out.rejected.sort((a, b) => a.index - b.index)
