@@ -9,6 +9,8 @@ export const ROLE_APN = 4
 export const ROLE_FIPS = 8
 /** An option object (spec 2.2, 2.3): its members are the fields `Option.Field`. */
 export const ROLE_OPTION = 16
+/** A field left out of the comparison (`--ignore-fields`): a byte digest skips its value. */
+export const ROLE_IGNORED = 32
 
 const OPTIONS: ReadonlySet<string> = new Set(OPTION_NAMES)
 
@@ -50,7 +52,7 @@ export class FieldIds {
       this.role[id] =
         f.role === 'option'
           ? ROLE_OPTION
-          : (this.ignore.has(name) ? 0 : ROLE_COMPARED) |
+          : (this.ignore.has(name) ? ROLE_IGNORED : ROLE_COMPARED) |
             (name === 'ServicePropertyID' ? ROLE_ID : 0) |
             (name === 'APN' ? ROLE_APN : 0) |
             (name === 'Fips' ? ROLE_FIPS : 0)

@@ -2,7 +2,7 @@ import {closeSync, fstatSync, openSync, readSync} from 'node:fs'
 
 import {OPTION_NAMES} from '../api/spec.js'
 import {CSV_BROKEN, CSV_INCOMPLETE, CsvFields, csvFieldTexts, csvRecord} from '../io/csv-reader.js'
-import {cellOf, ParquetColumns, type ColumnValues} from '../io/parquet-reader.js'
+import {ParquetColumns} from '../io/parquet-reader.js'
 import {decodeEscapes, stringValue} from '../json/values.js'
 import {
   ARRAY,
@@ -52,7 +52,10 @@ export class RecordReader {
     number,
     {fd: number; size: number; start: number; end: number; buf: Buffer}
   >()
-  private readonly parquet = new Map<number, {file: ParquetColumns; group: number; values: ColumnValues[]}>()
+  private readonly parquet = new Map<
+    number,
+    {file: ParquetColumns; group: number; planned: Set<number>; rows: Map<number, ChangeRecord>}
+  >()
   private readonly fields = new CsvFields()
   private readonly walk = new Walk()
 
@@ -64,7 +67,12 @@ export class RecordReader {
     try {
       for (const [i, f] of files.entries())
         if (f.kind === 'parquet')
-          r.parquet.set(i, {file: await ParquetColumns.open(f.path), group: -1, values: []})
+          r.parquet.set(i, {
+            file: await ParquetColumns.open(f.path),
+            group: -1,
+            planned: new Set(),
+            rows: new Map(),
+          })
     } catch (error) {
       r.close()
       throw error
@@ -103,24 +111,48 @@ export class RecordReader {
     this.parquet.clear()
   }
 
-  /** A Parquet row: its row group decoded (every column) once for the rows asked of it. */
+  /**
+   * Rows of a Parquet file that will be read (`read`'s offsets are row numbers): a row group's planned rows
+   * are decoded together when the first of them is read (src/io/parquet-reader.ts `readRows`: only their
+   * pages and values), instead of the whole group.
+   */
+  plan(file: number, rows: readonly number[]): void {
+    const p = this.parquet.get(file)
+    if (p) p.planned = new Set(rows)
+  }
+
+  /** A Parquet row: its row group's planned rows decoded once, or the row alone when it was not planned. */
   private parquetRow(file: number, row: number): ChangeRecord {
     const p = this.parquet.get(file)!
     const groups = p.file.groups
     let g = p.group >= 0 && row >= groups[p.group]!.first ? p.group : 0
     while (g < groups.length && row >= groups[g]!.first + groups[g]!.rows) g++
     if (g >= groups.length) throw changed(p.file.path, row)
-    if (g !== p.group) {
-      p.values = p.file.readGroup(g, p.file.columns)
+    if (g !== p.group || !p.rows.has(row)) {
+      const {first, rows: n} = groups[g]!
+      const want = [...p.planned].filter((r) => r >= first && r < first + n)
+      if (!want.includes(row)) want.push(row)
+      want.sort((a, b) => a - b)
+      const values = p.file.readRows(
+        g,
+        p.file.columns,
+        Int32Array.from(want, (r) => r - first),
+      )
+      p.rows = new Map(
+        want.map((r, i) => {
+          const rec: ChangeRecord = {}
+          for (const [c, col] of p.file.columns.entries()) {
+            const x = values[c]![i]!
+            rec[col.name] = typeof x === 'number' ? numberCell(x) : x
+          }
+          return [r, rec]
+        }),
+      )
       p.group = g
     }
-    const r = row - groups[g]!.first
-    const out: ChangeRecord = {}
-    for (const v of p.values) {
-      const x = cellOf(v, v.slot[r]!)
-      out[v.column.name] = typeof x === 'number' ? numberCell(x) : x
-    }
-    return out
+    const rec = p.rows.get(row)!
+    p.rows.delete(row) // each row is read once: the group's rows go as they are written
+    return rec
   }
 
   /**

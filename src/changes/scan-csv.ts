@@ -13,9 +13,9 @@ import {
 import {asText} from '../io/export-reader.js'
 import {isFormulaStart, unguardCell} from '../text/csv-cell.js'
 import type {EntrySink} from './entries.js'
-import {ROLE_APN, ROLE_COMPARED, ROLE_FIPS, ROLE_ID, type FieldIds} from './names.js'
+import {ROLE_APN, ROLE_COMPARED, ROLE_FIPS, ROLE_ID, ROLE_IGNORED, type FieldIds} from './names.js'
 import {forEachChunk, ScanAnomaly, type ScanTarget} from './scan-io.js'
-import {hashDigits, hashText, hashTextBytes, type Lanes} from './row-digest.js'
+import {ByteDigest, hashDigits, hashText, hashTextBytes, type Lanes} from './row-digest.js'
 
 const CR = 0x0d
 const LF = 0x0a
@@ -50,11 +50,16 @@ export class CsvScanner {
   private namesDue = false
   private readonly lanes: Lanes = {a: 0, b: 0}
   private readonly f = new CsvFields()
+  private readonly bytesDigest = new ByteDigest()
+  private view: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0))
+  private viewOf: Buffer | undefined
 
   constructor(
     private readonly names: FieldIds,
     private readonly sink: EntrySink,
     private readonly target: ScanTarget,
+    /** The digest of a record's bytes (src/changes/scan.ts `digest`), not of its values. */
+    private readonly byBytes = false,
   ) {}
 
   /** Scan the file; returns its header (undefined: an empty file). */
@@ -81,7 +86,7 @@ export class CsvScanner {
       const next = csvRecord(buf, p, end, final, f)
       if (next === CSV_INCOMPLETE) return p
       if (next === CSV_BROKEN) throw new ScanAnomaly('not in the CSV grammar')
-      if (this.header) this.record(buf, p, base)
+      if (this.header) this.record(buf, p, next, base)
       else this.readHeader(buf, p, next)
       p = next
     }
@@ -101,13 +106,22 @@ export class CsvScanner {
   }
 
   /** One record: `f` holds its fields. */
-  private record(buf: Buffer, recStart: number, base: number): void {
+  private record(buf: Buffer, recStart: number, recEnd: number, base: number): void {
     const {roles, seeds, sink, lanes} = this
     const f = this.f
     const n = roles.length
     if (f.count !== n) throw new ScanAnomaly('a record of another length than the header')
     const start = f.start
     const end = f.end
+    const bytes = this.byBytes
+    let from = recStart
+    if (bytes) {
+      this.bytesDigest.reset()
+      if (this.viewOf !== buf) {
+        this.viewOf = buf
+        this.view = new DataView(buf.buffer, buf.byteOffset, buf.length)
+      }
+    }
     let sumA = 0
     let sumB = 0
     let key = 0 // 2: an id, 1: an APN
@@ -119,6 +133,16 @@ export class CsvScanner {
       if (role === 0) continue
       let s = start[i]!
       const e = end[i]!
+      if (role & ROLE_IGNORED) {
+        // the bytes digest skips a field left out; the values digest never adds it
+        if (bytes) {
+          this.bytesDigest.add(buf, this.view, from, s)
+          from = e
+        }
+        continue
+      }
+      // the bytes digest needs the values of the key and the county only
+      if (bytes && !(role & (ROLE_ID | ROLE_APN | ROLE_FIPS))) continue
       if (e === s) continue // an empty cell is null
       const flags = f.flags[i]!
       if (!(flags & CSV_NOT_DIGIT)) hashDigits(buf, s, e, seeds[i]!, lanes)
@@ -142,6 +166,12 @@ export class CsvScanner {
         keyB = lanes.b
       }
       if (role & ROLE_FIPS) fipsCol = i
+    }
+    if (bytes) {
+      this.bytesDigest.add(buf, this.view, from, recEnd)
+      this.bytesDigest.finish(lanes)
+      sumA = lanes.a
+      sumB = lanes.b
     }
     if (this.target.group === undefined) this.selectByFips(buf, fipsCol)
     else if (!this.selected) {

@@ -22,9 +22,25 @@ import {
   walkValue,
 } from '../json/walk.js'
 import type {EntrySink} from './entries.js'
-import {ROLE_APN, ROLE_COMPARED, ROLE_FIPS, ROLE_ID, ROLE_OPTION, type FieldIds} from './names.js'
+import {
+  ROLE_APN,
+  ROLE_COMPARED,
+  ROLE_FIPS,
+  ROLE_ID,
+  ROLE_IGNORED,
+  ROLE_OPTION,
+  type FieldIds,
+} from './names.js'
 import {forEachChunk, ScanAnomaly, type ScanTarget} from './scan-io.js'
-import {hashBytes, hashJsonNumber, hashText, hashTextBytes, ObjectDigester, type Lanes} from './row-digest.js'
+import {
+  ByteDigest,
+  hashBytes,
+  hashJsonNumber,
+  hashText,
+  hashTextBytes,
+  ObjectDigester,
+  type Lanes,
+} from './row-digest.js'
 
 const LF = 0x0a
 const COMMA = 0x2c
@@ -103,6 +119,9 @@ export class JsonLinesScanner {
   private recNo = 0
   private lastFips: Buffer | undefined
   private selected = false
+  private readonly bytesDigest = new ByteDigest()
+  private view: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0))
+  private viewOf: Buffer | undefined
 
   constructor(
     private readonly ids: FieldIds,
@@ -110,6 +129,8 @@ export class JsonLinesScanner {
     private readonly target: ScanTarget,
     private readonly json: boolean,
     ignore: ReadonlySet<string>,
+    /** The digest of a record's bytes (src/changes/scan.ts `digest`), not of its values. */
+    private readonly byBytes = false,
   ) {
     this.walk.names = ids.namer
     this.digester = new ObjectDigester(ignore)
@@ -145,14 +166,15 @@ export class JsonLinesScanner {
     const w = this.walk
     w.count = 0
     this.offset = base + start
-    if (walkValue(buf, s, e, w) !== e || !this.record(buf, s)) this.slowLine(buf, start, end, base)
+    if (walkValue(buf, s, e, w) !== e || !this.record(buf, s, e)) this.slowLine(buf, start, end, base)
   }
 
   /**
    * The members the walk noted, hashed where they lie; false (nothing given to the sink) for a record
    * the walk's spans do not flatten as export-reader does.
    */
-  private record(buf: Buffer, o: number): boolean {
+  private record(buf: Buffer, o: number, end: number): boolean {
+    if (this.byBytes) return this.recordBytes(buf, o, end)
     const w = this.walk
     const m = w.entries
     const ids = this.ids
@@ -209,6 +231,81 @@ export class JsonLinesScanner {
       }
       if (r & ROLE_FIPS) fipsAt = at
     }
+    this.give(buf, o, fipsAt, key, keyA, keyB, sumA, sumB)
+    return true
+  }
+
+  /**
+   * The `bytes` digest of the record `buf[o, end)`: its bytes but the values of fields left out, in one
+   * pass; the key and the county are still its values' (they match records across the sides). Nothing
+   * here needs JSON.parse: equal bytes are equal records, and records whose bytes differ are compared by
+   * their values later (src/changes/compare.ts).
+   */
+  private recordBytes(buf: Buffer, o: number, end: number): boolean {
+    const w = this.walk
+    const m = w.entries
+    const ids = this.ids
+    const lanes = this.lanes
+    if (ids.size > ids.known) ids.grow()
+    const role = ids.role
+    if (this.viewOf !== buf) {
+      this.viewOf = buf
+      this.view = new DataView(buf.buffer, buf.byteOffset, buf.length)
+    }
+    const d = this.bytesDigest
+    d.reset()
+    let from = o
+    let key = 0
+    let keyA = 0
+    let keyB = 0
+    let fipsAt = -1
+    for (let i = 0; i < w.count; i++) {
+      const at = i * ENTRY
+      const id = m[at + ID]!
+      if (id < 0) continue
+      const r = role[id]!
+      if ((r & (ROLE_ID | ROLE_APN | ROLE_FIPS | ROLE_IGNORED)) === 0) continue
+      const s = o + m[at + VAL_S]!
+      const e = o + m[at + VAL_E]!
+      if (r & ROLE_IGNORED) {
+        d.add(buf, this.view, from, s)
+        from = e
+        continue
+      }
+      if (r & ROLE_FIPS) fipsAt = at
+      const kind = m[at + KIND]!
+      const k = kind & KIND_MASK
+      if ((r & ROLE_ID || (r & ROLE_APN && key === 0)) && e - s > (k === STRING ? 2 : 0) && k !== NULL) {
+        if (k === STRING) {
+          if (kind & ESCAPED) hashText(stringValue(buf, s, e, true), ids.seeds[id]!, lanes)
+          else hashTextBytes(buf, s + 1, e - 1, ids.seeds[id]!, lanes)
+        } else if (k === NUMBER) hashJsonNumber(buf, s, e, ids.seeds[id]!, lanes)
+        else if (k === TRUE || k === FALSE) hashBytes(buf, s, e, ids.seeds[id]!, lanes)
+        else continue // an object or a list is no key export-reader would give (its JSON text): rare, left out
+        key = r & ROLE_ID ? 2 : 1
+        keyA = lanes.a
+        keyB = lanes.b
+      }
+    }
+    d.add(buf, this.view, from, end)
+    d.finish(lanes)
+    this.give(buf, o, fipsAt, key, keyA, keyB, lanes.a, lanes.b)
+    return true
+  }
+
+  /** The record's entry to the sink, with its county and its names. */
+  private give(
+    buf: Buffer,
+    o: number,
+    fipsAt: number,
+    key: number,
+    keyA: number,
+    keyB: number,
+    sumA: number,
+    sumB: number,
+  ): void {
+    const w = this.walk
+    const m = w.entries
     const county = this.finish(buf, o, fipsAt)
     const sink = this.sink
     // the names met, for the county's list: records of a county repeat one layout, seen once
@@ -226,7 +323,6 @@ export class JsonLinesScanner {
     if (!same) for (let i = 0; i < w.count; i++) sink.see(layout[i]!)
     if (key === 0) sink.unkeyed()
     else sink.add(keyA, keyB, sumA, sumB, this.offset, this.target.index)
-    return true
   }
 
   /** The file offset of the line being scanned (`line` sets it through `base + start`). */

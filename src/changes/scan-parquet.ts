@@ -27,8 +27,9 @@ export async function scanParquet(ids: FieldIds, sink: EntrySink, target: ScanTa
     const colIds = file.columns.map((c) => ids.ofText(c.name))
     if (colIds.includes(-1)) throw new ScanAnomaly('more columns than the scan names')
     // a name given to two columns: the record object keeps the last one's value
+    const used = ROLE_COMPARED | ROLE_ID | ROLE_APN | ROLE_FIPS
     const needed = file.columns.filter(
-      (c, i) => ids.role[colIds[i]!]! !== 0 && colIds.lastIndexOf(colIds[i]!) === i,
+      (c, i) => (ids.role[colIds[i]!]! & used) !== 0 && colIds.lastIndexOf(colIds[i]!) === i,
     )
     const roles = needed.map((c) => ids.role[colIds[c.index]!]!)
     const seeds = needed.map((c) => ids.seeds[colIds[c.index]!]!)

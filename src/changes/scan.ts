@@ -24,6 +24,13 @@ export interface ScanRequest {
   scratch: string
   files: ScanFile[]
   ignore: readonly string[]
+  /**
+   * What a record's digest covers: its `values` by the comparison's rule (row-digest.ts: any formats on
+   * either side), or its `bytes` but the ignored fields' values, when every file of both sides is of one
+   * text format (CSV with one header, or NDJSON/JSON lines: src/changes/compare.ts decides): a fraction of
+   * the work, and records whose bytes differ are compared by value before they are called updated.
+   */
+  digest?: 'values' | 'bytes'
 }
 
 /**
@@ -80,9 +87,20 @@ async function scanFiles(
     for (const [index, f] of req.files.entries()) {
       const target: ScanTarget = {path: f.path, index, group: f.group}
       if (bytes && f.format === 'csv')
-        files.push({path: f.path, kind: 'csv', header: await new CsvScanner(names, sink, target).scan()})
+        files.push({
+          path: f.path,
+          kind: 'csv',
+          header: await new CsvScanner(names, sink, target, req.digest === 'bytes').scan(),
+        })
       else if (bytes && (f.format === 'ndjson' || f.format === 'json')) {
-        await new JsonLinesScanner(names, sink, target, f.format === 'json', ignore).scan()
+        await new JsonLinesScanner(
+          names,
+          sink,
+          target,
+          f.format === 'json',
+          ignore,
+          req.digest === 'bytes',
+        ).scan()
         files.push({path: f.path, kind: f.format})
       } else if (bytes && f.format === 'parquet') {
         await scanParquet(names, sink, target)

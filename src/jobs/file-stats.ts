@@ -1,8 +1,14 @@
-import {ExportFileError, readExport, type FlatRecord} from '../io/export-reader.js'
+import {ExportFileError, readExport, type FlatRecord, type FlatValue} from '../io/export-reader.js'
 import {exportFiles, type ExportFiles} from '../io/export-files.js'
-import type {ColumnValues, ParquetColumns} from '../io/parquet-reader.js'
-import {emptyFacts, FLAG_FIELDS, StatsAccumulator, type StatsReport} from '../stats/accumulator.js'
-import {factsOfFlat} from '../stats/facts.js'
+import type {ColumnValues, ParquetColumn, ParquetColumns} from '../io/parquet-reader.js'
+import {
+  emptyFacts,
+  FLAG_FIELDS,
+  StatsAccumulator,
+  type RecordFacts,
+  type StatsReport,
+} from '../stats/accumulator.js'
+import {boolOf, factsOfFlat, numberOf, textOf} from '../stats/facts.js'
 import {GroupedStats} from '../stats/grouped.js'
 
 export interface FileStats {
@@ -46,7 +52,10 @@ export async function statsOfExport(exp: ExportFiles, byCounty = true): Promise<
         const pq = await openColumns(file.path)
         if (pq) {
           try {
-            await parquetRecords(pq, (rec) => add(rec, county))
+            await parquetFacts(pq, (f, fips) => {
+              if (!groups) all.add(f)
+              else groups.add(county ?? fips ?? '(none)', f)
+            })
           } finally {
             pq.close()
           }
@@ -77,38 +86,105 @@ async function openColumns(path: string): Promise<ParquetColumns | undefined> {
 }
 
 const LOAN = 'AssumableMortgage.'
-/** The loan columns the statistics read for their values; the others only say a loan is there. */
-const LOAN_VALUES = new Set([`${LOAN}LoanType`, `${LOAN}EstimatedInterestRate`, `${LOAN}EstimatedEquity`])
-const READ = new Set<string>([...FLAG_FIELDS, 'CRAEligible', 'FinalValue', 'ConfidenceScore', 'Fips'])
+
+type CellOf = (v: ColumnValues, slot: number) => FlatValue
+
+/** `read` of each slot's value. */
+function readEach<T>(v: ColumnValues, cellOf: CellOf, read: (x: FlatValue) => T): T[] {
+  const out = new Array<T>(v.size)
+  for (let s = 0; s < v.size; s++) out[s] = read(cellOf(v, s))
+  return out
+}
+
+/** `numberOf` of each slot's value, NaN for none. */
+function numbersOf(v: ColumnValues, cellOf: CellOf): Float64Array {
+  const out = new Float64Array(v.size)
+  for (let s = 0; s < v.size; s++) out[s] = numberOf(cellOf(v, s)) ?? NaN
+  return out
+}
+
+/** The reading of row `r`'s number. */
+function number(v: ColumnValues | undefined, of: Float64Array | undefined, r: number): number | undefined {
+  if (!v || !of) return undefined
+  const s = v.slot[r]!
+  if (s < 0) return undefined
+  const x = of[s]!
+  return Number.isNaN(x) ? undefined : x
+}
 
 /**
- * The facts' fields of every row, as a record src/stats/facts.ts reads (`factsOfFlat`): only the columns
- * it reads are decoded, into one record object reused row after row. A loan column whose value the facts
- * do not read stands as `true` when it holds a value ('' when an empty text), null when not: all
- * `factsOfFlat` asks of it is whether the record carries a loan.
+ * The facts of every row (src/stats/facts.ts, the meaning `factsOfFlat` gives a record), column by column:
+ * only the columns the statistics read are decoded; each distinct value of a column chunk is read once by
+ * the facts' own readers (`boolOf`, `textOf`, `numberOf`), then each row takes its slots' readings, and
+ * a row carries a loan when any AssumableMortgage column holds a value that is not an empty text. `take`
+ * gets one facts object, reused row after row, and the row's Fips (asText) for grouping by county.
  */
-async function parquetRecords(pq: ParquetColumns, take: (rec: FlatRecord) => void): Promise<void> {
+async function parquetFacts(
+  pq: ParquetColumns,
+  take: (f: RecordFacts, fips: string | undefined) => void,
+): Promise<void> {
   const {cellOf} = await import('../io/parquet-reader.js')
-  const columns = pq.columns.filter((c) => READ.has(c.name) || c.name.startsWith(LOAN))
-  const rec: FlatRecord = {}
+  const named = (name: string) => pq.column(name)
+  const flags = FLAG_FIELDS.map(named)
+  const [cra, value, confidence, fips, loanType, rate, equity] = [
+    'CRAEligible',
+    'FinalValue',
+    'ConfidenceScore',
+    'Fips',
+    `${LOAN}LoanType`,
+    `${LOAN}EstimatedInterestRate`,
+    `${LOAN}EstimatedEquity`,
+  ].map(named)
+  const loans = pq.columns.filter((c) => c.name.startsWith(LOAN))
+  const wanted = [...new Set([...flags, cra, value, confidence, fips, loanType, rate, equity, ...loans])]
+  const columns = wanted.filter((c): c is ParquetColumn => c !== undefined)
+  const facts = emptyFacts()
   for (let g = 0; g < pq.groups.length; g++) {
     const values = pq.readGroup(g, columns)
-    // a dictionary's values are decoded once for all the rows that use them
-    const texts = values.map((v) => new Array<string | number | boolean | null | undefined>(v.size))
-    const valueOf = (v: ColumnValues, i: number, slot: number) => {
-      const known = texts[i]![slot]
-      return known !== undefined ? known : (texts[i]![slot] = cellOf(v, slot))
-    }
-    for (let r = 0; r < pq.groups[g]!.rows; r++) {
-      for (let i = 0; i < values.length; i++) {
-        const v = values[i]!
+    const of = (c: ParquetColumn | undefined) => (c ? values[columns.indexOf(c)] : undefined)
+    const flagV = flags.map(of)
+    const [craV, valueV, confidenceV, fipsV, typeV, rateV, equityV] = [
+      cra,
+      value,
+      confidence,
+      fips,
+      loanType,
+      rate,
+      equity,
+    ].map(of)
+    // each distinct value read once, by the facts' own readers
+    const flagOf = flagV.map((v) => v && readEach(v, cellOf, (x) => boolOf(x)))
+    const craOf = craV && readEach(craV, cellOf, textOf)
+    const fipsOf = fipsV && readEach(fipsV, cellOf, (x) => (x === null ? undefined : String(x)))
+    const typeOf = typeV && readEach(typeV, cellOf, textOf)
+    const valueOf = valueV && numbersOf(valueV, cellOf)
+    const confidenceOf = confidenceV && numbersOf(confidenceV, cellOf)
+    const rateOf = rateV && numbersOf(rateV, cellOf)
+    const equityOf = equityV && numbersOf(equityV, cellOf)
+    const rows = pq.groups[g]!.rows
+    const loan = new Uint8Array(rows)
+    for (const c of loans) {
+      const v = of(c)!
+      for (let r = 0; r < rows; r++) {
         const slot = v.slot[r]!
-        const name = v.column.name
-        if (slot < 0) rec[name] = null
-        else if (!name.startsWith(LOAN) || LOAN_VALUES.has(name)) rec[name] = valueOf(v, i, slot)
-        else rec[name] = v.column.kind === 'string' && v.start[slot] === v.end[slot] ? '' : true
+        // factsOfFlat: a loan field that is not null and not an empty text
+        if (slot >= 0 && (c.kind !== 'string' || v.end[slot]! > v.start[slot]!)) loan[r] = 1
       }
-      take(rec)
+    }
+    for (let r = 0; r < rows; r++) {
+      for (let i = 0; i < flagV.length; i++) {
+        const v = flagV[i]
+        const s = v ? v.slot[r]! : -1
+        facts.flags[i] = s < 0 ? null : flagOf[i]![s]!
+      }
+      facts.cra = craV && craV.slot[r]! >= 0 ? craOf![craV.slot[r]!]! : null
+      facts.finalValue = number(valueV, valueOf, r)
+      facts.confidence = number(confidenceV, confidenceOf, r)
+      facts.loan = loan[r] === 1
+      facts.loanType = facts.loan && typeV && typeV.slot[r]! >= 0 ? typeOf![typeV.slot[r]!]! : null
+      facts.rate = facts.loan ? number(rateV, rateOf, r) : undefined
+      facts.equity = facts.loan ? number(equityV, equityOf, r) : undefined
+      take(facts, fipsV && fipsV.slot[r]! >= 0 ? fipsOf![fipsV.slot[r]!] : undefined)
     }
     // a row group at a time: Ctrl-C gets in between
     await new Promise((resolve) => setImmediate(resolve))
