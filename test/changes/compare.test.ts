@@ -15,6 +15,8 @@ import {
 } from '../../src/changes/compare.js'
 import type {FlatRecord} from '../../src/io/export-reader.js'
 import {ObjectDigester} from '../../src/changes/row-digest.js'
+import {FileTarget} from '../../src/io/output.js'
+import {writeParquet} from '../../src/io/parquet-writer.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sfl-changes-'))
 afterAll(() => rmSync(dir, {recursive: true, force: true}))
@@ -256,6 +258,55 @@ describe('compareExports', () => {
       FinalValue: 300003,
       FHAEligible: false,
     })
+  })
+
+  it('Parquet sides give exactly the rows CSV and NDJSON sides give, values and all', async () => {
+    const parquet = async (recs: Array<Record<string, unknown>>) => {
+      const part = file('part.ndjson', ndjson(recs))
+      const path = join(dir, `${n++}-x.parquet`)
+      const target = await FileTarget.create(path, () => undefined)
+      await writeParquet(target, [part])
+      await target.commit()
+      return path
+    }
+    const text = await compare(file('p.csv', csv(before)), file('c.ndjson', ndjson(after)))
+    const pq = await compare(await parquet(before), await parquet(after))
+    expect(brief(pq.rows)).toEqual(brief(text.rows))
+    expect(pq.s).toMatchObject({added: 1, updated: 1, deleted: 1, unchanged: 2})
+    // the record's own columns agree cell for cell (a Parquet file has every column of its run)
+    for (const [i, row] of text.rows.entries())
+      for (const c of text.header) expect(pq.rows[i]![c], c).toBe(row[c])
+    // a Parquet side against an NDJSON side of the same data: no change
+    const same = await compare(await parquet(before), file('c.ndjson', ndjson(before)))
+    expect(same.rows).toEqual([])
+    expect(same.s.unchanged).toBe(4)
+  })
+
+  it("an unknown field keeps the export's place: after the standard fields, before the add-on columns", async () => {
+    const p = file('p.ndjson', ndjson([prop('06067', 1), prop('06067', 2)]))
+    const c = file(
+      'c.ndjson',
+      ndjson([prop('06067', 1, {Zoning: 'R1'}), prop('06067', 2, {Zoning: 'C2', Zip: '95814'})]),
+    )
+    const {header, rows} = await compare(p, c)
+    expect(header).toEqual([
+      'Change',
+      'ServicePropertyID',
+      'Fips',
+      'ChangedFields',
+      'APN',
+      'City',
+      'Zip',
+      'FinalValue',
+      'ValuationDate',
+      'FHAEligible',
+      'Zoning',
+      'AssumableMortgage.LoanType',
+      'AssumableMortgage.EstimatedInterestRate',
+      'Previous.Zip',
+      'Previous.Zoning',
+    ])
+    expect(brief(rows)).toEqual(['updated 06067/1 Zoning', 'updated 06067/2 Zoning;Zip'])
   })
 
   it('--ignore-fields none reports the moved valuation date; naming a field ignores it', async () => {
