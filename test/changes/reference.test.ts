@@ -59,7 +59,7 @@ const restyled = (r: Rec, i: number): string => {
   return JSON.stringify(reordered).replace(/"FinalValue":(\d+)([,}])/, '"FinalValue":$1.0$2')
 }
 
-async function write(format: string, recs: Rec[], style = false): Promise<string> {
+async function write(format: string, recs: readonly Rec[], style = false): Promise<string> {
   const path = join(dir, `${n++}.${format}`)
   const lines = recs.map((r, i) => (style ? restyled(r, i) : JSON.stringify(r)))
   if (format === 'ndjson') writeFileSync(path, lines.map((l) => `${l}\n`).join(''))
