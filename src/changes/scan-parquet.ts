@@ -110,15 +110,26 @@ function addColumn(
       la[i] = out.a
       lb[i] = out.b
     }
-  else {
-    // booleans, dates and timestamps as their text: each distinct value hashed once
+  else if (kind === 'boolean') {
+    // a boolean is the text true or false: two fingerprints for every row of the column
+    const t: Lanes = {a: 0, b: 0}
+    const f: Lanes = {a: 0, b: 0}
+    hashText('true', seed, t)
+    hashText('false', seed, f)
+    for (let i = 0; i < v.size; i++) {
+      const l = v.num[i] === 1 ? t : f
+      la[i] = l.a
+      lb[i] = l.b
+    }
+  } else {
+    // dates and timestamps as their text: each distinct value hashed once
     const known = new Map<number, Lanes>()
     for (let i = 0; i < v.size; i++) {
       const x = v.num[i]!
       let l = known.get(x)
       if (!l) {
         l = {a: 0, b: 0}
-        hashText(kind === 'boolean' ? (x === 1 ? 'true' : 'false') : (cellOf(v, i) as string), seed, l)
+        hashText(cellOf(v, i) as string, seed, l)
         known.set(x, l)
       }
       la[i] = l.a
