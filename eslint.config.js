@@ -22,8 +22,9 @@ const LAYERS = {
   io: ['api', 'model', 'text'],
   config: ['io', 'text'],
   pipeline: ['api', 'io', 'json', 'model', 'schedule', 'stats', 'text'],
-  // the comparison of two exports (sfl changes, --changes-since): on io's readers and text's cell rule
-  changes: ['api', 'io', 'model', 'text'],
+  // the comparison of two exports (sfl changes, --changes-since): on io's readers, the JSON walker, the
+  // record pipeline's field ids and text's cell rule
+  changes: ['api', 'io', 'json', 'model', 'pipeline', 'text'],
   lookup: ['api', 'address', 'pipeline', 'schedule', 'text'],
   jobs: [
     'api',

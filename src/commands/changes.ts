@@ -2,7 +2,6 @@ import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../cli/base-command.js'
 import {paragraphs} from '../cli/help-text.js'
-import {UsageError} from '../errors.js'
 import type {ChangesDocument} from '../cli/json-output.js'
 
 export default class Changes extends BaseCommand<typeof Changes> {
@@ -79,28 +78,21 @@ changes, like git diff --exit-code).`
   async run(): Promise<ChangesDocument> {
     const {args} = await this.parse(Changes)
     const f = this.flags
-    if (this.jsonEnabled() && f.out === undefined)
-      throw new UsageError(
-        '--json prints the summary on stdout: give --out FILE for the change file; nothing was read',
-      )
+    const {changesRequest} = await import('../cli/changes-flags.js')
+    const req = await changesRequest({
+      ...args,
+      out: f.out,
+      output: f.output,
+      ignoreFields: f['ignore-fields'],
+      fips: f.fips,
+      json: this.jsonEnabled(),
+    })
     const changes = await import('../changes/compare.js')
-    const {checkSide} = await import('../changes/sides.js')
-    const {scanWorkerUrl} = await import('../changes/scan-run.js')
-    const ignore = changes.ignoreList(f['ignore-fields'])
-    const counties = changes.countyList(f.fips)
-    if (f.out) await (await import('../io/atomic-file.js')).assertWritableTarget(f.out)
-    // both sides readable before the long part (spec-independent: no request is ever sent)
-    await checkSide(args.previous)
-    await checkSide(args.current)
-    const worker = scanWorkerUrl()
+    const worker = (await import('../changes/scan-run.js')).scanWorkerUrl()
     this.debugLine(`sfl changes: ${worker ? 'a worker thread per side' : 'both sides on the main thread'}`)
     const {withCleanInterrupt} = await import('../cli/session.js')
-    const {current, previous} = args
-    const format = changes.changeFormat(f.output, f.out)
     // a closed stdout (`| head`) ends it with OutputClosedError: exit 141, quietly (src/cli/base-command.ts)
-    const s = await withCleanInterrupt(() =>
-      changes.compareExports({previous, current, counties, ignore, out: f.out, format, worker}),
-    )
+    const s = await withCleanInterrupt(() => changes.compareExports({...req, worker}))
     this.notice(changes.changeSummaryLine(s))
     for (const line of changes.oneSidedNotices(s)) this.notice(line)
     if (f['exit-code'] && s.added + s.updated + s.deleted > 0) process.exitCode = 1
