@@ -23,6 +23,8 @@ const LAYERS = {
   // the comparison of two exports (sfl changes, --changes-since): on io's readers and text's cell rule
   changes: ['api', 'io', 'model', 'text'],
   lookup: ['api', 'address', 'pipeline', 'schedule', 'text'],
+  // a batch's plan: the cost of lookups against a scan, and the exact match of rows to a county's records
+  plan: ['api', 'address', 'io', 'json', 'pipeline', 'text'],
   jobs: [
     'api',
     'address',
@@ -32,6 +34,7 @@ const LAYERS = {
     'lookup',
     'model',
     'pipeline',
+    'plan',
     'schedule',
     'stats',
     'text',
@@ -49,6 +52,7 @@ const LAYERS = {
     'lookup',
     'model',
     'pipeline',
+    'plan',
     'render',
     'schedule',
     'stats',
@@ -66,6 +70,7 @@ const LAYERS = {
     'lookup',
     'model',
     'pipeline',
+    'plan',
     'render',
     'schedule',
     'stats',

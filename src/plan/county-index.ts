@@ -1,0 +1,182 @@
+import {hash32, KeyTable} from './key-table.js'
+import {recordKeys, type RecordKeys, type RowMatch} from './match-keys.js'
+
+/**
+ * The index of one county's lookups in a batch, and what the county's records matched of it. Records are
+ * fed one at a time (`match`) and kept by nobody here: a scan of millions of records holds only this index
+ * of the batch's keys and, for the page being read, the few records that matched (src/jobs/batch-scan.ts).
+ * A page's hits are counted (`count`) only once the page is whole, so a page whose read fails leaves no
+ * trace and is read again whole.
+ *
+ * A lookup is answered locally (`answer`) only by records it matched exactly (src/plan/match-keys.ts): one
+ * record, or several that all match it at the same tier (the service would answer with several too:
+ * `several_records`). Until the county was read whole, only a property id's hit is final: the id is unique
+ * in a county (spec 2.1), while another record with the same APN or address may still come.
+ */
+const ID = 1
+const APN = 2
+const ADDRESS = 3
+const HAS_CITY = 1
+const HAS_ZIP = 2
+
+/** One record matched one lookup: at the exact tier (the APN as typed, an id, an address) or a variant's. */
+export interface Hit {
+  lookup: number
+  exact: boolean
+}
+
+/** Which of a lookup's hits answer it: none (a lookup is sent), those at the exact tier, or the variants'. */
+export type Answering = 'none' | 'exact' | 'loose'
+
+export class CountyIndex {
+  private readonly table = new KeyTable()
+  private kind = new Uint8Array(256)
+  private flags = new Uint8Array(256)
+  private exactApn = new Uint32Array(256)
+  private city = new Uint32Array(256)
+  private zip = new Int32Array(256)
+  private keyBytes = Buffer.alloc(12 * 256)
+  private exactHits = new Int32Array(256)
+  private looseHits = new Int32Array(256)
+  private looseApn = new Uint32Array(256)
+  private looseOther = new Uint8Array(256)
+  /** Distinct lookups of the county this run may send (indexed or not). */
+  size = 0
+  /** Of them, lookups of an address with a unit (the ladder may take a second request for them). */
+  withUnit = 0
+  /** Of them, lookups a record can answer (a key to match). */
+  indexed = 0
+  /** Lookups whose hit is final before the county was read whole (a property id found). */
+  certain = 0
+
+  constructor(readonly fips: string) {}
+
+  /** Add a distinct lookup (its 12-byte key as 16 base64url characters); returns its number. */
+  add(key: string, m: RowMatch | undefined, hasUnit: boolean): number {
+    const n = this.size++
+    if (n >= this.kind.length) this.grow()
+    Buffer.from(key, 'base64url').copy(this.keyBytes, n * 12)
+    if (hasUnit) this.withUnit++
+    if (!m) return n
+    this.indexed++
+    this.table.add(m.key, n)
+    if (m.kind === 'id') this.kind[n] = ID
+    else if (m.kind === 'apn') {
+      this.kind[n] = APN
+      this.exactApn[n] = hash32(m.exact, 1)
+    } else {
+      this.kind[n] = ADDRESS
+      let f = 0
+      if (m.city !== undefined) {
+        f |= HAS_CITY
+        this.city[n] = hash32(m.city, 2)
+      }
+      if (m.zip !== undefined) {
+        f |= HAS_ZIP
+        this.zip[n] = Number(m.zip)
+      }
+      this.flags[n] = f
+    }
+    return n
+  }
+
+  /** The batch's key of lookup `n` (16 base64url characters). */
+  keyOf(n: number): string {
+    return this.keyBytes.toString('base64url', n * 12, n * 12 + 12)
+  }
+
+  /** The lookups `record` matches, appended to `out`; returns how many. Reads, counts nothing. */
+  match(record: RecordKeys, out: Hit[]): number {
+    const r = recordKeys(record)
+    let found = 0
+    if (r.id !== undefined)
+      for (let n = this.table.first(r.id); n >= 0; n = this.table.after(n))
+        if (this.kind[n] === ID) found += push(out, n, true)
+    if (r.apnLoose !== undefined) {
+      const exact = hash32(r.apnExact!, 1)
+      for (let n = this.table.first(r.apnLoose); n >= 0; n = this.table.after(n))
+        if (this.kind[n] === APN) found += push(out, n, this.exactApn[n] === exact)
+    }
+    if (r.street !== undefined) {
+      const city = r.city === undefined ? undefined : hash32(r.city, 2)
+      const zip = r.zip === undefined ? undefined : Number(r.zip)
+      for (let n = this.table.first(r.street); n >= 0; n = this.table.after(n)) {
+        if (this.kind[n] !== ADDRESS) continue
+        const f = this.flags[n]!
+        if ((f & HAS_CITY) !== 0 && this.city[n] !== city) continue
+        if ((f & HAS_ZIP) !== 0 && this.zip[n] !== zip) continue
+        found += push(out, n, true)
+      }
+    }
+    return found
+  }
+
+  /**
+   * Count a whole page's hits. `apns` gives, per hit, the hash of the record's APN as written (hash32 of
+   * its exact form, seed 1), for the rule that variants count only when they all write it the same way.
+   */
+  count(hits: readonly Hit[], apns: readonly number[]): void {
+    hits.forEach((h, i) => {
+      const n = h.lookup
+      if (h.exact) {
+        if (this.exactHits[n] === 0 && this.kind[n] === ID) this.certain++
+        this.exactHits[n]! += 1
+        return
+      }
+      if (this.looseHits[n] === 0) this.looseApn[n] = apns[i]!
+      else if (this.looseApn[n] !== apns[i]) this.looseOther[n] = 1
+      this.looseHits[n]! += 1
+    })
+  }
+
+  /** Which hits answer lookup `n`: `whole` when every page of the county was read. */
+  answer(n: number, whole: boolean): Answering {
+    if (!whole) return this.kind[n] === ID && this.exactHits[n]! > 0 ? 'exact' : 'none'
+    if (this.exactHits[n]! > 0) return 'exact'
+    if (this.looseHits[n]! > 0 && this.looseOther[n] === 0) return 'loose'
+    return 'none'
+  }
+
+  /** The records that answer lookup `n` (its hits at the answering tier). */
+  answerCount(n: number, whole: boolean): number {
+    const a = this.answer(n, whole)
+    return a === 'exact' ? this.exactHits[n]! : a === 'loose' ? this.looseHits[n]! : 0
+  }
+
+  /** The lookups a scan can still replace: the county's, less those a property id already answered. */
+  get replaceable(): number {
+    return this.size - this.certain
+  }
+
+  private grow(): void {
+    const size = this.kind.length * 2
+    const u8 = (a: Uint8Array) => copy(new Uint8Array(size), a)
+    this.kind = u8(this.kind)
+    this.flags = u8(this.flags)
+    this.looseOther = u8(this.looseOther)
+    this.exactApn = copy(new Uint32Array(size), this.exactApn)
+    this.city = copy(new Uint32Array(size), this.city)
+    this.looseApn = copy(new Uint32Array(size), this.looseApn)
+    this.zip = copy(new Int32Array(size), this.zip)
+    this.exactHits = copy(new Int32Array(size), this.exactHits)
+    this.looseHits = copy(new Int32Array(size), this.looseHits)
+    const keys = Buffer.alloc(12 * size)
+    this.keyBytes.copy(keys)
+    this.keyBytes = keys
+  }
+}
+
+/** The hash a page's hit records its record's APN with (see `count`). */
+export function apnHash(apn: string | undefined): number {
+  return apn === undefined ? 0 : hash32(apn.trim().toUpperCase(), 1)
+}
+
+function push(out: Hit[], lookup: number, exact: boolean): number {
+  out.push({lookup, exact})
+  return 1
+}
+
+function copy<T extends {set(from: ArrayLike<number>): void}>(to: T, from: ArrayLike<number>): T {
+  to.set(from)
+  return to
+}
