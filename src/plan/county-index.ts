@@ -18,11 +18,22 @@ const APN = 2
 const ADDRESS = 3
 const HAS_CITY = 1
 const HAS_ZIP = 2
+const HAS_UNIT = 4
 
 /** One record matched one lookup: at the exact tier (the APN as typed, an id, an address) or a variant's. */
 export interface Hit {
   lookup: number
   exact: boolean
+}
+
+/**
+ * A hit of a whole page, as counted: with the record's ServicePropertyID (0 when it has none; a record
+ * the service sends twice counts once for a lookup, also across a resumed run) and the hash of its APN as
+ * written (`apnHash`).
+ */
+export interface PageHit extends Hit {
+  id: number
+  apn: number
 }
 
 /** Which of a lookup's hits answer it: none (a lookup is sent), those at the exact tier, or the variants'. */
@@ -40,6 +51,11 @@ export class CountyIndex {
   private looseHits = new Int32Array(256)
   private looseApn = new Uint32Array(256)
   private looseOther = new Uint8Array(256)
+  private done = new Uint8Array(256)
+  /** The ServicePropertyID of each lookup's first hit (0: none), and of any further ones (rare). */
+  private firstId = new Float64Array(256)
+  private readonly moreIds = new Map<number, Set<number>>()
+  private doneCount = 0
   /** Distinct lookups of the county this run may send (indexed or not). */
   size = 0
   /** Of them, lookups of an address with a unit (the ladder may take a second request for them). */
@@ -51,12 +67,20 @@ export class CountyIndex {
 
   constructor(readonly fips: string) {}
 
-  /** Add a distinct lookup (its 12-byte key as 16 base64url characters); returns its number. */
-  add(key: string, m: RowMatch | undefined, hasUnit: boolean): number {
+  /**
+   * Add a distinct lookup (its 12-byte key as 16 base64url characters), numbered in the order of the
+   * input (the same numbers in every run of the same input); `done` when it is answered already (the
+   * checkpoint): it is matched no more and no scan is for it. Returns its number.
+   */
+  add(key: string, m: RowMatch | undefined, hasUnit: boolean, done = false): number {
     const n = this.size++
     if (n >= this.kind.length) this.grow()
     Buffer.from(key, 'base64url').copy(this.keyBytes, n * 12)
-    if (hasUnit) this.withUnit++
+    if (hasUnit) {
+      this.flags[n] = HAS_UNIT
+      this.withUnit++
+    }
+    if (done) this.markDone(n)
     if (!m) return n
     this.indexed++
     this.table.add(m.key, n)
@@ -66,7 +90,7 @@ export class CountyIndex {
       this.exactApn[n] = hash32(m.exact, 1)
     } else {
       this.kind[n] = ADDRESS
-      let f = 0
+      let f = this.flags[n]!
       if (m.city !== undefined) {
         f |= HAS_CITY
         this.city[n] = hash32(m.city, 2)
@@ -85,23 +109,36 @@ export class CountyIndex {
     return this.keyBytes.toString('base64url', n * 12, n * 12 + 12)
   }
 
+  /** Lookup `n` is answered (the checkpoint, an export on disk): no record is matched to it any more. */
+  markDone(n: number): void {
+    if (this.done[n] === 1) return
+    this.done[n] = 1
+    this.doneCount++
+    if ((this.flags[n]! & HAS_UNIT) !== 0) this.withUnit--
+    if (this.kind[n] === ID && this.exactHits[n]! > 0) this.certain--
+  }
+
+  isDone(n: number): boolean {
+    return this.done[n] === 1
+  }
+
   /** The lookups `record` matches, appended to `out`; returns how many. Reads, counts nothing. */
   match(record: RecordKeys, out: Hit[]): number {
     const r = recordKeys(record)
     let found = 0
     if (r.id !== undefined)
       for (let n = this.table.first(r.id); n >= 0; n = this.table.after(n))
-        if (this.kind[n] === ID) found += push(out, n, true)
+        if (this.kind[n] === ID && this.done[n] === 0) found += push(out, n, true)
     if (r.apnLoose !== undefined) {
       const exact = hash32(r.apnExact!, 1)
       for (let n = this.table.first(r.apnLoose); n >= 0; n = this.table.after(n))
-        if (this.kind[n] === APN) found += push(out, n, this.exactApn[n] === exact)
+        if (this.kind[n] === APN && this.done[n] === 0) found += push(out, n, this.exactApn[n] === exact)
     }
     if (r.street !== undefined) {
       const city = r.city === undefined ? undefined : hash32(r.city, 2)
       const zip = r.zip === undefined ? undefined : Number(r.zip)
       for (let n = this.table.first(r.street); n >= 0; n = this.table.after(n)) {
-        if (this.kind[n] !== ADDRESS) continue
+        if (this.kind[n] !== ADDRESS || this.done[n] === 1) continue
         const f = this.flags[n]!
         if ((f & HAS_CITY) !== 0 && this.city[n] !== city) continue
         if ((f & HAS_ZIP) !== 0 && this.zip[n] !== zip) continue
@@ -112,21 +149,43 @@ export class CountyIndex {
   }
 
   /**
-   * Count a whole page's hits. `apns` gives, per hit, the hash of the record's APN as written (hash32 of
-   * its exact form, seed 1), for the rule that variants count only when they all write it the same way.
+   * Count a whole page's hits. A record whose ServicePropertyID already hit the lookup is the service
+   * repeating itself (design.md: each id once per county) and counts once. Variants of an APN count
+   * only while they all write it the same way (`apn`, the hash of the record's APN as written).
+   * Returns the hits counted (repeats left out), in order.
    */
-  count(hits: readonly Hit[], apns: readonly number[]): void {
-    hits.forEach((h, i) => {
+  count(hits: readonly PageHit[]): PageHit[] {
+    const counted: PageHit[] = []
+    for (const h of hits) {
       const n = h.lookup
+      if (this.done[n] === 1 || this.repeat(n, h.id)) continue
+      counted.push(h)
       if (h.exact) {
         if (this.exactHits[n] === 0 && this.kind[n] === ID) this.certain++
         this.exactHits[n]! += 1
-        return
+        continue
       }
-      if (this.looseHits[n] === 0) this.looseApn[n] = apns[i]!
-      else if (this.looseApn[n] !== apns[i]) this.looseOther[n] = 1
+      if (this.looseHits[n] === 0) this.looseApn[n] = h.apn
+      else if (this.looseApn[n] !== h.apn) this.looseOther[n] = 1
       this.looseHits[n]! += 1
-    })
+    }
+    return counted
+  }
+
+  /** Has record `id` hit lookup `n` before? (Notes it when not.) */
+  private repeat(n: number, id: number): boolean {
+    if (id === 0) return false
+    const first = this.firstId[n]!
+    if (first === 0) {
+      this.firstId[n] = id
+      return false
+    }
+    if (first === id) return true
+    let more = this.moreIds.get(n)
+    if (!more) this.moreIds.set(n, (more = new Set()))
+    if (more.has(id)) return true
+    more.add(id)
+    return false
   }
 
   /** Which hits answer lookup `n`: `whole` when every page of the county was read. */
@@ -143,9 +202,14 @@ export class CountyIndex {
     return a === 'exact' ? this.exactHits[n]! : a === 'loose' ? this.looseHits[n]! : 0
   }
 
-  /** The lookups a scan can still replace: the county's, less those a property id already answered. */
+  /** The lookups a scan can still replace: the county's not answered, less those a property id answered. */
   get replaceable(): number {
-    return this.size - this.certain
+    return this.size - this.doneCount - this.certain
+  }
+
+  /** The county's lookups not answered yet (before any scan). */
+  get open(): number {
+    return this.size - this.doneCount
   }
 
   private grow(): void {
@@ -154,6 +218,8 @@ export class CountyIndex {
     this.kind = u8(this.kind)
     this.flags = u8(this.flags)
     this.looseOther = u8(this.looseOther)
+    this.done = u8(this.done)
+    this.firstId = copy(new Float64Array(size), this.firstId)
     this.exactApn = copy(new Uint32Array(size), this.exactApn)
     this.city = copy(new Uint32Array(size), this.city)
     this.looseApn = copy(new Uint32Array(size), this.looseApn)

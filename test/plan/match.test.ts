@@ -69,11 +69,8 @@ function feed(ix: CountyIndex, records: RecordKeys[]): Hit[] {
   for (const r of records) {
     const hits: Hit[] = []
     ix.match(r, hits)
-    ix.count(
-      hits,
-      hits.map(() => apnHash(r.apn)),
-    )
-    all.push(...hits)
+    const id = Number(r.id ?? 0)
+    all.push(...ix.count(hits.map((h) => ({...h, id, apn: apnHash(r.apn)}))))
   }
   return all
 }
@@ -147,6 +144,22 @@ describe('matching records against a county index', () => {
     expect([0, 1, 2].map((n) => ix.answer(n, false))).toEqual(['exact', 'none', 'none'])
     expect([0, 1, 2].map((n) => ix.answer(n, true))).toEqual(['exact', 'exact', 'exact'])
     expect(ix.replaceable).toBe(2)
+  })
+
+  it('a record the service sends twice (also on a later page, or after a resumed run) counts once for a lookup', () => {
+    const ix = indexOf([apn('A-1')])
+    feed(ix, [rec({id: '7', apn: 'A-1'}), rec({id: '8', apn: 'A-1'}), rec({id: '7', apn: 'A-1'})])
+    feed(ix, [rec({id: '8', apn: 'A-1'})])
+    expect(ix.answerCount(0, true)).toBe(2)
+  })
+
+  it('a lookup answered already (the checkpoint, an export) is matched no more and not counted as replaceable', () => {
+    const ix = new CountyIndex('06067')
+    ix.add(Buffer.alloc(12, 1).toString('base64url'), rowMatch(id('5')), true, true)
+    ix.add(Buffer.alloc(12, 2).toString('base64url'), rowMatch(id('6')), false)
+    expect([ix.open, ix.replaceable, ix.withUnit]).toEqual([1, 1, 0])
+    expect(feed(ix, [rec({id: '5'}), rec({id: '6'})])).toEqual([{lookup: 1, exact: true, id: 6, apn: 0}])
+    expect([ix.replaceable, ix.answer(0, true), ix.answer(1, false)]).toEqual([0, 'none', 'exact'])
   })
 
   it('a page whose hits were not counted leaves the index as it was', () => {
