@@ -61,6 +61,17 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
     return undefined
   }
 
+  /** `--from DIR` and `--max-age`, checked before anything is read or sent. */
+  private async fromFlags(): Promise<import('../jobs/batch-from.js').FromExport | undefined> {
+    const f = this.flags
+    if (f['max-age'] !== undefined && f.from === undefined)
+      throw new UsageError('--max-age applies to --from DIR (the export on disk whose counties it ages)')
+    if (f.from === undefined) return undefined
+    const {parseDuration} = await import('../jobs/plan.js')
+    const maxAgeMs = f['max-age'] === undefined ? undefined : parseDuration(f['max-age'])
+    return {dir: f.from, maxAgeMs, maxAge: f['max-age']}
+  }
+
   /** `--input`: check everything, then run the batch job (src/jobs/batch-lookup.ts). */
   private async batch(source: string): Promise<BatchSummary> {
     const f = this.flags
@@ -79,6 +90,7 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
     }
     const {parseMap, mapParams} = await import('../jobs/batch-map.js')
     const map = parseMap(f.map ?? [])
+    const from = await this.fromFlags()
     const {assertWritableTarget} = await import('../io/atomic-file.js')
     if (f.out) await assertWritableTarget(f.out)
     const stats = await (await import('../cli/stats-output.js')).statsOptions(f)
@@ -108,6 +120,9 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
           bom: f.bom || input.bom,
           stats: stats !== undefined && (!f.quiet || stats.json !== undefined),
           strict: f.strict,
+          plan: f.plan ?? 'auto',
+          several: f.several ?? 'first',
+          from,
         },
         stats,
       )

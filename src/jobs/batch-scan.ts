@@ -106,6 +106,12 @@ export class CountyScan {
     this.ended = e
   }
 
+  /** Will `run` fetch anything or settle anything? (A county it will not scan is looked up at once.) */
+  wouldScan(host: ScanHost): boolean {
+    if (this.ended) return false
+    return this.pages.length > 0 || firstStep(host.plan, this.cost(host)) !== 'lookups'
+  }
+
   /** Run what is left of the scan by the cost rules; returns what it did. Throws only what is not the county's. */
   async run(host: ScanHost): Promise<ScanReport> {
     const report = (step: FirstStep): ScanReport => ({

@@ -60,20 +60,25 @@ export function apnLoose(apn: string): string {
 }
 
 /**
- * A row's match keys, or undefined when it cannot be answered locally (an address without a city or ZIP,
- * or with a last line of other parts).
+ * A row's match keys (`match` undefined when it cannot be answered locally: an address without a city or
+ * ZIP, or with a last line of other parts), and whether it asks for a unit (a lookup of it may take a
+ * second request with --unit-fallback).
  */
-export function rowMatch(q: LookupQuery): RowMatch | undefined {
-  if (q.by.kind === 'property_id') return {kind: 'id', key: `i ${q.by.value.replace(/^0+/, '')}`}
+export function rowMatch(q: LookupQuery): {match: RowMatch | undefined; hasUnit: boolean} {
+  if (q.by.kind === 'property_id')
+    return {match: {kind: 'id', key: `i ${q.by.value.replace(/^0+/, '')}`}, hasUnit: false}
   if (q.by.kind === 'apn') {
     const loose = apnLoose(q.by.value)
-    return loose === '' ? undefined : {kind: 'apn', key: `a ${loose}`, exact: apnExact(q.by.value)}
+    const match: RowMatch | undefined =
+      loose === '' ? undefined : {kind: 'apn', key: `a ${loose}`, exact: apnExact(q.by.value)}
+    return {match, hasUnit: false}
   }
   const std = standardiseAddress(q.by.value)
+  const hasUnit = std.unit !== undefined
   const last = lastLine(std.lastLine)
-  if (!last || (last.city === undefined && last.zip === undefined)) return undefined
+  if (!last || (last.city === undefined && last.zip === undefined)) return {match: undefined, hasUnit}
   const line = std.unit === undefined ? std.street : `${std.street} ${std.unit}`
-  return {kind: 'address', key: `s ${plainText(line)}`, ...last}
+  return {match: {kind: 'address', key: `s ${plainText(line)}`, ...last}, hasUnit}
 }
 
 /**

@@ -37,12 +37,12 @@ describe("a row's match keys", () => {
       {kind: 'address', key: 's 10 ST MARYS RD', city: 'ST LOUIS', zip: '63101'},
     ],
   ] as const)('%o: %o', (q, keys) => {
-    expect(rowMatch(q)).toEqual(keys)
+    expect(rowMatch(q).match).toEqual(keys)
   })
 
   it('a street line alone, or a last line of parts sfl cannot read, is never answered locally', () => {
-    expect(rowMatch(address('3526 High St'))).toBeUndefined()
-    expect(rowMatch(address('3526 High St, Sacramento County, Sacramento, CA 95838'))).toBeUndefined()
+    expect(rowMatch(address('3526 High St')).match).toBeUndefined()
+    expect(rowMatch(address('3526 High St, Sacramento County, Sacramento, CA 95838')).match).toBeUndefined()
   })
 
   it.each([
@@ -60,7 +60,7 @@ describe("a row's match keys", () => {
 /** A county index of the given rows (each a distinct lookup; its key a made-up 12-byte key). */
 function indexOf(rows: LookupQuery[]): CountyIndex {
   const ix = new CountyIndex('06067')
-  rows.forEach((q, i) => ix.add(Buffer.alloc(12, i + 1).toString('base64url'), rowMatch(q), false))
+  rows.forEach((q, i) => ix.add(Buffer.alloc(12, i + 1).toString('base64url'), rowMatch(q).match, false))
   return ix
 }
 
@@ -155,8 +155,8 @@ describe('matching records against a county index', () => {
 
   it('a lookup answered already (the checkpoint, an export) is matched no more and not counted as replaceable', () => {
     const ix = new CountyIndex('06067')
-    ix.add(Buffer.alloc(12, 1).toString('base64url'), rowMatch(id('5')), true, true)
-    ix.add(Buffer.alloc(12, 2).toString('base64url'), rowMatch(id('6')), false)
+    ix.add(Buffer.alloc(12, 1).toString('base64url'), rowMatch(id('5')).match, true, true)
+    ix.add(Buffer.alloc(12, 2).toString('base64url'), rowMatch(id('6')).match, false)
     expect([ix.open, ix.replaceable, ix.withUnit]).toEqual([1, 1, 0])
     expect(feed(ix, [rec({id: '5'}), rec({id: '6'})])).toEqual([{lookup: 1, exact: true, id: 6, apn: 0}])
     expect([ix.replaceable, ix.answer(0, true), ix.answer(1, false)]).toEqual([0, 'none', 'exact'])

@@ -1,0 +1,203 @@
+import {readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {parse} from 'csv-parse/sync'
+import {afterEach, describe, expect, it} from 'vitest'
+
+import Lookup from '../../src/commands/lookup.js'
+import {
+  countyRecords,
+  startCountyServer,
+  type CountyServer,
+  type CountyServerOptions,
+  type Rec,
+} from '../helpers/county-server.js'
+import {runCommand} from '../helpers/run-command.js'
+import {tempDir} from '../helpers/tmp.js'
+
+/**
+ * `lookup --input` with a plan (issue 33), against a loopback service of our own (test/helpers/
+ * county-server.ts): every test runs the batch twice, with per-row lookups and with the plan under test,
+ * asserts what each sent, and that every output row is the same cell by cell but for the source column.
+ */
+let server: CountyServer | undefined
+afterEach(async () => {
+  await server?.close()
+  server = undefined
+})
+
+type Row = Record<string, string>
+
+function readCsv(path: string): Row[] {
+  return parse(readFileSync(path, 'utf8'), {columns: true, bom: true}) as Row[]
+}
+
+/** Run `lookup --input` with `args`; returns the output rows and what the server saw for this run. */
+async function batch(
+  csv: string,
+  args: string[],
+): Promise<{rows: Row[]; county: number; lookups: number; code: number; stderr: string}> {
+  const d = tempDir('sfl-plan-')
+  writeFileSync(join(d, 'in.csv'), csv)
+  const before = {county: server!.count('county'), lookups: server!.count('lookup')}
+  const out = join(d, 'out.csv')
+  const r = await runCommand(Lookup, ['--input', join(d, 'in.csv'), '--out', out, '--quiet', ...args], {
+    SFL_BASE_URL: server!.baseUrl,
+    SFL_API_KEY: 'test-key-123456',
+  })
+  return {
+    rows: r.exitCode === 0 || r.exitCode === 7 ? readCsv(out) : [],
+    county: server!.count('county') - before.county,
+    lookups: server!.count('lookup') - before.lookups,
+    code: r.exitCode,
+    stderr: r.stderr,
+  }
+}
+
+/** The two outputs agree cell by cell, the source column aside. */
+function sameAnswers(a: Row[], b: Row[]): void {
+  const strip = (rows: Row[]) => rows.map(({source: _source, ...rest}) => rest)
+  expect(strip(a)).toEqual(strip(b))
+  expect(a.length).toBeGreaterThan(0)
+}
+
+const header = 'id,fips,address,apn,property_id'
+
+/** Input rows naming records of `recs` by address (several typings), APN and id, plus misses. */
+function inputOf(fips: string, recs: Rec[], picks: number[]): string {
+  const lines = [header]
+  for (const [j, i] of picks.entries()) {
+    const r = recs[i]!
+    const line = String(r['StandardizeStreetAddress'])
+    const kind = j % 5
+    if (kind === 0) lines.push(`${j},${fips},"${line}, ${String(r['City'])}, CA ${String(r['Zip'])}",,`)
+    else if (kind === 1)
+      lines.push(`${j},${fips},"${line.toLowerCase()}, ${String(r['City']).toLowerCase()}",,`)
+    else if (kind === 2) lines.push(`${j},${fips},,${String(r['APN'])},`)
+    else if (kind === 3) lines.push(`${j},${fips},,,${String(r['ServicePropertyID'])}`)
+    else lines.push(`${j},${fips},"${line}, CA ${String(r['Zip'])}",,`)
+  }
+  return `${lines.join('\n')}\n`
+}
+
+describe('lookup --input --plan auto against per-row lookups', () => {
+  it('a county the service sends in one body: a large batch costs one request plus the rows only the service can answer', async () => {
+    const recs = countyRecords('06067', 300)
+    server = await startCountyServer({counties: {'06067': recs}})
+    const picks = Array.from({length: 200}, (_, j) => (j * 7) % 300)
+    const csv = `${inputOf('06067', recs, picks).trimEnd()}\n900,06067,"1 NOWHERE RD, SACRAMENTO",,\n901,06067,"${String(recs[3]!['StandardizeStreetAddress'])}",,\n`
+    const lookups = await batch(csv, ['--plan', 'lookups'])
+    const auto = await batch(csv, [])
+    // per row: each distinct row once (a repeat of an earlier row is the same lookup)
+    expect(lookups).toMatchObject({county: 0, code: 0})
+    expect(lookups.lookups).toBe(lookups.rows.length)
+    // auto: the county once, then only the row that matches nothing and the street line without a town
+    expect(auto).toMatchObject({county: 1, lookups: 2, code: 0})
+    sameAnswers(auto.rows, lookups.rows)
+    expect(auto.rows.filter((r) => r['source'] === 'scan')).toHaveLength(200)
+    expect(auto.rows.slice(-2).map((r) => [r['status'], r['source']])).toEqual([
+      ['not_found', 'lookup'],
+      ['ok', 'lookup'],
+    ])
+  })
+
+  it('a paged county with a small batch: no scan, one probe more than per-row lookups', async () => {
+    const recs = countyRecords('06067', 2000)
+    server = await startCountyServer({counties: {'06067': recs}, pageSize: 100})
+    const csv = inputOf('06067', recs, [5, 900, 1500, 1999, 10, 77, 1234, 42])
+    const lookups = await batch(csv, ['--plan', 'lookups'])
+    const auto = await batch(csv, [])
+    expect(lookups).toMatchObject({county: 0, lookups: 8})
+    // the probe said 20 pages (X-Total-Count): 19 more pages cost more than the 8 lookups
+    expect(auto).toMatchObject({county: 1, lookups: 8})
+    sameAnswers(auto.rows, lookups.rows)
+    expect(new Set(auto.rows.map((r) => r['source']))).toEqual(new Set(['lookup']))
+  })
+
+  it('a paged county with a large batch costs about its pages', async () => {
+    const recs = countyRecords('06067', 2000)
+    server = await startCountyServer({counties: {'06067': recs}, pageSize: 100})
+    const picks = Array.from({length: 300}, (_, j) => (j * 13) % 2000)
+    const csv = inputOf('06067', recs, picks)
+    const lookups = await batch(csv, ['--plan', 'lookups'])
+    const auto = await batch(csv, [])
+    expect(lookups).toMatchObject({county: 0, lookups: 300})
+    expect(auto).toMatchObject({county: 20, lookups: 0})
+    sameAnswers(auto.rows, lookups.rows)
+  })
+
+  it('a paged county that does not say its size: the scan goes on while its pages stay below the lookups they replace', async () => {
+    const recs = countyRecords('06067', 2000)
+    server = await startCountyServer({counties: {'06067': recs}, pageSize: 100, total: false})
+    // a large batch: the 20 pages stay below the 600 lookups all along
+    const big = inputOf(
+      '06067',
+      recs,
+      Array.from({length: 600}, (_, j) => (j * 13) % 2000),
+    )
+    const bigAuto = await batch(big, [])
+    expect(bigAuto).toMatchObject({county: 20, lookups: 0})
+    // a small batch: 8 pages (the price of its 8 lookups), then the lookups: twice per-row lookups at most
+    const small = inputOf('06067', recs, [1990, 1991, 1992, 1993, 1994, 1995, 1996, 1997])
+    const smallAuto = await batch(small, [])
+    const smallLookups = await batch(small, ['--plan', 'lookups'])
+    expect(smallAuto).toMatchObject({county: 8, lookups: 8})
+    expect(smallAuto.county + smallAuto.lookups).toBeLessThanOrEqual(2 * smallLookups.lookups + 1)
+    sameAnswers(smallAuto.rows, smallLookups.rows)
+  })
+
+  it('a county the service does not send whole: the rows missing from the scan are looked up', async () => {
+    const recs = countyRecords('06067', 300)
+    // the county-wide form holds only the FHA-eligible records (spec 1: "all eligible records")
+    server = await startCountyServer({counties: {'06067': recs}, scanHolds: (r) => r['FHAEligible'] === true})
+    const picks = Array.from({length: 90}, (_, j) => j * 2 + 1)
+    const csv = inputOf('06067', recs, picks)
+    const lookups = await batch(csv, ['--plan', 'lookups'])
+    const auto = await batch(csv, [])
+    const missing = picks.filter((i) => recs[i]!['FHAEligible'] !== true).length
+    expect(missing).toBeGreaterThan(10)
+    expect(auto).toMatchObject({county: 1, lookups: missing})
+    sameAnswers(auto.rows, lookups.rows)
+    expect(auto.rows.filter((r) => r['source'] === 'lookup')).toHaveLength(missing)
+  })
+
+  it('several records for one APN, units and typed variants answer as the lookups do', async () => {
+    const recs = countyRecords('06067', 50)
+    // two parcels recorded under one APN; one written with spaces by the county
+    recs[10]!['APN'] = '078-0123-045'
+    recs[11]!['APN'] = '078-0123-045'
+    recs[12]!['APN'] = '078 0999 001'
+    server = await startCountyServer({counties: {'06067': recs}})
+    const unit = String(recs[4]!['StandardizeStreetAddress']) // "1004 N MAIN ST UNIT 104", ELK GROVE
+    expect(unit).toBe('1004 N MAIN ST UNIT 104')
+    expect(recs[6]!['StandardizeStreetAddress']).toBe('1006 HIGH ST')
+    expect([recs[9]!['StandardizeStreetAddress'], recs[9]!['City']]).toEqual([
+      '1009 ELM CT UNIT 109',
+      'SACRAMENTO',
+    ])
+    const csv = [
+      header,
+      '1,06067,,078-0123-045,',
+      '2,06067,,0780123045,', // typed without dashes: the two parcels still
+      '3,06067,,078-0999-001,', // typed with dashes, written with spaces
+      '4,06067,"1004 North Main Street #104, Elk Grove",,', // "#104" is UNIT 104
+      '5,06067,"1009 Elm Ct Apt 109, Sacramento",,', // another designator: left to the service
+      '6,06067,"1004 N Main St, Elk Grove",,', // no unit asked: not the unit's record
+      '7,06067,"1006 High Street, sacramento, CA 95806",,',
+    ].join('\n')
+    const lookups = await batch(`${csv}\n`, ['--plan', 'lookups'])
+    const auto = await batch(`${csv}\n`, [])
+    sameAnswers(auto.rows, lookups.rows)
+    expect(auto.rows.map((r) => [r['status'], r['source'], r['records'], r['note']])).toEqual([
+      ['ok', 'scan', '2', 'several_records'],
+      ['ok', 'scan', '2', 'several_records'],
+      ['ok', 'scan', '1', ''],
+      ['ok', 'scan', '1', ''],
+      ['ok', 'lookup', '1', ''],
+      ['not_found', 'lookup', '0', ''],
+      ['ok', 'scan', '1', ''],
+    ])
+    expect(auto.rows[0]!['other_ids']).toBe(String(recs[11]!['ServicePropertyID']))
+    expect(auto).toMatchObject({county: 1, lookups: 2})
+  })
+})
