@@ -5,13 +5,7 @@ import {parse} from 'csv-parse/sync'
 import {afterEach, describe, expect, it} from 'vitest'
 
 import Lookup from '../../src/commands/lookup.js'
-import {
-  countyRecords,
-  startCountyServer,
-  type CountyServer,
-  type CountyServerOptions,
-  type Rec,
-} from '../helpers/county-server.js'
+import {countyRecords, startCountyServer, type CountyServer, type Rec} from '../helpers/county-server.js'
 import {runCommand} from '../helpers/run-command.js'
 import {tempDir} from '../helpers/tmp.js'
 
