@@ -34,7 +34,14 @@ export const lookupFlags = {
   }),
   strict: Flags.boolean({description: 'Fail (exit 1) when a record does not match the spec schema'}),
   'no-escape-formulas': Flags.boolean({description: 'Do not neutralise CSV cells that start with = + - @'}),
-  input: Flags.string({description: 'Batch mode: a CSV or NDJSON file of lookups, or - for stdin'}),
+  input: Flags.string({
+    description:
+      'Batch mode: a file of lookups (CSV, TSV, NDJSON, an .xlsx workbook, UTF-8 or UTF-16, .gz read by name), or - for stdin',
+  }),
+  sheet: Flags.string({
+    description:
+      'Batch mode: the sheet of an .xlsx --input to read, by name [default: the first visible sheet]',
+  }),
   out: Flags.string({
     description:
       'Batch mode: write results to this file (atomically) instead of stdout; .csv, .ndjson or .json sets the format',

@@ -2,7 +2,7 @@ import {countyFromFlags} from '../address/county-flags.js'
 import {UsageError} from '../errors.js'
 import {marketRateFor} from './market-rate.js'
 import {validateLookup, type LookupQuery} from '../api/validate.js'
-import {formatFromName} from '../io/export-reader.js'
+import {classifyOutputName} from '../io/output-name.js'
 import type {OutputFormat} from '../render/formats.js'
 
 /** The flags of a single lookup, checked before any request (and before the sandbox or config is touched). */
@@ -50,20 +50,38 @@ export interface BatchFlags {
 }
 
 /**
+ * The format `--out`'s name asks of a batch (src/io/output-name.ts, the one rule for output names): a
+ * name sfl cannot write (.zst, .bz2, .xls...) is exit 2 before anything is read or sent, never CSV under
+ * that name. Parquet, xlsx and gzip are not written by a batch yet: refused the same way.
+ */
+function namedFormat(out: string): 'csv' | 'ndjson' | 'json' | undefined {
+  const named = classifyOutputName(out)
+  if (!named.ok) throw new UsageError(`--out ${out}: ${named.reason}`)
+  if (named.format === 'parquet')
+    throw new UsageError(
+      `--out ${out}: lookup --input writes CSV, NDJSON or JSON (name the file .csv, .ndjson or .json); Parquet is written by county-export`,
+    )
+  if (named.format === 'xlsx')
+    throw new UsageError(
+      `--out ${out}: lookup --input does not write xlsx yet; name the file .csv (Excel opens it; add --bom), .ndjson or .json`,
+    )
+  if (named.compression)
+    throw new UsageError(
+      `--out ${out}: lookup --input does not compress its output yet; name the file .${named.format} and gzip it afterwards`,
+    )
+  return named.format
+}
+
+/**
  * The output format of `lookup --input` (docs/exports.md, "A list of properties"): `--output`, else the extension of
- * `--out` (.csv, .ndjson or .jsonl, .json; the one extension rule of src/io/export-reader.ts), else CSV for
- * an `--out` of another name; without `--out`, CSV at a terminal and JSON in a pipe (as gh and the aws CLI
+ * `--out` (.csv, .ndjson or .jsonl, .json: `namedFormat`), else CSV for an `--out` of another name; without `--out`, CSV at a terminal and JSON in a pipe (as gh and the aws CLI
  * switch to machine output when piped, and as a single lookup does), CSV with `--bom`. `--output` that contradicts the
  * extension is exit 2: a file named res.json holding CSV would fool every reader. Pure.
  */
 export function batchFormat(f: BatchFlags, stdoutIsTTY: boolean): 'csv' | 'ndjson' | 'json' {
   if (f.output === 'table')
     throw new UsageError('--output table is for one property; use csv, ndjson or json with --input')
-  const named = f.out === undefined ? undefined : formatFromName(f.out)
-  if (named === 'parquet')
-    throw new UsageError(
-      `--out ${f.out}: lookup --input writes CSV, NDJSON or JSON (name the file .csv, .ndjson or .json); Parquet is written by county-export`,
-    )
+  const named = f.out === undefined ? undefined : namedFormat(f.out)
   if (f.output !== undefined && named !== undefined && f.output !== named)
     throw new UsageError(
       `--out ${f.out} names a ${named.toUpperCase()} file but --output is ${f.output}; drop --output (the extension decides) or make them agree`,

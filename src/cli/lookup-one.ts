@@ -24,6 +24,7 @@ const BATCH_ONLY = [
   'unit-fallback',
   'max-requests',
   'map',
+  'sheet',
   'bom',
   'no-stats',
   'stats-by-county',

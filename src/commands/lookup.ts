@@ -19,7 +19,8 @@ as {data, explain}. A match without the unit is said beside the record: a row of
 json/ndjson, a last column "match" in csv.
 
 Records are checked against the spec's schema: a violation is a warning, or exit 1 with --strict. With --input,
-reads a CSV or NDJSON file of lookups (see the README, "Batch lookups"); the output format comes from --out's
+reads a file of lookups: CSV, TSV or NDJSON text (UTF-8, or UTF-16 as Excel saves "Unicode Text"), an .xlsx workbook
+(its first sheet, or --sheet), or any of these gzipped and named .gz (see the README, "Batch lookups"); the output format comes from --out's
 extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in a pipe without --out.`
 
   static override examples = [
@@ -96,7 +97,9 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
     const stats = await (await import('../cli/stats-output.js')).statsOptions(f)
     await this.maskConfiguredKeys() // an input line holding a stored key is masked in every message
     const {openBatchInput} = await import('../jobs/batch-input.js')
-    const {input, inputId, cleanup} = await openBatchInput(source, f.fips, process.stdin, map)
+    const {input, inputId, cleanup} = await openBatchInput(source, f.fips, process.stdin, map, {
+      sheet: f.sheet,
+    })
     try {
       const ctx = await this.context({
         concurrency: f.concurrency,

@@ -24,13 +24,20 @@ export class CsvSyntaxError extends Error {
 
 const QUOTE = 34
 const COMMA = 44
+const TAB = 9
 const CR = 13
 const LF = 10
 
 export async function* readCsv(
   path: string,
-  opts: {chunkSize?: number; onChunk?: (text: string) => void} = {},
+  opts: {
+    chunkSize?: number
+    onChunk?: (text: string) => void
+    /** The field separator: a comma (RFC 4180), or a TAB (Excel's "Unicode Text", .tsv), quoted alike. */
+    delimiter?: ',' | '\t'
+  } = {},
 ): AsyncGenerator<CsvRecord> {
+  const sep = opts.delimiter === '\t' ? TAB : COMMA
   let field = ''
   let fields: string[] = []
   let quoted = false // inside a quoted field
@@ -98,7 +105,7 @@ export async function* readCsv(
         start = i + 1
         continue
       }
-      if (c === COMMA) {
+      if (c === sep) {
         if (!closed) field += s.slice(start, i)
         fields.push(field)
         field = ''
@@ -121,7 +128,7 @@ export async function* readCsv(
         continue
       } else if (closed) {
         throw new CsvSyntaxError(
-          `Invalid Closing Quote: got "${s[i]}" after a quoted field instead of a comma or a line end`,
+          `Invalid Closing Quote: got "${s[i]}" after a quoted field instead of a ${sep === TAB ? 'tab' : 'comma'} or a line end`,
           line,
         )
       } else if (c === QUOTE) {

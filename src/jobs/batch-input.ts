@@ -1,12 +1,18 @@
 import {createHash, type Hash} from 'node:crypto'
-import {createReadStream} from 'node:fs'
-import {open} from 'node:fs/promises'
+import {createReadStream, createWriteStream} from 'node:fs'
+import {mkdtemp, open, rm} from 'node:fs/promises'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {pipeline} from 'node:stream/promises'
 
 import {addressIdentity, standardiseAddress} from '../address/standardise.js'
 import {SflError, UsageError} from '../errors.js'
 import {validateLookup, type LookupQuery} from '../api/validate.js'
 import {CsvSyntaxError, readCsv} from '../io/csv-reader.js'
+import {InputFormatError} from '../io/input-error.js'
 import {readLines} from '../io/lines.js'
+import {sniffInput, type InputShape} from '../io/text-input.js'
+import {decodeInput} from './batch-input-decode.js'
 import {
   canonicalColumn,
   joinAddress,
@@ -42,13 +48,19 @@ export class BatchInput {
   private constructor(
     readonly path: string,
     readonly name: string,
-    readonly kind: 'csv' | 'ndjson',
+    /** `rows`: a workbook's sheet, decoded to one JSON array a line (src/jobs/batch-input-decode.ts). */
+    readonly kind: 'csv' | 'ndjson' | 'rows',
+    /** A CSV's field separator: a TAB when the header has tabs and no comma (Excel's "Unicode Text"). */
+    readonly delimiter: ',' | '\t',
     /** The input's columns exactly as in its header (or NDJSON keys), in order. */
     readonly columns: string[],
     private readonly defaultFips: string | undefined,
     /** The columns each lookup field is read from (`--map`, or the column named after it). */
     readonly sources: Sources,
-    /** The file starts with a UTF-8 BOM: a CSV output keeps one, so Excel reopens it as UTF-8. */
+    /**
+     * The file starts with a UTF-8 BOM, or came from a spreadsheet (UTF-16 text, a workbook): a CSV output
+     * starts with one, so Excel reopens it as UTF-8.
+     */
     readonly bom: boolean,
     /** CSV rows whose cells are all empty (`,,,,` as Excel saves a formatted blank row): skipped, counted. */
     readonly blankRows = 0,
@@ -64,28 +76,39 @@ export class BatchInput {
     defaultFips: string | undefined,
     hash?: Hash,
     map: ColumnMap = {},
+    /** What src/jobs/batch-input-decode.ts made of the input: a sheet's rows, and whether Excel saved it. */
+    decoded: {form?: 'text' | 'rows'; excel?: boolean} = {},
   ): Promise<BatchInput> {
-    const {text: head, bom} = await readHead(path, name)
-    const kind = head.startsWith('{') ? 'ndjson' : 'csv'
+    const {text: head, bom} = await readHead(path, name, decoded.form === 'rows')
+    const kind = decoded.form === 'rows' ? 'rows' : head.startsWith('{') ? 'ndjson' : 'csv'
+    const delimiter = kind === 'csv' && tabSeparated(head) ? '\t' : ','
     const columns: string[] = []
     const seen = new Set<string>()
     let rows = 0
     let blank = 0
+    let header = 'line 1'
     // the whole file once: structure (and NDJSON's columns, which any line may add) before any request
     if (kind === 'csv') {
       try {
         // the content hash (the checkpoint's identity of the input) is taken in the same read
         const onChunk = hash ? (t: string) => void hash.update(t) : undefined
-        for await (const r of readCsv(path, onChunk ? {onChunk} : {}))
-          if (rows++ === 0) columns.push(...headerColumns(r.fields, name))
+        for await (const r of readCsv(path, {delimiter, ...(onChunk ? {onChunk} : {})}))
+          if (rows++ === 0) columns.push(...headerColumns(r.fields, name, header))
           else if (blankRow(r.fields)) blank++
       } catch (error) {
         if (error instanceof CsvSyntaxError)
           throw new InputError(`${name} line ${error.line}: ${error.message}`)
         throw error
       }
-    } else
-      for await (const r of rawRows(path, name, kind))
+    } else if (kind === 'rows')
+      for await (const r of sheetRows(path)) {
+        if (rows++ === 0) {
+          header = `row ${r.row}`
+          columns.push(...headerColumns(r.cells, name, header))
+        } else if (blankRow(r.cells)) blank++
+      }
+    else
+      for await (const r of rawRows(path, name, kind, delimiter))
         for (const k of Object.keys(r.values))
           if (!seen.has(k)) {
             seen.add(k)
@@ -94,13 +117,14 @@ export class BatchInput {
     const sources = resolveSources(map, columns, name)
     if (!sources.address && !sources.apn && !sources.property_id)
       throw new InputError(
-        `${name} line 1: no lookup column; expected one of address, apn, property_id (found: ${columns.join(', ') || 'none'}), or name yours with --map address=street,city,state,zip`,
+        `${name} ${header}: no lookup column; expected one of address, apn, property_id (found: ${columns.join(', ') || 'none'}), or name yours with --map address=street,city,state,zip`,
       )
     if (!sources.fips && defaultFips === undefined)
       throw new InputError(
-        `${name} line 1: no fips column; add one, name yours with --map fips=COLUMN, or give a default county with --fips`,
+        `${name} ${header}: no fips column; add one, name yours with --map fips=COLUMN, or give a default county with --fips`,
       )
-    return new BatchInput(path, name, kind, columns, defaultFips, sources, bom, blank)
+    const excel = decoded.excel === true
+    return new BatchInput(path, name, kind, delimiter, columns, defaultFips, sources, bom || excel, blank)
   }
 
   /** Every data row, in order, validated as a lookup. */
@@ -111,8 +135,8 @@ export class BatchInput {
   /** Every data row's values, unvalidated (the output pass, which already knows each row's key). */
   async *records(): AsyncGenerator<{line: number; values: Record<string, string>}> {
     let first = true
-    for await (const r of rawRows(this.path, this.name, this.kind)) {
-      if (first && this.kind === 'csv') {
+    for await (const r of rawRows(this.path, this.name, this.kind, this.delimiter)) {
+      if (first && this.kind !== 'ndjson') {
         first = false
         continue
       }
@@ -122,7 +146,7 @@ export class BatchInput {
 
   /** Validate one row again (the output pass, for the few rows that are invalid). */
   validate(line: number, values: Record<string, string>): InputRow {
-    return toRow(line, values, this.defaultFips, this.sources)
+    return toRow(line, values, this.defaultFips, this.sources, this.kind === 'rows' ? 'row' : 'line')
   }
 
   /** The row's note (the output pass, without validating the row again): its fips as padded, if it was. */
@@ -157,18 +181,27 @@ export class RowKeys {
   }
 }
 
-/** The first bytes: not binary, UTF-8, not empty; whether a BOM starts them. */
-async function readHead(path: string, name: string): Promise<{text: string; bom: boolean}> {
+/**
+ * The first bytes: not binary (src/io/text-input.ts names what a binary file looks like), UTF-8, not
+ * empty; whether a BOM starts them. Other encodings and workbooks are decoded before this is called.
+ */
+async function readHead(path: string, name: string, rows: boolean): Promise<{text: string; bom: boolean}> {
   const fh = await open(path, 'r')
   try {
     const buf = Buffer.alloc(64 * 1024)
     const {bytesRead} = await fh.read(buf, 0, buf.length, 0)
     const bytes = buf.subarray(0, bytesRead)
-    const nul = bytes.indexOf(0)
-    if (nul !== -1)
-      throw new InputError(
-        `${name}: not a text file (a NUL byte at offset ${nul}); expected CSV with a header, or NDJSON`,
-      )
+    if (!rows) {
+      let shape: InputShape
+      try {
+        shape = sniffInput(bytes, false)
+      } catch (error) {
+        if (error instanceof InputFormatError) throw new InputError(`${name}: ${error.message}`)
+        throw error
+      }
+      if (shape.kind !== 'utf-8')
+        throw new InputError(`${name}: ${shape.kind} input is read through openBatchInput, which decodes it`)
+    }
     let text: string
     try {
       // a multi-byte character cut at the end of the sample is not an error
@@ -186,13 +219,37 @@ async function readHead(path: string, name: string): Promise<{text: string; bom:
   }
 }
 
+/**
+ * A header line with tabs and no comma is TAB-separated: what Excel saves as "Unicode Text" (and a .tsv).
+ * A comma anywhere in it keeps CSV, the common case, whatever else the line holds.
+ */
+function tabSeparated(head: string): boolean {
+  const nl = head.search(/[\r\n]/)
+  const first = nl === -1 ? head : head.slice(0, nl)
+  return first.includes('\t') && !first.includes(',')
+}
+
+/** A decoded sheet's rows (src/jobs/batch-input-decode.ts): [row number, ...cells] a line. */
+async function* sheetRows(path: string): AsyncGenerator<{row: number; cells: string[]}> {
+  for await (const l of readLines(path)) {
+    if (l.bytes.length === 0) continue
+    const [row, ...cells] = JSON.parse(l.bytes.toString('utf8')) as [number, ...string[]]
+    yield {row, cells}
+  }
+}
+
 interface RawRow {
   line: number
   /** For the CSV header row: `{header: names joined by NUL}`. */
   values: Record<string, string>
 }
 
-async function* rawRows(path: string, name: string, kind: 'csv' | 'ndjson'): AsyncGenerator<RawRow> {
+async function* rawRows(
+  path: string,
+  name: string,
+  kind: 'csv' | 'ndjson' | 'rows',
+  delimiter: ',' | '\t',
+): AsyncGenerator<RawRow> {
   if (kind === 'ndjson') {
     let i = 0
     for await (const l of readLines(path)) {
@@ -214,9 +271,24 @@ async function* rawRows(path: string, name: string, kind: 'csv' | 'ndjson'): Asy
     }
     return
   }
+  if (kind === 'rows') {
+    let columns: string[] | undefined
+    for await (const {row, cells} of sheetRows(path)) {
+      if (!columns) {
+        columns = cells
+        yield {line: row, values: {header: columns.join('\u0000')}}
+        continue
+      }
+      if (blankRow(cells)) continue
+      const values: Record<string, string> = {}
+      for (let i = 0; i < columns.length; i++) values[columns[i]!] = cells[i] ?? ''
+      yield {line: row, values}
+    }
+    return
+  }
   let columns: string[] | undefined
   try {
-    for await (const {fields, line} of readCsv(path)) {
+    for await (const {fields, line} of readCsv(path, {delimiter})) {
       if (!columns) {
         columns = headerColumns(fields, name)
         yield {line: 1, values: {header: columns.join('\u0000')}}
@@ -248,7 +320,7 @@ export function blankRow(fields: readonly string[]): boolean {
  * that differ only in case, spacing or dashes are refused, since Excel, DuckDB and the lookup columns
  * (recognised that way) could not tell them apart.
  */
-function headerColumns(record: string[], name: string): string[] {
+function headerColumns(record: string[], name: string, where = 'line 1'): string[] {
   const canon = record.map(canonicalColumn)
   const at = canon.findIndex((h, i) => h !== '' && canon.indexOf(h) !== i)
   if (at !== -1) {
@@ -256,8 +328,8 @@ function headerColumns(record: string[], name: string): string[] {
     const again = record[at]!
     throw new InputError(
       first === again
-        ? `${name} line 1: the column "${again}" appears twice in the header`
-        : `${name} line 1: the columns "${first}" and "${again}" differ only in case or spacing; rename one`,
+        ? `${name} ${where}: the column "${again}" appears twice in the header`
+        : `${name} ${where}: the columns "${first}" and "${again}" differ only in case or spacing; rename one`,
     )
   }
   return record
@@ -287,6 +359,7 @@ function toRow(
   values: Record<string, string>,
   defaultFips: string | undefined,
   sources: Sources,
+  unit: 'line' | 'row',
 ): InputRow {
   const row: InputRow = {line, values}
   const pick = (k: string | undefined) => {
@@ -319,7 +392,7 @@ function toRow(
     row.key = compactKey(dedupeKey(q))
   } catch (error) {
     if (!(error instanceof SflError)) throw error
-    row.invalid = `line ${line}: ${error.message}`
+    row.invalid = `${unit} ${line}: ${error.message}`
   }
   return row
 }
@@ -337,44 +410,44 @@ export function dedupeKey(q: LookupQuery): string {
 
 /**
  * Open `--input` (a path, or - for stdin): stdin is first copied to a private temp file, since the rows
- * are read more than once. Returns the checked input, an id of its content for the checkpoint, and a
- * clean-up for the temp copy.
+ * are read more than once; an input in another form than UTF-8 text (UTF-16, .gz, a workbook: see
+ * src/jobs/batch-input-decode.ts) is decoded there once. Returns the checked input, an id of its content
+ * for the checkpoint, and a clean-up for the temp folder.
  */
 export async function openBatchInput(
   source: string,
   defaultFips: string | undefined,
   stdin: NodeJS.ReadableStream = process.stdin,
   map: ColumnMap = {},
+  opts: {sheet?: string | undefined} = {},
 ): Promise<{input: BatchInput; inputId: string; cleanup: () => Promise<void>}> {
   const name = source === '-' ? 'stdin' : source
-  let path = source
-  let cleanup = async () => undefined as void
-  if (source === '-') {
-    const fsp = await import('node:fs/promises')
-    const {tmpdir} = await import('node:os')
-    const nodePath = await import('node:path')
-    const {pipeline} = await import('node:stream/promises')
-    const {createWriteStream} = await import('node:fs')
-    const dir = await fsp.mkdtemp(nodePath.join(tmpdir(), 'sfl-input-'))
-    path = nodePath.join(dir, 'stdin')
-    cleanup = () => fsp.rm(dir, {recursive: true, force: true})
-    try {
-      await pipeline(stdin, createWriteStream(path, {flags: 'wx', mode: 0o600}))
-    } catch (error) {
-      await cleanup()
-      throw new InputError(`cannot read --input -: ${(error as Error).message}`)
-    }
+  let dir: string | undefined
+  const scratch = async () => (dir ??= await mkdtemp(join(tmpdir(), 'sfl-input-')))
+  const cleanup = async () => {
+    if (dir !== undefined) await rm(dir, {recursive: true, force: true})
   }
   try {
+    let path = source
+    if (source === '-') {
+      path = join(await scratch(), 'stdin')
+      try {
+        await pipeline(stdin, createWriteStream(path, {flags: 'wx', mode: 0o600}))
+      } catch (error) {
+        throw new InputError(`cannot read --input -: ${(error as Error).message}`)
+      }
+    }
     const hash = createHash('sha256')
     let input: BatchInput
     try {
-      input = await BatchInput.open(path, name, defaultFips, hash, map)
-      // NDJSON is checked line by line: hash its bytes in a read of their own
-      if (input.kind === 'ndjson')
-        for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)
+      const decoded = await decodeInput(path, name, {sheet: opts.sheet, scratch})
+      input = await BatchInput.open(decoded.path, name, defaultFips, hash, map, decoded)
+      // NDJSON and a sheet's rows are checked a row at a time: hash their bytes in a read of their own
+      if (input.kind !== 'csv')
+        for await (const chunk of createReadStream(decoded.path)) hash.update(chunk as Buffer)
     } catch (error) {
       if (error instanceof SflError) throw error
+      if (error instanceof InputFormatError) throw new InputError(error.message)
       throw new InputError(`cannot read --input ${name}: ${(error as Error).message}`)
     }
     return {input, inputId: hash.digest('hex'), cleanup}

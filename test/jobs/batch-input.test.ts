@@ -196,6 +196,22 @@ describe('batch input parsing', () => {
     [['', '"', ''], false],
   ])('blankRow(%j) is %s', (fields, blank) => expect(blankRow(fields)).toBe(blank))
 
+  it('reads a TAB-separated header and rows (a .tsv, or a text Excel saved) with CSV quoting', async () => {
+    const p = await parse('Name\tfips\tapn\n"Doe, ""J"""\t06067\t078-0123-045\n')
+    expect(p.columns).toEqual(['Name', 'fips', 'apn'])
+    expect(p.rows.map((r) => [r.values, r.query?.by])).toEqual([
+      [
+        {Name: 'Doe, "J"', fips: '06067', apn: '078-0123-045'},
+        {kind: 'apn', value: '078-0123-045'},
+      ],
+    ])
+  })
+
+  it('a header with a comma stays CSV even if it holds a tab', async () => {
+    const p = await parse('fips,apn,note\tmore\n06067,1,x\ty\n')
+    expect(p.columns).toEqual(['fips', 'apn', 'note\tmore'])
+  })
+
   it('remembers whether the input starts with a BOM', async () => {
     const path = join(dir, `bom-${n++}.csv`)
     writeFileSync(path, '\ufefffips,apn\n06067,1\n')
@@ -230,10 +246,15 @@ describe('batch input parsing', () => {
     await expect(parse(text)).rejects.toThrow(msg)
   })
 
-  it('rejects binary garbage and non-UTF-8 text', async () => {
+  it('rejects binary garbage, naming what it looks like, and non-UTF-8 text', async () => {
     await expect(
       parse(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00])),
-    ).rejects.toThrow(/not a text file \(a NUL byte at offset 8\)/)
+    ).rejects.toThrow(
+      'in.csv: it is a PNG image, not a table of lookups; give them as CSV UTF-8 or as an .xlsx workbook',
+    )
+    await expect(parse(Buffer.from([0x66, 0x69, 0x70, 0x73, 0x0a, 0x00, 0x01]))).rejects.toThrow(
+      'in.csv: it is a binary file (a NUL byte at offset 5), not CSV or NDJSON text; save it as CSV UTF-8',
+    )
     await expect(parse(Buffer.from([0x66, 0x69, 0x70, 0x73, 0x0a, 0xff, 0xfe, 0x41]))).rejects.toThrow(
       /not UTF-8 text/,
     )
