@@ -97,7 +97,7 @@ async function answerCounty(
     for (const h of found) {
       const tier = ix.answer(h.lookup, true)
       if (tier === 'none' || (tier === 'exact') !== h.exact) continue
-      record ??= recordFromFlat(flat, fmt === 'csv')
+      record ??= recordFromFlat(flat, fmt === 'csv' || fmt === 'parquet')
       const records = gathering.get(h.lookup) ?? []
       // a record the service sent twice counts once (as when it was counted above)
       const rid = idOf(flat['ServicePropertyID'])

@@ -38,7 +38,15 @@ import {RunState, type JobDeps} from './run.js'
  * memory holds one compact key and one number per distinct lookup, not the records.
  */
 export type RowStatus =
-  'ok' | 'matched_without_unit' | 'not_found' | 'invalid' | 'forbidden' | 'malformed' | 'error'
+  | 'ok'
+  | 'matched_without_unit'
+  | 'not_found'
+  | 'invalid'
+  | 'forbidden'
+  | 'malformed'
+  | 'error'
+  /** A blank input row between data rows: kept in its place, nothing looked up (issue 32). */
+  | 'blank'
 
 export interface BatchRequest {
   input: BatchInput
@@ -113,6 +121,7 @@ const KIND: Record<RowStatus, OutcomeKind> = {
   forbidden: 'forbidden',
   malformed: 'malformed',
   error: 'failed',
+  blank: 'empty',
 }
 const CODE: Record<RowStatus, number> = {
   ok: 0,
@@ -122,6 +131,7 @@ const CODE: Record<RowStatus, number> = {
   forbidden: ExitCode.auth,
   malformed: ExitCode.server,
   error: ExitCode.server,
+  blank: 0,
 }
 
 /** Lookups waiting for the scheduler at once: enough to keep it busy, few enough to stay small. */
@@ -519,6 +529,7 @@ class BatchRun {
       forbidden: 0,
       malformed: 0,
       error: 0,
+      blank: 0,
     }
     const out: Written = {
       counts,
@@ -542,7 +553,9 @@ class BatchRun {
         let i = 0
         for await (const row of req.input.records()) {
           const key = keys.get(i++)
-          const a = this.resultOf(key, () => req.input.validate(row.line, row.values), unanswered)
+          const a: Answer = row.blank
+            ? {status: 'blank', error: null, records: null}
+            : this.resultOf(key, () => req.input.validate(row.line, row.values), unanswered)
           counts[a.status]++
           if (a.via) out.sources[a.via.kind]++
           else if (sourceOf(a) === 'lookup') out.sources.lookup++
@@ -687,7 +700,7 @@ interface OutputRow {
 /** Where an answer came from: `lookup`, `scan`, `export <date>`; empty when nothing answered the row. */
 function sourceOf(a: Answer): string {
   if (a.via) return a.via.kind === 'scan' ? 'scan' : `export ${a.via.at ?? ''}`.trimEnd()
-  return a.status === 'invalid' || a.unanswered ? '' : 'lookup'
+  return a.status === 'invalid' || a.status === 'blank' || a.unanswered ? '' : 'lookup'
 }
 
 /** A record's ServicePropertyID as the other_ids column writes it. */

@@ -4,6 +4,7 @@ import {join} from 'node:path'
 import {parse} from 'csv-parse/sync'
 import {afterEach, describe, expect, it} from 'vitest'
 
+import CountyExport from '../../src/commands/county-export.js'
 import Lookup from '../../src/commands/lookup.js'
 import {countyRecords, startCountyServer, type CountyServer, type Rec} from '../helpers/county-server.js'
 import {runCommand} from '../helpers/run-command.js'
@@ -30,22 +31,30 @@ function readCsv(path: string): Row[] {
 async function batch(
   csv: string,
   args: string[],
+  ext: 'csv' | 'ndjson' = 'csv',
 ): Promise<{rows: Row[]; county: number; lookups: number; code: number; stderr: string}> {
   const d = tempDir('sfl-plan-')
   writeFileSync(join(d, 'in.csv'), csv)
   const before = {county: server!.count('county'), lookups: server!.count('lookup')}
-  const out = join(d, 'out.csv')
+  const out = join(d, `out.${ext}`)
   const r = await runCommand(Lookup, ['--input', join(d, 'in.csv'), '--out', out, '--quiet', ...args], {
     SFL_BASE_URL: server!.baseUrl,
     SFL_API_KEY: 'test-key-123456',
   })
   return {
-    rows: r.exitCode === 0 || r.exitCode === 7 ? readCsv(out) : [],
+    rows: r.exitCode !== 0 && r.exitCode !== 7 ? [] : ext === 'csv' ? readCsv(out) : readNdjson(out),
     county: server!.count('county') - before.county,
     lookups: server!.count('lookup') - before.lookups,
     code: r.exitCode,
     stderr: r.stderr,
   }
+}
+
+function readNdjson(path: string): Row[] {
+  return readFileSync(path, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Row)
 }
 
 /** The two outputs agree cell by cell, the source column aside. */
@@ -193,5 +202,71 @@ describe('lookup --input --plan auto against per-row lookups', () => {
     ])
     expect(auto.rows[0]!['other_ids']).toBe(String(recs[11]!['ServicePropertyID']))
     expect(auto).toMatchObject({county: 1, lookups: 2})
+  })
+})
+
+describe('lookup --input --from an export on disk', () => {
+  /** `county-export --out-dir` of the server's counties, in `format`. */
+  async function exportTo(dir: string, fips: string[], format: 'csv' | 'ndjson' | 'parquet'): Promise<void> {
+    const r = await runCommand(
+      CountyExport,
+      ['--fips', fips.join(','), '--out-dir', dir, '-o', format, '--quiet', '--no-stats'],
+      {SFL_BASE_URL: server!.baseUrl, SFL_API_KEY: 'test-key-123456'},
+    )
+    expect(r.exitCode).toBe(0)
+  }
+
+  it.each(['ndjson', 'csv', 'parquet'] as const)(
+    'a fresh %s export answers every row it can, with its date, and only the others are sent',
+    async (format) => {
+      const recs = countyRecords('06067', 300)
+      server = await startCountyServer({
+        counties: {'06067': recs},
+        scanHolds: (r) => r['FHAEligible'] === true,
+      })
+      const dir = join(tempDir('sfl-from-'), 'exports')
+      await exportTo(dir, ['06067'], format)
+      const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as {
+        counties: Array<{finishedAt: string}>
+      }
+      const csv = inputOf(
+        '06067',
+        recs,
+        Array.from({length: 60}, (_, j) => j * 5),
+      )
+      const lookups = await batch(csv, ['--plan', 'lookups'])
+      const from = await batch(csv, ['--from', dir, '--max-age', '1d'])
+      // as JSON too: the records themselves, values typed as the service sent them
+      const lookupsJson = await batch(csv, ['--plan', 'lookups'], 'ndjson')
+      const fromJson = await batch(csv, ['--from', dir], 'ndjson')
+      sameAnswers(fromJson.rows, lookupsJson.rows)
+      expect(fromJson.rows.filter((r) => String(r['source']).startsWith('export')).length).toBeGreaterThan(20)
+      const notHeld = Array.from({length: 60}, (_, j) => j * 5).filter(
+        (i) => recs[i]!['FHAEligible'] !== true,
+      )
+      // nothing scanned (the export was the scan); the rows the export does not hold were looked up
+      expect(from).toMatchObject({county: 0, lookups: notHeld.length, code: 0})
+      sameAnswers(from.rows, lookups.rows)
+      const sources = new Set(from.rows.map((r) => r['source']))
+      expect(sources).toEqual(new Set([`export ${manifest.counties[0]!.finishedAt}`, 'lookup']))
+    },
+  )
+
+  it('a county older than --max-age is not used; the pages it took tell the plan its length', async () => {
+    const recs = countyRecords('06067', 300)
+    server = await startCountyServer({counties: {'06067': recs}})
+    const dir = join(tempDir('sfl-from-'), 'exports')
+    await exportTo(dir, ['06067'], 'ndjson')
+    const path = join(dir, 'manifest.json')
+    const m = JSON.parse(readFileSync(path, 'utf8')) as {counties: Array<{finishedAt: string; pages: number}>}
+    m.counties[0]!.finishedAt = new Date(Date.now() - 10 * 86_400_000).toISOString()
+    writeFileSync(path, JSON.stringify(m))
+    const csv = inputOf('06067', recs, [1, 2, 3, 4, 5, 6])
+    const lookups = await batch(csv, ['--plan', 'lookups'])
+    const from = await batch(csv, ['--from', dir, '--max-age', '7d'])
+    // one page (the manifest) against six lookups: the county is fetched again, once
+    expect(from).toMatchObject({county: 1, lookups: 0})
+    sameAnswers(from.rows, lookups.rows)
+    expect(new Set(from.rows.map((r) => r['source']))).toEqual(new Set(['scan']))
   })
 })

@@ -146,9 +146,21 @@ export function countyRecord(fips: string, i: number): Rec {
     City: CITIES[i % CITIES.length],
     State: 'CA',
     Zip: String(95800 + (i % 40)),
-    FinalValue: 300000 + i * 10 + 0.0,
-    FHAEligible: i % 3 !== 0,
+    FinalValue: 300000 + i * 10,
+    HighValue: 330000 + i * 10,
+    LowValue: 270000 + i * 10,
     ConfidenceScore: 50 + (i % 50),
+    StandardDeviation: 0.25,
+    ValuationDate: '2026-10-01T00:00:00',
+    CRAEligible: i % 4 === 0 ? 'Low' : 'Upper',
+    FHAEligible: i % 3 !== 0,
+    FHALoanLimit: 498257,
+    FHACondoEligible: i % 5 === 4 ? true : null,
+    USDAAreaEligible: false,
+    VAEligible: true,
+    Assumable: i % 7 === 0,
+    TractIncomeLevel: 'Moderate',
+    TractMinorityPopulationPercent: 41.5,
   }
 }
 
