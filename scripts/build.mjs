@@ -17,7 +17,7 @@
 // time: users run exactly the versions package-lock.json pins. Their licence texts go to
 // dist/THIRD-PARTY-LICENSES.txt. All are permissive (MIT, ISC, Apache-2.0 for ejs, BlueOak-1.0.0 for
 // minimatch); the build fails on a licence outside ALLOWED.
-import {existsSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {copyFileSync, existsSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {parse} from 'acorn'
@@ -270,6 +270,9 @@ writeFileSync(
   join(dist, 'THIRD-PARTY-LICENSES.txt'),
   `dist/ bundles these packages; their licences follow.\n\n${notices.join('\n---\n\n')}`,
 )
+// the ZIP-to-county table (src/address/zip-counties.ts): a data file read from dist/ by the commands, the
+// lookup fast path and the library, so the package holds it once rather than in each bundle
+copyFileSync(join(ROOT, 'src', 'address', 'zip-counties.txt'), join(dist, 'zip-counties.txt'))
 if (process.env.SFL_BUILD_META) writeFileSync(process.env.SFL_BUILD_META, JSON.stringify(result.metafile))
 const sizes = Object.entries({
   ...entry.metafile.outputs,

@@ -1,5 +1,5 @@
 import {COUNTY_ROWS} from './counties-data.js'
-import {stateAtEnd} from './states.js'
+import {STATE_BY_ABBREVIATION, stateAtEnd} from './states.js'
 import {distance} from '../text/distance.js'
 
 /**
@@ -64,14 +64,49 @@ const KIND =
   /\s+(COUNTY|PARISH|BOROUGH|CENSUS AREA|CITY AND BOROUGH|MUNICIPALITY|MUNICIPIO|PLANNING REGION|ISLAND|DISTRICT|CITY)$/
 
 function key(name: string): string {
-  return name
+  const k = name
     .toUpperCase()
     .normalize('NFD')
     .replace(/[\u0300-\u036f]/g, '') // "Doña Ana" finds "Dona Ana"
-    .replace(/\bSAINT\b/g, 'ST')
+    .replace(/['’`]/g, '') // "Prince George's" is "Prince Georges"
     .replace(/[^A-Z0-9 ]/g, ' ')
+    .replace(/\bSAINTE\b/g, 'STE') // "Sainte Genevieve" is "Ste. Genevieve"
+    .replace(/\bSAINT\b/g, 'ST')
     .replace(/\s+/g, ' ')
     .trim()
+  return kindLast(k)
+}
+
+/**
+ * "County of Sacramento" → "Sacramento County", "Sacramento Co." → "Sacramento County", "Parish of
+ * Orleans" → "Orleans Parish": the kind word where the table has it, wherever it was typed. On key()ed text.
+ */
+function kindLast(k: string): string {
+  const m = /^(COUNTY|PARISH|BOROUGH) OF (.+)$/.exec(k)
+  if (m) return `${m[2]} ${m[1]}`
+  return k.replace(/ CO$/, ' COUNTY')
+}
+
+/**
+ * Names people use for a county that the table spells otherwise: the five New York boroughs are counties
+ * of other names, and counties renamed since (Census Bureau, "Substantial changes to counties"). Keyed by
+ * the name without its kind word, with the state it belongs to.
+ */
+const ALIASES: ReadonlyMap<string, {fips: string; state: string; why: string}> = new Map([
+  ['BROOKLYN', {fips: '36047', state: 'NY', why: 'Brooklyn is Kings County'}],
+  ['MANHATTAN', {fips: '36061', state: 'NY', why: 'Manhattan is New York County'}],
+  ['STATEN ISLAND', {fips: '36085', state: 'NY', why: 'Staten Island is Richmond County'}],
+  ['THE BRONX', {fips: '36005', state: 'NY', why: 'the Bronx is Bronx County'}],
+  ['DADE', {fips: '12086', state: 'FL', why: 'Dade County was renamed Miami-Dade County in 1997'}],
+  ['SHANNON', {fips: '46102', state: 'SD', why: 'Shannon County was renamed Oglala Lakota County in 2015'}],
+  ['WADE HAMPTON', {fips: '02158', state: 'AK', why: 'Wade Hampton Census Area was renamed Kusilvak Census Area in 2015'}], // prettier-ignore
+])
+
+/** The county an alias names, when the state (if given) is its own. */
+function alias(name: string, state: string | undefined): County | undefined {
+  // "Staten Island": ISLAND is also a kind word of the table's names, so the whole name is tried first
+  const a = ALIASES.get(key(name)) ?? ALIASES.get(base(name))
+  return a && (state === undefined || state === a.state) ? countyByFips(a.fips) : undefined
 }
 const base = (name: string) => key(name).replace(KIND, '')
 
@@ -81,25 +116,35 @@ const base = (name: string) => key(name).replace(KIND, '')
  */
 function parse(text: string): {name: string; state?: string} {
   const t = text.trim()
-  const m = /^(.*?)(?:,\s*|\s+)([A-Za-z]{2})$/.exec(t)
-  if (m && m[1] && allCounties().some((c) => c.state === m[2]!.toUpperCase()))
-    return {name: m[1], state: m[2]!.toUpperCase()}
+  const m = /^(.*?)(?:,\s*|\s+)([A-Za-z]{2}|[A-Za-z]\.\s*[A-Za-z]\.?)$/.exec(t)
+  const code = m?.[2]?.replace(/[.\s]/g, '').toUpperCase()
+  if (m && m[1] && code && allCounties().some((c) => c.state === code)) return {name: m[1], state: code}
   const words = key(t).split(' ')
   const named = stateAtEnd(words)
   if (named?.spelled && named.words < words.length && allCounties().some((c) => c.state === named.code))
     return {name: words.slice(0, words.length - named.words).join(' '), state: named.code}
+  // "Sacramento, Calif", "Dade County, Fla.", "Erie, Penn": an older abbreviation after a comma or a space
+  const old = STATE_BY_ABBREVIATION.get(words.at(-1) ?? '')
+  if (old !== undefined && words.length > 1) return {name: t.replace(/[\s,]+[A-Za-z.]+$/, ''), state: old}
   return {name: t}
 }
 
-/** Near misses: the closest names (state first when one was given), at most five. */
+/**
+ * Near misses, at most five: first the names that hold every word typed ("Miami" → Miami-Dade), then the
+ * closest by edit distance; in the state given, if one was.
+ */
 function nearMisses(name: string, state: string | undefined): County[] {
   const want = base(name)
   const pool = allCounties().filter((c) => state === undefined || c.state === state)
+  const words = want.split(' ').filter((w) => w.length >= 3)
+  const holding =
+    words.length === 0 ? [] : pool.filter((c) => words.every((w) => base(c.name).split(' ').includes(w)))
   const scored = pool
+    .filter((c) => !holding.includes(c))
     .map((c) => ({c, d: distance(want, base(c.name))}))
     .filter((x) => x.d <= Math.max(2, Math.floor(want.length / 3)))
     .sort((a, b) => a.d - b.d || a.c.fips.localeCompare(b.c.fips))
-  return scored.slice(0, 5).map((x) => x.c)
+  return [...holding, ...scored.map((x) => x.c)].slice(0, 5)
 }
 
 /**
@@ -122,6 +167,8 @@ export function resolveCounty(text: string): CountyResolution {
   }
   if (t === '') return {error: 'no county given', suggestions: []}
   const {name, state} = parse(t)
+  const known = alias(name, state)
+  if (known) return {fips: known.fips, county: known}
   const pool = allCounties().filter((c) => state === undefined || c.state === state)
   const exact = pool.filter((c) => key(c.name) === key(name))
   if (exact.length === 1) return {fips: exact[0]!.fips, county: exact[0]!}
@@ -181,8 +228,11 @@ export function searchCounties(text: string): {matches: County[]; didYouMean: Co
   if (/^\d{2,5}$/.test(t)) return {matches: allCounties().filter((c) => c.fips.startsWith(t)), didYouMean: []}
   const {name, state} = parse(t)
   const want = key(name)
+  const named = alias(name, state)
   const matches = allCounties().filter(
-    (c) => (state === undefined || c.state === state) && (want === '' || key(c.name).includes(want)),
+    (c) =>
+      (state === undefined || c.state === state) &&
+      (want === '' || key(c.name).includes(want) || c === named),
   )
   return {matches, didYouMean: matches.length ? [] : nearMisses(name, state)}
 }

@@ -1,4 +1,4 @@
-import {DIRECTIONALS, RANGED_UNITS, SUFFIXES} from './pub28.js'
+import {ALONE_UNITS, DIRECTIONALS, RANGED_UNITS, SUFFIXES} from './pub28.js'
 import {stateAtEnd} from './states.js'
 
 /**
@@ -37,6 +37,11 @@ export function unitValue(t: string | undefined): boolean {
 
 /** Index just past the street line in `body` (the words before the state), or undefined. */
 export function streetEnd(body: readonly string[]): number | undefined {
+  return streetEndBy(body)?.end
+}
+
+/** Where the street line ends, and which of the three rules above said so. */
+function streetEndBy(body: readonly string[]): {end: number; by: 'unit' | 'common' | 'other'} | undefined {
   let from = /^\d/.test(body[0] ?? '') ? 1 : 0
   while (from < body.length && DIRECTIONALS.has(body[from]!)) from++
   from++ // the first name word is never the end
@@ -44,13 +49,56 @@ export function streetEnd(body: readonly string[]): number | undefined {
     const t = body[i]!
     if (t !== '#' && !RANGED_UNITS.has(t)) continue
     const v = t !== '#' && body[i + 1] === '#' ? i + 2 : i + 1 // "APT # 5"
-    if (unitValue(body[v])) return v + 1
+    if (unitValue(body[v])) return {end: v + 1, by: 'unit'}
   }
   const withDirectional = (i: number) => (ABBREVIATED_DIRECTIONALS.has(body[i] ?? '') ? i + 1 : i)
   for (let i = from; i < body.length; i++)
-    if (common(body[i]) && !(common(body[i + 1]) && body[i + 1] !== 'ST')) return withDirectional(i + 1)
-  for (let i = from; i < body.length; i++) if (SUFFIXES.has(body[i]!)) return withDirectional(i + 1)
+    if (common(body[i]) && !(common(body[i + 1]) && body[i + 1] !== 'ST'))
+      return {end: withDirectional(i + 1), by: 'common'}
+  for (let i = from; i < body.length; i++)
+    if (SUFFIXES.has(body[i]!)) return {end: withDirectional(i + 1), by: 'other'}
   return undefined
+}
+
+/**
+ * An address typed without commas and without a state and ZIP ("5201 laguna oaks dr unit 140 elk grove",
+ * "12 main st citrus heights"): the words after the street's end are a city when the end is sure (a unit
+ * with its value, or a common suffix) and leaving them on the street line would change them: the street
+ * line's last word is abbreviated as a suffix (GROVE → GRV, HEIGHTS → HTS), which Publication 28 does for
+ * street names only. So the city is split off when it has two words or more and ends in a suffix or a
+ * directional ("ELK GROVE", "CITRUS HEIGHTS", "PALM SPRINGS", "PLEASANT HILL"); otherwise the words stay as
+ * typed, where nothing abbreviates them ("12 MAIN ST WEST SACRAMENTO"). A unit after the city ("... ELK
+ * GROVE # 140") goes back to the street line. Returns undefined when there is nothing to split.
+ *
+ * @example splitCityWithoutTail('5201 LAGUNA OAKS DR UNIT 140 ELK GROVE'.split(' '))
+ *   // [['5201', 'LAGUNA', 'OAKS', 'DR', 'UNIT', '140'], ['ELK', 'GROVE']]
+ */
+export function splitCityWithoutTail(typed: readonly string[]): string[][] | undefined {
+  const words = meaningfulHashes(typed)
+  const unit = trailingUnit(words)
+  const body = unit ? words.slice(0, -unit.length) : words
+  const at = streetEndBy(body)
+  if (!at || at.by === 'other') return undefined
+  const city = body.slice(at.end)
+  const last = city.at(-1) ?? ''
+  // the last word spelled out (GROVE, not GRV): it is the word a street line would abbreviate, and a
+  // second pass, which sees the abbreviation when nothing was split, decides the same way
+  const abbreviation = SUFFIXES.get(last) ?? DIRECTIONALS.get(last)
+  if (city.length < 2 || abbreviation === undefined || abbreviation === last) return undefined
+  if (city.every((t) => DIRECTIONALS.has(t) || SUFFIXES.has(t))) return undefined
+  // a unit's designator is in no city ("OAKS DR UNIT NORTH": rule 1 passed it, its value was not one)
+  if (city.some((t) => t === '#' || RANGED_UNITS.has(t) || ALONE_UNITS.has(t))) return undefined
+  return [[...body.slice(0, at.end), ...(unit ?? [])], city]
+}
+
+/** A unit with a number at the end of a run of words ("# 140", "UNIT 140", "APT # 5"), or undefined. */
+export function trailingUnit(words: readonly string[]): string[] | undefined {
+  const n = words.length
+  const v = words[n - 1]
+  if (v === undefined || !/\d/.test(v) || v === '#') return undefined
+  const d = words[n - 2]
+  if (d === '#' && RANGED_UNITS.has(words[n - 3] ?? '')) return words.slice(n - 3)
+  return d !== undefined && (d === '#' || RANGED_UNITS.has(d)) ? words.slice(n - 2) : undefined
 }
 
 /**
@@ -61,11 +109,22 @@ export function streetEnd(body: readonly string[]): number | undefined {
  *   // [['3526', 'HIGH', 'ST'], ['SACRAMENTO'], ['CA', '95838']]
  */
 export function splitWithoutCommas(typed: string[]): string[][] {
+  // "... CA 95758 # 140": a unit after the ZIP belongs to the street line
+  const after = trailingUnit(typed)
+  if (after && ZIP.test(typed[typed.length - after.length - 1] ?? '')) {
+    const split = splitWithoutCommas(typed.slice(0, -after.length))
+    return split.length > 1 ? [[...split[0]!, ...after], ...split.slice(1)] : [typed]
+  }
   const words = meaningfulHashes(typed)
   // the tail is read without any "#" (a "#" before the ZIP says nothing once it is sent)
   const plain = words.filter((t) => t !== '#')
   const zip = plain.at(-1)
-  if (zip === undefined || !ZIP.test(zip)) return [typed]
+  if (zip === undefined || !ZIP.test(zip)) {
+    // a "#" with its value is written UNIT here, where it may stay inside the line: dropped, it would let
+    // a second pass read the words differently (standardising twice must change nothing)
+    const units = meaningfulHashes(typed).map((t, i, xs) => (t === '#' && !RANGED_UNITS.has(xs[i - 1] ?? '') ? 'UNIT' : t)) // prettier-ignore
+    return splitCityWithoutTail(units) ?? [units]
+  }
   const state = stateAtEnd(plain.slice(0, -1))
   if (!state) return [typed]
   const tailWords = state.words + 1

@@ -1,6 +1,6 @@
 import {ALONE_UNITS, DIRECTIONALS, RANGED_UNITS, SUFFIXES} from './pub28.js'
-import {meaningfulHashes, splitWithoutCommas, unitValue} from './split-tail.js'
-import {stateAtEnd} from './states.js'
+import {meaningfulHashes, splitWithoutCommas, trailingUnit, unitValue} from './split-tail.js'
+import {STATE_CODES, stateAtEnd} from './states.js'
 
 /**
  * Address standardisation before sending, after USPS Publication 28, so that a server which matches only
@@ -50,6 +50,29 @@ function tokens(part: string): string[] {
     .filter((t) => t !== '')
 }
 
+/**
+ * "UNIT 140 5201 LAGUNA OAKS DR" → "5201 LAGUNA OAKS DR UNIT 140": a unit with a number typed before the
+ * house number goes after the street, where Publication 28 (and the service's standardised form) puts it.
+ */
+function leadingUnitLast(typed: string[]): string[] {
+  // a "#" without a value is dropped when sent: decide as a second pass, which will not see it
+  const line = meaningfulHashes(typed)
+  const d = line[0]
+  if (d === undefined || !(d === '#' || RANGED_UNITS.has(d))) return typed
+  const v = line[1] === '#' && d !== '#' ? 2 : 1 // "APT # 5"
+  const value = line[v]
+  // the house number next, any "#" between dropped (it is dropped when sent: a second pass decides alike)
+  const rest = line.slice(v + 1).filter((t) => t !== '#')
+  if (value === undefined || !/\d/.test(value) || !/^\d/.test(rest[0] ?? '')) return typed
+  return [...rest, ...line.slice(0, v + 1)]
+}
+
+/** "..., FL 33040", "CA 95838-1234": a part that ends in a state code and a ZIP. */
+function endsInStateZip(part: readonly string[]): boolean {
+  const words = part.filter((t) => t !== '#')
+  return words.length >= 2 && STATE_CODES.has(words.at(-2)!) && ZIP.test(words.at(-1)!)
+}
+
 /** A comma part that is only units ("UNIT 140", "#140", "APT # 5", "REAR"): the same peeling as the street line. */
 function unitOnly(typed: readonly string[]): boolean {
   // a "#" with no value after it is dropped when sent: decide as the second pass, which will not see it
@@ -68,15 +91,34 @@ export function standardiseAddress(input: string): StandardAddress {
     .map(tokens)
     // a part that is only "#" says nothing (and would leave an empty street line)
     .filter((p) => p.some((t) => t !== '#'))
+  // ", unit 140" at the very end, after the city or the state and ZIP: a unit of the street line
+  // (never "FL 33040": the state and ZIP, though FL is also the designator of a floor)
+  const endUnits: string[][] = []
+  while (parts.length > 1 && unitOnly(parts.at(-1)!) && !endsInStateZip(parts.at(-1)!))
+    endUnits.unshift(parts.pop()!)
+  // "UNIT 140 5201 LAGUNA OAKS DR": the unit goes after the street
+  if (parts[0]) parts[0] = leadingUnitLast(parts[0])
   if (parts.length === 1) parts = splitWithoutCommas(parts[0]!)
   let line = parts.shift() ?? []
   // "#" is kept until here: "4800 WESTLAKE PKWY, #2109" has its unit in a part of its own
   const {rest, stateZip} = lastLineParts(parts)
-  // "5201 LAGUNA OAKS DR, UNIT 140, ELK GROVE": unit parts belong to the street line (never "FL 33040",
-  // the state and ZIP, though FL is also the designator of a floor)
-  while (rest[0] !== undefined && line.filter((t) => t !== '#').length >= 2 && unitOnly(rest[0]))
-    line = [...line, ...rest.shift()!]
+  const streetWords = () => line.filter((t) => t !== '#').length
+  // "5201 LAGUNA OAKS DR, UNIT 140, ELK GROVE": unit parts belong to the street line
+  while (rest[0] !== undefined && streetWords() >= 2 && unitOnly(rest[0])) line = [...line, ...rest.shift()!]
+  // "5201 LAGUNA OAKS DR, ELK GROVE #140": units after the city go back to the street line (a "#" without
+  // a value is dropped when sent, so it is dropped first: a second pass decides the same way)
+  if (rest[0] !== undefined) rest[0] = meaningfulHashes(rest[0])
+  for (
+    let u = rest[0] && trailingUnit(rest[0]);
+    u && rest[0]!.length > u.length && streetWords() >= 2;
+    u = trailingUnit(rest[0])
+  ) {
+    rest[0] = rest[0]!.slice(0, -u.length)
+    line = [...line, ...u]
+  }
+  if (streetWords() >= 2) line = [...line, ...endUnits.flat()]
   if (stateZip) rest.push(stateZip)
+  if (streetWords() < 2) rest.push(...endUnits)
 
   const {street, unit} = splitUnit(line)
   const streetText = streetTokens(street).join(' ')
@@ -89,6 +131,14 @@ export function standardiseAddress(input: string): StandardAddress {
   if (last !== '') out.lastLine = last
   out.text = [[streetText, unit].filter((s) => s).join(' '), last].filter((s) => s !== '').join(', ')
   return out
+}
+
+/**
+ * The five-digit ZIP an address ends with, as sfl reads it ("..., ELK GROVE, CA 95758-1234" → "95758"), or
+ * undefined. Pure: the ZIP-to-county table (zip-counties.ts) is loaded only once this says there is one.
+ */
+export function addressZip(typed: string): string | undefined {
+  return /\b(\d{5})(?:-\d{4})?$/.exec(standardiseAddress(typed).lastLine ?? '')?.[1]
 }
 
 /** The standardised text without its unit, or undefined when there is no unit to drop. */
@@ -105,12 +155,20 @@ export function standardWithoutUnit(a: StandardAddress): string | undefined {
  * unit, "# 114" too) and the last line without its punctuation.
  */
 export function addressIdentity(a: StandardAddress): string {
-  const unit: string[] = []
-  const t = a.unit?.split(' ') ?? []
+  return [a.street, unitIdentity(a.unit), (a.lastLine ?? '').replace(/[^A-Z0-9]+/g, ' ').trim()].join('|')
+}
+
+/**
+ * A standardised unit without its designators: "APT 0114", "UNIT 114" and "# 114" are all "#114" (a
+ * record's designator often differs from the one typed); "REAR" stays "REAR". Empty for no unit.
+ */
+export function unitIdentity(unit: string | undefined): string {
+  const out: string[] = []
+  const t = unit?.split(' ') ?? []
   for (let i = 0; i < t.length; i++)
-    if (RANGED_UNITS.has(t[i]!) && t[i + 1] !== undefined) unit.push(`#${t[++i]!.replace(/^0+(?=\d)/, '')}`)
-    else unit.push(t[i]!)
-  return [a.street, unit.join(' '), (a.lastLine ?? '').replace(/[^A-Z0-9]+/g, ' ').trim()].join('|')
+    if (RANGED_UNITS.has(t[i]!) && t[i + 1] !== undefined) out.push(`#${t[++i]!.replace(/^0+(?=\d)/, '')}`)
+    else out.push(t[i]!)
+  return out.join(' ')
 }
 
 /**

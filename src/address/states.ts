@@ -45,3 +45,21 @@ export function stateAtEnd(
   if (last !== undefined && STATE_CODES.has(last)) return {code: last, words: 1, spelled: false}
   return undefined
 }
+
+/**
+ * The older abbreviations of state names people still write ("Sacramento, Calif", "Dade County, Fla"),
+ * as the US Government Publishing Office Style Manual and the AP stylebook list them, dots and spaces
+ * removed ("N.Y." → "NY" is a code already). Read in county names only (`--county`): at the end of an
+ * address some of them are also words of a city.
+ */
+const TRADITIONAL = `AL ALA | AZ ARIZ | AR ARK | CA CAL CALIF | CO COLO | CT CONN | DE DEL | FL FLA | IL ILL | IN IND
+KS KAN KANS | MA MASS | MI MICH | MN MINN | MS MISS | MO | MT MONT | NE NEB NEBR | NV NEV | OK OKLA | OR ORE OREG
+PA PENN PENNA | SD SDAK | ND NDAK | TN TENN | TX TEX | VT | WA WASH | WV WVA | WI WIS WISC | WY WYO`
+
+/** "CALIF" → "CA", "PENN" → "PA" (upper case, dots removed). */
+export const STATE_BY_ABBREVIATION: ReadonlyMap<string, string> = new Map(
+  TRADITIONAL.split(/[|\n]/).flatMap((entry) => {
+    const [code, ...forms] = entry.trim().split(/\s+/)
+    return forms.map((f) => [f, code!] as const)
+  }),
+)

@@ -81,7 +81,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     // oclif's own parse errors (unknown flag, bad option) are usage errors: exit 2
     if (oclif.exit !== 0) oclif.exit = ExitCode.usage
     err.message = forTerminal(err.message)
-    if ('parse' in err) return this.usageError(err) // the one line, a hint, the usage line
+    // the one line, a hint, the usage line; a flag value oclif could not parse ("Parsing --timeout") too
+    if ('parse' in err || /^Parsing --/.test(err.message)) return this.usageError(err)
     return super.catch(err)
   }
 

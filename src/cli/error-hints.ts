@@ -1,6 +1,13 @@
 import {KEY_ADVICE} from '../api/client.js'
 import {redactUrl} from '../api/secrets.js'
-import {ForbiddenError, InvalidKeyError, type SflError} from '../errors.js'
+import {
+  ForbiddenError,
+  InvalidKeyError,
+  RateLimitExceededError,
+  RequestTimeoutError,
+  type SflError,
+} from '../errors.js'
+import {clockTime} from './wait-feedback.js'
 
 /**
  * The likely fix for a failure that depends on where the run's settings came from, which only the CLI
@@ -87,17 +94,55 @@ function keyFix(o: RunOrigin): string {
   }
 }
 
-/** The message to print for `err`: its own, with the fix that the run's origin points to. */
+/**
+ * "the API key is invalid or missing (HTTP 401): The API key is invalid or missing." → "the API key is
+ * invalid or missing (HTTP 401)": the service's message is dropped where it only repeats sfl's sentence
+ * (spec 7: 401 "Invalid or missing API key"); anything it adds is kept. Pure.
+ */
+export function withoutEcho(message: string): string {
+  const m = /^(.+?) \(HTTP (\d{3})\): (.+?)((?:\. [A-Z].*)?)$/s.exec(message)
+  if (!m) return message
+  const words = (t: string) =>
+    t
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, ' ')
+      .trim()
+  const [, ours, status, theirs, after] = m as unknown as [string, string, string, string, string]
+  const said = words(theirs)
+  return said !== '' && words(ours).includes(said) ? `${ours} (HTTP ${status})${after}` : message
+}
+
+/**
+ * The CLI's next step after a timeout or a spent rate limit, with the clock time a wait would end: added
+ * to the error line by src/cli/report-error.ts (it names CLI flags, so `sfl mcp`'s tool errors, which
+ * share withHint, do not get it).
+ */
+export function nextStep(err: SflError, now: number): string | undefined {
+  if (err instanceof RequestTimeoutError) {
+    const given = Number(/--timeout ([\d.]+) s/.exec(err.message)?.[1] ?? NaN)
+    const more = Number.isFinite(given) ? Math.max(10, Math.ceil(given * 2)) : 60
+    return `; if the server is only slow, give it longer with --timeout ${more} (each retry waits the same, and --retries 0 fails sooner)`
+  }
+  if (err instanceof RateLimitExceededError) {
+    const s = Number(/returns in (\d+) s/.exec(err.message)?.[1] ?? NaN)
+    if (Number.isFinite(s))
+      return `: at ${clockTime(now + s * 1000)} on this machine's clock; run again then, or allow the wait with --max-wait ${s + 5}`
+  }
+  return undefined
+}
+
+/** The message to print for `err`: its own (without an echo of the service's words), with the fix that the run's origin points to. */
 export function withHint(err: SflError, o: RunOrigin | undefined): string {
-  if (!o) return err.message
+  const message = withoutEcho(err.message)
+  if (!o) return message
   if (err instanceof InvalidKeyError) {
-    const base = err.message.endsWith(KEY_ADVICE) ? err.message.slice(0, -KEY_ADVICE.length) : err.message
+    const base = message.endsWith(KEY_ADVICE) ? message.slice(0, -KEY_ADVICE.length) : message
     return `${base}. The key came from ${keySourceText(o)}: ${keyFix(o)}`
   }
   if (err instanceof ForbiddenError)
-    return `${err.message}; the key came from ${keySourceText(o)}: a key with permission for this county is needed`
+    return `${message}; the key came from ${keySourceText(o)}: a key with permission for this county is needed`
   const code = whereCode(err)
   if (code)
-    return `${err.message}; ${WHERE_CODES[code]}: check the base URL, in use ${redactUrl(o.baseUrl)} (${urlSource(o)})`
-  return err.message
+    return `${message}; ${WHERE_CODES[code]}: check the base URL, in use ${redactUrl(o.baseUrl)} (${urlSource(o)})`
+  return message
 }

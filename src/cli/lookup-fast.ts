@@ -6,6 +6,7 @@ import {Connection, SERVICE_DEFAULTS} from './connection.js'
 import {serviceBaseFlags} from './flags.js'
 import {lookupFlags} from './lookup-definition.js'
 import {lookupOne} from './lookup-one.js'
+import {readZipTable} from '../address/zip-counties.js'
 import {reportError} from './report-error.js'
 import {stderrLines} from './stderr-lines.js'
 
@@ -74,7 +75,13 @@ async function runParsed(flags: Awaited<ReturnType<typeof parseLookup>>, cli: Cl
       debugLine: (line) => stderrLines.debug(line, debug),
     })
     const conn = connection
-    await lookupOne(flags, {context: () => conn.context(), warnAlways: (line) => stderrLines.warning(line)})
+    await lookupOne(flags, {
+      context: () => conn.context(),
+      warnAlways: (line) => stderrLines.warning(line),
+      notice: (line) => stderrLines.notice(line, quiet),
+      // this bundle runs as CommonJS from dist/ (src/cli/code-cache.ts gives it __dirname), beside the table
+      zipTable: () => readZipTable([__dirname]),
+    })
   } catch (error) {
     connection?.stopFeedback() // no status line left under the error
     const err = error instanceof Error ? error : new Error(String(error))

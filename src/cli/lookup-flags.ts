@@ -1,4 +1,5 @@
 import {countyFromFlags} from '../address/county-flags.js'
+import {addressZip} from '../address/standardise.js'
 import {UsageError} from '../errors.js'
 import {marketRateFor} from './market-rate.js'
 import {validateLookup, type LookupQuery} from '../api/validate.js'
@@ -18,18 +19,35 @@ export interface LookupFlags {
 
 export interface LookupRequest {
   query: LookupQuery
-  /** "Sacramento County, CA (06067)", for messages. */
-  countyLabel: string
+  /** "Sacramento County, CA (06067)", for messages; undefined when the county comes from the address's ZIP. */
+  countyLabel: string | undefined
+  /** No --county or --fips: the county is found from the address's ZIP (src/lookup/zip-lookup.ts). */
+  byZip: boolean
   marketRate?: number | undefined
 }
 
-/** Pure: resolves --county / checks --fips against the counties table, then the spec's parameter rules. */
+/**
+ * Stands for the county while the query's other rules are checked, when the ZIP is to name it; the query
+ * then carries no county ('') until src/lookup/zip-lookup.ts sets the ZIP's.
+ */
+const ANY_COUNTY = '01001'
+
+/**
+ * Pure: resolves --county / checks --fips against the counties table, then the spec's parameter rules.
+ * Without either, an address that ends in a ZIP is enough (the county is found from the ZIP after these
+ * checks); anything else still needs the county.
+ */
 export function lookupRequest(f: LookupFlags, format: string): LookupRequest {
   const county = countyFromFlags({fips: f.fips, county: f.county}, {countyFlag: true})
-  if (!county)
-    throw new UsageError('--fips (a 5-digit county code such as 06067) or --county "Name, ST" is required')
+  const byZip = !county && f.address !== undefined && addressZip(f.address) !== undefined
+  if (!county && !byZip)
+    throw new UsageError(
+      f.address === undefined
+        ? '--fips (a 5-digit county code such as 06067) or --county "Name, ST" is required'
+        : '--fips (a 5-digit county code such as 06067) or --county "Name, ST" is required, unless the address ends in a ZIP code (then sfl finds the county from it)',
+    )
   const query = validateLookup({
-    fips: county.fips,
+    fips: county?.fips ?? ANY_COUNTY,
     address: f.address,
     apn: f.apn,
     propertyId: f['property-id'],
@@ -37,7 +55,7 @@ export function lookupRequest(f: LookupFlags, format: string): LookupRequest {
   if (f.explain && (format === 'table' || format === 'csv'))
     throw new UsageError('--explain applies to json and ndjson output (the table always shows the verdicts)')
   const rate = marketRateFor(f['market-rate'], format, f.explain === true)
-  return {query, countyLabel: county.label, marketRate: rate}
+  return {query: county ? query : {...query, fips: ''}, countyLabel: county?.label, byZip, marketRate: rate}
 }
 
 /** The flags of `lookup --input` that decide its output, checked before the input is read. */

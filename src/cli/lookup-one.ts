@@ -1,9 +1,13 @@
 import type {Interfaces} from '@oclif/core'
 
-import {SchemaError, UsageError} from '../errors.js'
+import {NotFoundError, SchemaError, UsageError} from '../errors.js'
 import {keyEchoWarning} from '../api/secrets.js'
+import {localDate} from '../render/format.js'
 import type {Context} from './connection.js'
 import type {lookupFlags} from './lookup-definition.js'
+import type {LookupMatch, LookupOutcome} from '../lookup/address-lookup.js'
+import type {LookupQuery} from '../api/validate.js'
+import type {ZipCounties} from '../address/zip-counties.js'
 
 /** The values of `sfl lookup`'s own flags (src/cli/lookup-definition.ts), as oclif's parser returns them. */
 export type LookupFlagValues = Interfaces.InferredFlags<typeof lookupFlags>
@@ -14,6 +18,13 @@ export interface SingleLookupHost {
   context: () => Promise<Context>
   /** A `Warning:` line on stderr, shown even with --quiet. */
   warnAlways: (line: string) => void
+  /** A notice line on stderr, unless --quiet. */
+  notice?: (line: string) => void
+  /**
+   * The ZIP-to-county table (src/address/zip-counties.ts readZipTable), from the folder the running code
+   * knows it in: dist/ for the command and the fast path, src/address/ in tests.
+   */
+  zipTable: () => ZipCounties
 }
 
 // flags that only a batch (--input) reads: refused on a single lookup rather than ignored
@@ -46,23 +57,21 @@ export async function lookupOne(f: LookupFlagValues, host: SingleLookupHost): Pr
     if (f[flag]) throw new UsageError(`--${flag} applies to batch lookups; add --input FILE`)
   const format = f.output ?? (process.stdout.isTTY ? 'table' : 'json')
   const {lookupRequest} = await import('./lookup-flags.js')
-  const {query, countyLabel, marketRate} = lookupRequest(f, format)
+  const {query, countyLabel, byZip, marketRate} = lookupRequest(f, format)
   // start loading what runs after the request now, so the files are read while the request is made
   const after = Promise.all([import('../render/record-output.js'), import('../render/colour.js')])
   after.catch(() => undefined) // a failed import is reported by the await below, not as unhandled
   const ctx = await host.context()
-  const {lookupOne: fetchOne} = await import('../lookup/address-lookup.js')
-  const found = await fetchOne(ctx, query, {
+  const found = await fetchAnswer(ctx, query, host, {
     asTyped: f['address-as-typed'],
     fallback: f.fallback,
     county: countyLabel,
+    byZip,
   })
-  const last = found.tried.at(-1)
-  if (found.status === 'matched_without_unit' && last && 'address' in last)
-    host.warnAlways(
-      `matched_without_unit: no property matched with the unit; this is the record at "${last.address}"`,
-    )
   const [{renderRecords}, {colourEnabled}] = await after
+  // a record that is not the unit asked for is said on stderr too, in words (the code is for scripts)
+  const unit = await unitWarning(found)
+  if (unit !== undefined) host.warnAlways(unit)
   found.problems.forEach((problems, i) => {
     // one line per record naming the fields (src/pipeline/checks.ts); --strict fails on a violation (spec 2)
     if (problems.length === 0) return
@@ -75,6 +84,7 @@ export async function lookupOne(f: LookupFlagValues, host: SingleLookupHost): Pr
     escapeFormulas: !f['no-escape-formulas'],
     width: process.stdout.columns ?? 100,
     marketRate,
+    today: localDate(new Date()),
     explain: f.explain,
     match: found,
     raw: found.raw,
@@ -83,4 +93,46 @@ export async function lookupOne(f: LookupFlagValues, host: SingleLookupHost): Pr
   // a key inside a record is the server's echo: masked (src/pipeline/key-echo.ts), and the user must know
   if (found.keyEchoes > 0) host.warnAlways(keyEchoWarning(found.keyEchoes))
   process.stdout.write(out)
+}
+
+/** The stderr line for a match that is not the unit asked for (the table's "Matched" row, in words). */
+async function unitWarning(found: LookupMatch): Promise<string | undefined> {
+  if (found.status !== 'matched_without_unit') return undefined
+  const {withoutUnitText} = await import('../render/verdicts.js')
+  return withoutUnitText(found)
+}
+
+/**
+ * The lookup itself: in the county given, or in the ZIP's (said on stderr, and in the table). A 404 in a
+ * county the user named gets a word on the ZIP's county when the address's ZIP lies elsewhere.
+ */
+async function fetchAnswer(
+  ctx: Context,
+  query: LookupQuery,
+  host: SingleLookupHost,
+  opts: {asTyped: boolean; fallback: boolean; county: string | undefined; byZip: boolean},
+): Promise<LookupOutcome> {
+  if (opts.byZip) {
+    const {lookupByZip} = await import('../lookup/zip-lookup.js')
+    const found = await lookupByZip(ctx, query, host.zipTable(), opts)
+    const {county: c} = found
+    host.notice?.(
+      `county ${c.label}, from ZIP ${c.zip}${c.of > 1 ? ` (${c.of} counties share it; this one ${c.rank === 1 ? 'holds most of its addresses' : `is its ${c.rank === 2 ? 'second' : 'third'} by share of addresses`})` : ''}`,
+    )
+    return found
+  }
+  const {lookupOne: fetchOne} = await import('../lookup/address-lookup.js')
+  try {
+    return await fetchOne(ctx, query, {
+      asTyped: opts.asTyped,
+      fallback: opts.fallback,
+      ...(opts.county === undefined ? {} : {county: opts.county}),
+    })
+  } catch (error) {
+    if (!(error instanceof NotFoundError) || query.by.kind !== 'address') throw error
+    const {wrongCountyHint} = await import('../lookup/zip-lookup.js')
+    const hint = wrongCountyHint(query.by.value, query.fips, host.zipTable())
+    if (hint === undefined) throw error
+    throw new NotFoundError(`${error.message}. ${hint}`, 404)
+  }
 }

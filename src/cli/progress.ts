@@ -1,4 +1,5 @@
 import {clockNotice} from './notices.js'
+import {clockTime} from './wait-feedback.js'
 import type {Scheduler, SchedulerEvent} from '../schedule/scheduler.js'
 import {count} from '../text/count.js'
 
@@ -39,11 +40,15 @@ export class Progress {
     const until = this.now() + e.ms
     const same = Math.abs(until - this.announcedUntil) < SAME_WAIT_MS
     this.waitUntil = Math.max(this.waitUntil, until)
-    this.waitReason = e.reason === '429' ? 'a 429' : 'the rate-limit reset'
+    this.waitReason =
+      e.reason === '429' ? 'the service answered 429 (too many requests)' : 'the rate-limit window to reset'
     if (same) return
     this.announcedUntil = until
+    // what it waits for, and when that is on this machine's clock (a CI log is read later)
     if (!this.enabled && !this.quiet && e.ms >= LOG_WAITS_FROM_MS)
-      this.stream.write(`sfl: waiting ${fmtSecs(e.ms / 1000)} for ${this.waitReason}\n`)
+      this.stream.write(
+        `sfl: waiting ${fmtSecs(e.ms / 1000)}, until ${clockTime(this.waitUntil)}, for ${this.waitReason}\n`,
+      )
     if (this.enabled && !this.ticker) {
       // the countdown ticks even though nothing else happens during the wait
       this.ticker = setInterval(() => {
@@ -79,7 +84,7 @@ export class Progress {
       eta = ` · ETA ${fmtSecs((elapsed / st.records) * (st.expected - st.records))}`
     const wait =
       this.waitUntil > now
-        ? ` · waiting ${fmtSecs((this.waitUntil - now) / 1000)} for ${this.waitReason}`
+        ? ` · waiting ${fmtSecs((this.waitUntil - now) / 1000)}, until ${clockTime(this.waitUntil)}, for ${this.waitReason}`
         : ''
     const budget = b.remaining !== undefined ? ` · budget ${b.remaining}/${b.limit ?? '?'}` : ''
     const of = st.expected ? ` of ${count(st.expected)}` : ''

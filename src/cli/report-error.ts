@@ -1,5 +1,6 @@
 import {ExitCode, SflError} from '../errors.js'
 import {forTerminal} from '../render/terminal.js'
+import {nextStep} from './error-hints.js'
 
 /**
  * How a run ends on an error that is not a flag or argument mistake (README "Exit codes"), for the base
@@ -10,12 +11,15 @@ import {forTerminal} from '../render/terminal.js'
  */
 export function reportError(
   err: Error,
-  opts: {message: (err: SflError) => string; debug: boolean},
+  opts: {message: (err: SflError) => string; debug: boolean; now?: number},
   stderr: NodeJS.WritableStream = process.stderr,
 ): void {
   if (err instanceof SflError) {
     // the reader of stdout went away (`| head`): that is how such a pipeline ends, not worth a word
-    if (err.exitCode !== ExitCode.outputClosed) stderr.write(`Error: ${forTerminal(opts.message(err))}\n`)
+    // a timeout or a spent rate limit: the flag that helps, and when the budget returns on this clock
+    const next = nextStep(err, opts.now ?? Date.now()) ?? ''
+    if (err.exitCode !== ExitCode.outputClosed)
+      stderr.write(`Error: ${forTerminal(`${opts.message(err)}${next}`)}\n`)
     process.exitCode = err.exitCode
     return
   }

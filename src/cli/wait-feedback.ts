@@ -26,6 +26,38 @@ export interface FeedbackOptions {
   clock?: FeedbackClock
   /** How long a request goes without an answer before the status line appears. */
   afterMs?: number
+  /**
+   * Ctrl-C while a status line is drawn: the line is erased, then the signal goes on as before (the
+   * process ends as interrupted). Injected in tests; the process's SIGINT otherwise.
+   */
+  interrupt?: InterruptHooks
+}
+
+export interface InterruptHooks {
+  on(handler: () => void): void
+  off(handler: () => void): void
+  /** What Ctrl-C did before sfl listened: the process ends, killed by SIGINT (the shell says 130). */
+  resume(): void
+}
+
+const PROCESS_INTERRUPT: InterruptHooks = {
+  on: (h) => process.on('SIGINT', h),
+  off: (h) => process.off('SIGINT', h),
+  resume: () => process.kill(process.pid, 'SIGINT'),
+}
+
+/** "14:05:09": a clock time on this machine's clock, without Intl (its first use costs start-up time). */
+export function clockTime(ms: number): string {
+  const d = new Date(ms)
+  const pad = (n: number) => String(n).padStart(2, '0')
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`
+}
+
+/** What a rate-limit wait waits for, in words (spec 8: the hourly window; spec 7: HTTP 429). */
+function waitFor(reason: 'budget' | '429'): string {
+  return reason === '429'
+    ? 'the service answered 429 (too many requests); retrying'
+    : "the key's requests for this rate-limit window are spent; the window resets"
 }
 
 /** Rate-limit waits this long or longer get a line (in a pipe too). */
@@ -54,6 +86,14 @@ export class WaitFeedback {
   /** A status line is on the screen, without its newline. */
   private drawn = false
   private stopped = false
+  /** A rate-limit wait in progress: when it ends (this clock) and why. */
+  private wait: {until: number; reason: 'budget' | '429'} | undefined
+  private readonly interrupt: InterruptHooks
+  private readonly onInterrupt = (): void => {
+    this.idle()
+    this.interrupt.off(this.onInterrupt)
+    this.interrupt.resume()
+  }
 
   constructor(
     private readonly out: {write(text: string): unknown; columns?: number | undefined},
@@ -61,6 +101,7 @@ export class WaitFeedback {
   ) {
     this.clock = opts.clock ?? NODE_CLOCK
     this.afterMs = opts.afterMs ?? 2000
+    this.interrupt = opts.interrupt ?? PROCESS_INTERRUPT
   }
 
   onClientEvent = (e: ClientEvent): void => {
@@ -78,7 +119,7 @@ export class WaitFeedback {
       if (p) p.answering = true
     } else {
       this.pending.delete(e.id)
-      if (this.pending.size === 0) this.idle()
+      if (this.pending.size === 0 && this.wait === undefined) this.idle()
     }
   }
 
@@ -90,15 +131,33 @@ export class WaitFeedback {
       )
     // a Date header too far off to trust (src/schedule/rate-limit.ts MAX_SKEW_MS): said once, not at --quiet
     else if (e.type === 'clock' && !this.opts.quiet) this.print(clockNotice(e.skewMs))
-    else if (e.type === 'wait' && e.ms >= ANNOUNCE_WAITS_FROM_MS && !this.opts.quiet)
-      this.print(
-        `sfl: waiting ${secs(e.ms, Math.ceil)} for ${e.reason === '429' ? 'a 429' : 'the rate-limit reset'}`,
-      )
+    else if (e.type === 'wait') this.waiting(e.ms, e.reason)
+  }
+
+  /**
+   * A rate-limit wait: one line that stays, saying what it waits for and when it ends on this machine's
+   * clock ("... the window resets at 14:05:09 (in 18 s)"), from 5 s (in a pipe too); at a terminal, the
+   * status line then counts down each second until it ends.
+   */
+  private waiting(ms: number, reason: 'budget' | '429'): void {
+    const until = this.clock.now() + ms
+    this.wait = {until, reason}
+    if (ms >= ANNOUNCE_WAITS_FROM_MS && !this.opts.quiet)
+      this.print(`sfl: ${waitFor(reason)} at ${clockTime(until)} (in ${secs(ms, Math.ceil)})`)
+    if (this.opts.live && ms >= 1000) {
+      if (this.timer !== undefined) this.clock.clearTimeout(this.timer)
+      this.timer = undefined
+      this.draw()
+      this.arm(1000)
+    }
   }
 
   /** The status line for the request waited on longest, or undefined when none has waited long enough. */
   status(): string | undefined {
     const now = this.clock.now()
+    if (this.wait && this.wait.until > now)
+      return `sfl: waiting: ${waitFor(this.wait.reason)} at ${clockTime(this.wait.until)} (${secs(this.wait.until - now, Math.ceil)} left)`
+    this.wait = undefined
     let oldest: Pending | undefined
     for (const p of this.pending.values()) if (!oldest || p.started < oldest.started) oldest = p
     if (!oldest || now - oldest.started < this.afterMs) return undefined
@@ -120,7 +179,9 @@ export class WaitFeedback {
     this.timer = this.clock.setTimeout(() => {
       this.timer = undefined
       this.draw()
-      if (this.pending.size > 0) this.arm(this.untilDue() ?? 1000)
+      if (this.wait !== undefined) this.arm(1000)
+      else if (this.pending.size > 0) this.arm(this.untilDue() ?? 1000)
+      else this.erase()
     }, ms)
   }
 
@@ -136,11 +197,16 @@ export class WaitFeedback {
     if (text === undefined) return
     // a terminal that reports no width (0, as a pty without one does) is taken as 120 columns
     this.out.write(`\r\x1b[2K${forTerminal(text).slice(0, (this.out.columns || 120) - 1)}`)
+    // Ctrl-C from now on erases the line before the process ends
+    if (!this.drawn) this.interrupt.on(this.onInterrupt)
     this.drawn = true
   }
 
   private erase(): void {
-    if (this.drawn) this.out.write('\r\x1b[2K')
+    if (this.drawn) {
+      this.out.write('\r\x1b[2K')
+      this.interrupt.off(this.onInterrupt)
+    }
     this.drawn = false
   }
 

@@ -5,6 +5,7 @@ import type {BatchSummary} from '../jobs/batch-lookup.js'
 import {paragraphs} from '../cli/help-text.js'
 import {lookupFlags} from '../cli/lookup-definition.js'
 import {lookupOne} from '../cli/lookup-one.js'
+import {dataDirs, readZipTable} from '../address/zip-counties.js'
 
 export default class Lookup extends ServiceCommand<typeof Lookup> {
   static override summary = 'Look up one property (or a file of them) by address, APN or property ID'
@@ -58,7 +59,12 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
   async run(): Promise<BatchSummary | undefined> {
     const f = this.flags
     if (f.input !== undefined) return this.batch(f.input)
-    await lookupOne(f, {context: () => this.context(), warnAlways: (line) => this.warnAlways(line)})
+    await lookupOne(f, {
+      context: () => this.context(),
+      warnAlways: (line) => this.warnAlways(line),
+      notice: (line) => this.notice(line),
+      zipTable: () => readZipTable(dataDirs(import.meta.url)),
+    })
     return undefined
   }
 

@@ -1,3 +1,4 @@
+import {unitMismatch} from '../address/unit-match.js'
 import {addressLadder} from '../address/ladder.js'
 import {
   BadRequestError,
@@ -475,8 +476,10 @@ class BatchRun {
             error: `breaks the spec's rules: ${problems.join('; ')}`,
             records: null,
           }
+        // the unit asked for against the records, whichever form found them (src/address/unit-match.ts)
+        const otherUnit = q.by.kind === 'address' && unitMismatch(q.by.value, found.records) !== undefined
         return {
-          status: form?.withoutUnit ? 'matched_without_unit' : 'ok',
+          status: form?.withoutUnit || otherUnit ? 'matched_without_unit' : 'ok',
           error: null,
           records: found.records,
         }

@@ -188,6 +188,31 @@ export async function checkKey(
 }
 
 /** Exit 0 when the key is valid and every asked county is permitted; 4 otherwise. */
+/**
+ * The report as `keys check --json` prints it: `profile` is the profile the key came from, null when it
+ * came from elsewhere (SFL_API_KEY, --api-key, the sandbox): a profile was selected, but naming it would
+ * say the key is its. `keySource` says where the key came from.
+ */
+export type KeyDocument = Omit<KeyReport, 'profile'> & {profile: string | null}
+
+export function reportDocument(r: KeyReport): KeyDocument {
+  return {...r, profile: r.keySource === 'profile' ? r.profile : null}
+}
+
+/**
+ * The one line for a CI log when the check fails (stderr, beside the JSON document on stdout); undefined
+ * when the key is valid and permitted everywhere asked.
+ */
+export function reportProblem(r: KeyReport): string | undefined {
+  const from = SOURCE_TEXT[r.keySource](r.profile)
+  if (r.windowSpent)
+    return `the key's rate-limit window is spent (HTTP 429)${r.rateLimit.reset === null ? '' : `; it resets at ${new Date(r.rateLimit.reset * 1000).toISOString()}`}; the key came ${from}`
+  if (!r.valid) return `the API key is invalid or missing (HTTP 401); the key came ${from}`
+  const refused = Object.entries(r.counties).filter(([, p]) => p !== 'permitted')
+  if (refused.length === 0) return undefined
+  return `the key is not permitted for ${refused.map(([fips, p]) => `${fips} (${p})`).join(', ')}; the key came ${from}`
+}
+
 export function reportOk(r: KeyReport): boolean {
   return r.valid && Object.values(r.counties).every((p) => p === 'permitted')
 }

@@ -11,6 +11,10 @@ import {loadConfigLenient, resolveSettings} from '../config/profiles.js'
 import {UsageError} from '../errors.js'
 import {checkKey, type KeyReport} from '../keys/check.js'
 import {lookupOne, type LookupMatch} from '../lookup/address-lookup.js'
+import {lookupByZip} from '../lookup/zip-lookup.js'
+import {addressZip} from '../address/standardise.js'
+import {dataDirs, readZipTable} from '../address/zip-counties.js'
+import {localDate} from '../render/format.js'
 import {verdicts, type Verdict} from '../render/verdicts.js'
 import type {BudgetView, SchedulerEvent} from '../schedule/scheduler.js'
 import {createCore, type Core} from './core.js'
@@ -59,7 +63,11 @@ export interface ClientOptions {
 /** What the client and its scheduler are doing (see ClientEvent and SchedulerEvent). */
 export type SflEvent = ClientEvent | SchedulerEvent
 
-/** A single lookup: a county (`fips` or `county: "Sacramento, CA"`) and exactly one of address, apn, propertyId. */
+/**
+ * A single lookup: a county (`fips` or `county: "Sacramento, CA"`), or none for an address that ends in a
+ * ZIP (the county is then found from the ZIP: `match.county` says which), and exactly one of address, apn,
+ * propertyId.
+ */
 export interface LookupInput {
   fips?: string
   county?: string
@@ -89,7 +97,7 @@ export interface SflClient {
   readonly baseUrl: string
   lookup(input: LookupInput): Promise<LookupResult>
   /** The verdicts the CLI's table shows, from the service's flags, explained by the option objects. */
-  explain(record: SpecialFinancingRecord, opts?: {marketRate?: number}): Verdict[]
+  explain(record: SpecialFinancingRecord, opts?: {marketRate?: number; today?: string}): Verdict[]
   /**
    * Every record of a county, checked by the record pipeline (envelope, grammar, the spec's rules, each
    * ServicePropertyID once), a page at a time: a page's records are handed over only once the whole page
@@ -149,8 +157,9 @@ export function clientOn(core: Core, signal?: AbortSignal): SflClient {
   return {
     baseUrl: core.baseUrl,
     lookup: (input) => lookup(core, input),
+    // the months left on an assumable loan count from today (opts.today, YYYY-MM-DD, else the local date)
     explain: (record, opts = {}) =>
-      verdicts(record, opts.marketRate === undefined ? {} : {marketRate: opts.marketRate}),
+      verdicts(record, {marketRate: opts.marketRate, today: opts.today ?? localDate(new Date())}),
     exportCounty: (input) => exportCounty(core, input, signal),
     checkKey: (input) =>
       checkKey(core, {
@@ -165,29 +174,42 @@ export function clientOn(core: Core, signal?: AbortSignal): SflClient {
 
 async function lookup(core: Core, input: LookupInput): Promise<LookupResult> {
   const county = countyFromFlags({fips: input.fips, county: input.county}, {countyFlag: true})
-  if (!county)
+  // no county: an address that ends in a ZIP is enough (docs/lookup.md, "A ZIP is enough")
+  const byZip = !county && input.address !== undefined && addressZip(input.address) !== undefined
+  if (!county && !byZip)
     throw new UsageError(
-      'a county is required: fips (a 5-digit code such as 06067) or county ("Sacramento, CA")',
+      'a county is required: fips (a 5-digit code such as 06067) or county ("Sacramento, CA"), unless the address ends in a ZIP code',
     )
   const query = validateLookup(
     {
-      fips: county.fips,
+      // any county's code while the other rules are checked; the ZIP's replaces it
+      fips: county?.fips ?? '01001',
       address: input.address,
       apn: input.apn,
       propertyId: input.propertyId === undefined ? undefined : String(input.propertyId),
     },
     {fips: 'fips', address: 'address', apn: 'apn', propertyId: 'propertyId'},
   )
-  const found = await lookupOne(core, query, {
+  const opts = {
     ...(input.asTyped === undefined ? {} : {asTyped: input.asTyped}),
     ...(input.fallback === undefined ? {} : {fallback: input.fallback}),
-    county: county.label,
-  })
+  }
+  const found = county
+    ? await lookupOne(core, query, {...opts, county: county.label})
+    : await lookupByZip(core, query, readZipTable(dataDirs(import.meta.url)), opts, {
+        fips: 'fips',
+        county: 'county',
+      })
   const records = found.records as SpecialFinancingRecord[]
   return {
     record: records[0]!,
     records,
-    match: {status: found.status, tried: found.tried},
+    match: {
+      status: found.status,
+      tried: found.tried,
+      ...(found.unit ? {unit: found.unit} : {}),
+      ...(found.county ? {county: found.county} : {}),
+    },
     raw: found.raw,
     problems: found.problems,
   }

@@ -1,4 +1,5 @@
 import {addressLadder, type Attempt, describeAttempts} from '../address/ladder.js'
+import {unitMismatch, type UnitMismatch} from '../address/unit-match.js'
 import {NotFoundError} from '../errors.js'
 import {fetchLookup, type LookupAnswer, type LookupContext} from './fetch-lookup.js'
 import type {LookupQuery} from '../api/validate.js'
@@ -14,10 +15,29 @@ export type SentForm =
 
 /** How a lookup matched, for the table, the JSON beside the record and `--explain`. */
 export interface LookupMatch {
-  /** `matched_without_unit` when only the ladder's last step (the address without its unit) found it. */
+  /**
+   * `matched_without_unit` when the address asked for a unit and no record found carries it: the ladder's
+   * last step (the address without its unit) found it, or an earlier step was matched by the service to
+   * the building's record or another unit's (`unit` says which).
+   */
   status: 'matched' | 'matched_without_unit'
   /** Every form sent, in order; the last one found the record. */
   tried: SentForm[]
+  /** For `matched_without_unit`: the unit asked for and the record's address (and its own unit, if any). */
+  unit?: UnitMismatch
+  /** The county the address's ZIP chose, when none was given (src/lookup/zip-lookup.ts). */
+  county?: ZipCounty
+}
+
+/** The county a lookup used when the ZIP chose it. */
+export interface ZipCounty {
+  fips: string
+  /** "Sacramento County, CA (06067)". */
+  label: string
+  zip: string
+  /** Its place among the ZIP's counties (1 = the largest share of its housing units) and how many there are. */
+  rank: number
+  of: number
 }
 
 export interface LookupOutcome extends LookupMatch, LookupAnswer {}
@@ -43,7 +63,7 @@ export async function lookupOne(
       if (!(error instanceof NotFoundError)) throw error
       const flag = query.by.kind === 'apn' ? '--apn' : '--property-id'
       throw new NotFoundError(
-        `no property matches ${flag} ${query.by.value} in ${where} (HTTP 404${serviceSaid(error)}). Check that --fips names the county the parcel is in, or look it up by --address`,
+        `no property matches ${flag} ${query.by.value} in ${where} (HTTP 404${serviceSaid(error)}). Check that --fips names the county the parcel is in, or look it up by --address${query.by.kind === 'apn' ? apnHint(query.by.value) : ''}`,
         404,
       )
     }
@@ -58,10 +78,14 @@ export async function lookupOne(
         fips: query.fips,
         by: {kind: 'address', value: attempt.address},
       })
+      // the unit asked for against the records found, whichever form found them: the service may match
+      // "3526 HIGH ST APT 9" to the building's record
+      const unit = unitMismatch(query.by.value, found.records)
       return {
         ...found,
-        status: attempt.withoutUnit ? 'matched_without_unit' : 'matched',
+        status: attempt.withoutUnit || unit ? 'matched_without_unit' : 'matched',
         tried: tried.map((t) => ({address: t.address, form: t.label})),
+        ...(unit ? {unit} : {}),
       }
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error
@@ -69,10 +93,35 @@ export async function lookupOne(
     }
   }
   const more = opts.fallback === false ? ' (--no-fallback: no other form was tried)' : ''
+  const box = isBoxAddress(query.by.value)
+    ? '. A PO box or a rural route box is a mailing address, not a parcel: the service looks properties up by their street address, so give the street address (or the parcel number, --apn)'
+    : ''
   throw new NotFoundError(
-    `no property matches in ${where} (HTTP 404${said}): tried ${describeAttempts(tried)}${more}. Try the parcel number (--apn), check the county (--fips or --county), or spell the street as the county records it`,
+    `no property matches in ${where} (HTTP 404${said}): tried ${describeAttempts(tried)}${more}${box || '. Try the parcel number (--apn), check the county (--fips or --county), or spell the street as the county records it'}`,
     404,
   )
+}
+
+/** "PO Box 12", "P.O. Box", "Post Office Box", "RR 2 Box 40", "Rural Route 1", "HC 3 Box 5": no parcel. */
+export function isBoxAddress(typed: string): boolean {
+  const t = typed.toUpperCase().replace(/[.]/g, '').replace(/\s+/g, ' ').trim()
+  return /^(P ?O ?BOX|POST OFFICE BOX|BOX \d)|^(RR|RFD|RURAL ROUTE|HC|HCR|HIGHWAY CONTRACT) ?\d+\b.*\bBOX\b|^(RURAL ROUTE|RR) \d+$/.test(
+    t,
+  )
+}
+
+/**
+ * A parcel number typed without the separators county records usually carry, or with spaces: the service
+ * matches APNs as the county writes them (spec 2.1 APN, "assigned by the county"), so say which forms to
+ * try. sfl ships no county's APN format, so the forms are the typed digits regrouped, not a guess of one.
+ */
+function apnHint(apn: string): string {
+  const digits = apn.replace(/[^0-9A-Za-z]/g, '')
+  if (/\s/.test(apn.trim()))
+    return `. APNs are matched as the county writes them: try it without the spaces (${apn.trim().replace(/\s+/g, '-')} or ${digits}), as printed on the tax bill`
+  if (/^\d{8,}$/.test(apn))
+    return `. APNs are matched as the county writes them, usually with dashes (Sacramento County writes 078-0123-045): try it as printed on the tax bill`
+  return ''
 }
 
 /** ": No property matches the given parameters." — the service's own words, when it sent some. */

@@ -116,9 +116,22 @@ export function fhaCondo(r: Rec): Verdict | undefined {
       )
     if (p?.lean === 'not approved' && p.meaning)
       return verdict('FHA condo', 'not eligible', codes, `${p.status}: ${p.meaning}${why}`, head)
-    return verdict('FHA condo', 'not eligible', codes, `the project is not FHA-approved${p ? `; ${dataSays}` : ''}${why}`, head) // prettier-ignore
+    return verdict('FHA condo', 'not eligible', codes, `${condoNo(r, hasOption, p, dataSays)}${why}`, head)
   }
   return condoYes(because, why, hasOption, p, head, dataSays)
+}
+
+/**
+ * A flag of false without project data that says why: only what the record says. FHACondoEligible false
+ * is "not a condo listing in an FHA-approved project" (spec 2.1), not "the project is not approved".
+ */
+function condoNo(r: Rec, hasOption: boolean, p: ProjectSays | undefined, dataSays: string): string {
+  const says = 'the service says this unit is not FHA condo eligible'
+  if (p) return `${says}; ${dataSays}`
+  // spec 2.3 rule 2: the key has the option, and the object is null
+  if (hasOption && r['FHACondoEligibility'] === null)
+    return 'no FHA condo project data for this property, or not a condo listing (spec 2.3 rule 2)'
+  return hasOption ? says : `${says} (this key lacks the FHA Condo option, which would say why)`
 }
 
 /** A flag of true: Yes, or Caution where the detail tempers it, conflicts with it or is missing. */

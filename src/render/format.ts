@@ -59,3 +59,12 @@ export function text(v: unknown): string {
 export function date(v: unknown): string {
   return typeof v === 'string' ? v.replace(/T00:00:00(?:\.0+)?Z?$/, '') : text(v)
 }
+
+/**
+ * The local calendar date of `now`, YYYY-MM-DD: the callers' clock (the CLI, the library) turned into the
+ * date the verdicts count an assumable loan's months left from; the rules themselves read no clock.
+ */
+export function localDate(now: Date): string {
+  const pad = (n: number) => String(n).padStart(2, '0')
+  return `${now.getFullYear()}-${pad(now.getMonth() + 1)}-${pad(now.getDate())}`
+}

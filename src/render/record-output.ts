@@ -12,6 +12,8 @@ export interface RenderOptions {
   width: number
   /** `--market-rate`: prices an assumable loan in the verdicts (table, and json/ndjson with --explain). */
   marketRate?: number | undefined
+  /** Today, YYYY-MM-DD, by the caller's clock: the months left on an assumable loan count from it. */
+  today?: string | undefined
   /** `--explain` (json, ndjson): the verdicts, codes and text, beside each record. */
   explain?: boolean | undefined
   /** How the lookup matched: a match without the unit is said beside the record in every format. */
@@ -53,7 +55,7 @@ export async function renderRecords(
       return csv(records, opts)
     case 'table': {
       const {renderRecordTable} = await import('./table.js')
-      const t = {marketRate: opts.marketRate, match: opts.match, colour: opts.colour}
+      const t = {marketRate: opts.marketRate, today: opts.today, match: opts.match, colour: opts.colour}
       return records.map((r) => `${renderRecordTable(r, opts.width, t)}\n`).join('\n')
     }
   }
@@ -69,12 +71,16 @@ async function wrapped(records: Rec[], opts: RenderOptions): Promise<unknown[]> 
     const data = text === undefined ? r : new RawJson(text)
     const beside: Rec = {}
     if (withoutUnit(opts) && opts.match)
-      beside['match'] = {status: opts.match.status, tried: opts.match.tried}
+      beside['match'] = {
+        status: opts.match.status,
+        tried: opts.match.tried,
+        ...(opts.match.unit ? {unit: opts.match.unit} : {}),
+      }
     if (verdicts)
       beside['explain'] = {
         match: opts.match?.status ?? 'matched',
         tried: opts.match?.tried ?? [],
-        verdicts: verdicts(r, {marketRate: opts.marketRate}),
+        verdicts: verdicts(r, {marketRate: opts.marketRate, today: opts.today}),
       }
     return Object.keys(beside).length === 0 ? data : {data, ...beside}
   })

@@ -57,6 +57,7 @@ export function recordGroups(r: Rec, opts: TableOptions = {}): Group[] {
       title: 'Address',
       rows: [
         ...matchRow(opts.match),
+        ...countyRow(opts.match),
         ['Street', text(r['CompleteStreetAddress'])],
         ['Standardized', text(r['StandardizeStreetAddress'])],
         ['City, state, ZIP', `${text(r['City'])}, ${text(r['State'])} ${text(r['Zip'])}`],
@@ -82,9 +83,7 @@ export function recordGroups(r: Rec, opts: TableOptions = {}): Group[] {
       rows: [
         ...verdicts(r, opts).map((v): Row => [PROGRAM_LABEL[v.program], v.text, TONE[v.outcome]]),
         ...flatCondo(r),
-        ...(r['TractIncomeLevel'] !== r['CRAEligible']
-          ? [['Tract income level', text(r['TractIncomeLevel'])] as Row]
-          : []),
+        ...(r['TractIncomeLevel'] !== r['CRAEligible'] ? [['Tract income level', tractLevel(r)] as Row] : []),
       ],
     },
     {title: 'Assumable Mortgage', rows: assumable(r)},
@@ -99,10 +98,34 @@ export function recordGroups(r: Rec, opts: TableOptions = {}): Group[] {
   return groups
 }
 
+/**
+ * The tract's income classification when it differs from the CRA level the CRA line reads: both are the
+ * service's (spec 2.1 CRAEligible "Community Reinvestment Act level", TractIncomeLevel "Census tract income
+ * level classification"), and the spec does not say how one follows from the other, so the line says
+ * which is which rather than choosing.
+ */
+function tractLevel(r: Rec): string {
+  const level = r['TractIncomeLevel']
+  if (level === undefined || level === null || level === '') return text(level)
+  const cra = typeof r['CRAEligible'] === 'string' && r['CRAEligible'] !== '' ? ` (${r['CRAEligible']})` : ''
+  return `${text(level)}: the Census tract's income classification; the CRA line reads the service's CRA level${cra}, a separate field the spec does not derive from this one (spec 2.1)`
+}
+
 /** A record found only without the unit is not the unit asked for: the table says so where the address is. */
 function matchRow(match: LookupMatch | undefined): Row[] {
   const said = withoutUnitText(match)
   return said === undefined ? [] : [['Matched', said, 'yellow']]
+}
+
+/** The county the address's ZIP chose (no --county or --fips): which one, and why that one. */
+function countyRow(match: LookupMatch | undefined): Row[] {
+  const c = match?.county
+  if (c === undefined) return []
+  const share =
+    c.of === 1
+      ? ''
+      : `; ${c.of} counties share the ZIP, this one ${c.rank === 1 ? 'holds most of its addresses' : `is number ${c.rank} by share of its addresses`}`
+  return [['County', `${c.label}, from ZIP ${c.zip}${share}`]]
 }
 
 function opt(r: Rec, key: string, label: string): Row[] {

@@ -29,6 +29,10 @@ export function usageErrorText(message: string, ctx: UsageContext): string {
     })
     first = `missing the required argument${described.length > 1 ? 's' : ''} ${described.join(', ')}`
   }
+  // oclif's "Parsing --timeout \n Expected an integer greater than or equal to 1 but received: 0": one line
+  // that names the flag, the value and the fix
+  const parsed = parseFailure(message)
+  if (parsed !== undefined) first = parsed
   const lines = [`Error: ${first}`]
   const unknown = /^Nonexistent flags?: (.+)$/.exec(first)
   if (unknown) {
@@ -36,6 +40,9 @@ export function usageErrorText(message: string, ctx: UsageContext): string {
       .split(/,\s*/)
       .map((f) => {
         const name = f.replace(/^-+/, '').split('=')[0]!
+        // `lookup --json`: the record is JSON already with -o json (the flag of a command that has --output)
+        if (name === 'json' && ctx.flags.includes('output'))
+          return `${ctx.bin} ${id} prints JSON with -o json (--output json)${ctx.flags.includes('explain') ? '; add --explain for the verdicts' : ''}`
         const near = closest(name, ctx.flags)
         return near ? `did you mean --${near} (for ${f})?` : undefined
       })
@@ -56,6 +63,39 @@ export function usageErrorText(message: string, ctx: UsageContext): string {
   lines.push(`Usage: ${ctx.bin} ${id}${args} [FLAGS]${ctx.example ? `   e.g. ${ctx.example}` : ''}`)
   lines.push(`See all flags: ${ctx.bin} ${id} --help`)
   return `${lines.join('\n')}\n`
+}
+
+/** What a flag's number is for, in the fix of a bad value. */
+const NUMBER_MEANING: Record<string, string> = {
+  timeout: 'seconds each request may take',
+  retries: 'retries after a failure, 0 for none',
+  'max-wait': 'seconds to wait for a rate limit at most',
+  concurrency: 'requests in flight at once',
+  reserve: 'requests of each window to leave for others',
+  'max-requests': 'requests this run may send',
+}
+
+/**
+ * oclif's failed parse of a number flag, in one line: "--timeout 0: must be a whole number of at least 1
+ * (seconds each request may take), e.g. --timeout 30". Undefined for any other message.
+ */
+export function parseFailure(message: string): string | undefined {
+  const m =
+    /^Parsing --([\w-]+)\s*\n\s*Expected an integer(?: (greater|less) than or equal to (-?\d+))? but received: (.*)$/m.exec(
+      message.replace(/\r/g, ''),
+    )
+  if (!m) return undefined
+  const [, flag, side, bound, got] = m as unknown as [
+    string,
+    string,
+    string | undefined,
+    string | undefined,
+    string,
+  ]
+  const rule = side === 'greater' ? `at least ${bound}` : side === 'less' ? `at most ${bound}` : undefined
+  const meaning = NUMBER_MEANING[flag]
+  const example = flag === 'timeout' ? 30 : flag === 'retries' ? 3 : Number(bound ?? 1)
+  return `--${flag} ${got.trim()}: must be a whole number${rule ? ` of ${rule}` : ''}${meaning ? ` (${meaning})` : ''}, e.g. --${flag} ${example}`
 }
 
 /** What the command_not_found hook knows of each command. */

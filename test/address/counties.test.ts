@@ -94,6 +94,46 @@ describe('resolveCounty', () => {
     expect(resolveCounty(text)).toMatchObject({fips})
   })
 
+  it.each([
+    ['Sacramento, Calif', '06067'],
+    ['Sacramento Calif.', '06067'],
+    ['Dade County, Fla', '12086'],
+    ['Erie, Penn', '42049'],
+    ['County of Sacramento, CA', '06067'],
+    ['Sacramento Co., CA', '06067'],
+    ['Parish of Orleans, LA', '22071'],
+    ['Brooklyn, NY', '36047'],
+    ['Brooklyn', '36047'],
+    ['Manhattan, New York', '36061'],
+    ['Staten Island, NY', '36085'],
+    ['The Bronx', '36005'],
+    ['Dade, FL', '12086'],
+    ['Dade County, FL', '12086'],
+    ["Prince George's County, MD", '24033'],
+    ['Prince Georges, MD', '24033'],
+    ['St. Mary’s, MD', '24037'],
+    ['Saint Marys County, Maryland', '24037'],
+    ['Sainte Genevieve, MO', '29186'],
+    ['Shannon County, SD', '46102'],
+    ['Sacramento, N.Y.', undefined],
+  ])('counties as people write them (issue 31): %j → %s', (text, fips) => {
+    const r = resolveCounty(text)
+    if (fips === undefined) expect(r).toHaveProperty('error')
+    else expect(r).toMatchObject({fips})
+  })
+
+  it('a did-you-mean prefers a name holding the words typed: "Miami, FL" suggests Miami-Dade first', () => {
+    const r = resolveCounty('Miami, FL')
+    expect('error' in r && r.suggestions[0]?.fips).toBe('12086')
+    // an alias is for its own state only: Dade of Georgia and Missouri are counties of their own
+    expect(resolveCounty('Dade, GA')).toMatchObject({fips: '13083'})
+  })
+
+  it('`sfl counties brooklyn` lists Kings County; `dade` lists Miami-Dade', () => {
+    expect(searchCounties('brooklyn').matches.map((c) => c.fips)).toEqual(['36047'])
+    expect(searchCounties('dade').matches.map((c) => c.fips)).toContain('12086')
+  })
+
   it('a name that is also the start of others is never a silent pick: `sac` lists Sac, IA and Sacramento, CA', () => {
     const r = resolveCounty('sac')
     expect('error' in r && explainResolution(r)).toBe(

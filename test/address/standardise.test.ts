@@ -158,6 +158,12 @@ describe('standardiseAddress (USPS Publication 28)', () => {
       'rd',
       'b',
       '95838',
+      // issue 31: city names after a street without commas, units before the number and after the city
+      'citrus',
+      'heights',
+      'springs',
+      'unit 140',
+      'apt 9',
     ],
   ]
   const messy = fc
@@ -197,6 +203,51 @@ describe('standardiseAddress (USPS Publication 28)', () => {
         return bare === undefined || std(bare) === bare
       }),
       {numRuns: 2000},
+    )
+  })
+})
+
+describe('addresses typed without commas, and units where people write them (issue 31)', () => {
+  it.each([
+    ['5201 laguna oaks dr unit 140 elk grove', '5201 LAGUNA OAKS DR UNIT 140, ELK GROVE'],
+    ['12 main st citrus heights', '12 MAIN ST, CITRUS HEIGHTS'],
+    ['100 Palm Canyon Dr Palm Springs', '100 PALM CANYON DR, PALM SPRINGS'],
+    ['unit 140 5201 laguna oaks dr, elk grove', '5201 LAGUNA OAKS DR UNIT 140, ELK GROVE'],
+    ['#140 5201 laguna oaks dr elk grove', '5201 LAGUNA OAKS DR UNIT 140, ELK GROVE'],
+    ['5201 laguna oaks dr, elk grove #140', '5201 LAGUNA OAKS DR UNIT 140, ELK GROVE'],
+    [
+      '5201 laguna oaks dr, elk grove, ca 95758, unit 140',
+      '5201 LAGUNA OAKS DR UNIT 140, ELK GROVE, CA 95758',
+    ],
+    ['5201 laguna oaks dr elk grove ca 95758 #140', '5201 LAGUNA OAKS DR UNIT 140, ELK GROVE, CA 95758'],
+    ['apt # 5 12 main st', '12 MAIN ST APT 5'],
+  ])('%j → %j', (typed, sent) => {
+    expect(std(typed)).toBe(sent)
+    expect(std(sent)).toBe(sent)
+  })
+
+  it.each([
+    // nothing says where a city starts, or the words would not change on the street line: kept as typed
+    ['1 park ave south', '1 PARK AVE S'],
+    ['1 mill creek park', '1 MILL CREEK PARK'],
+    ['12 main st west sacramento', '12 MAIN ST WEST SACRAMENTO'],
+    ['100 old court rd', '100 OLD COURT RD'],
+    ['1 Main St, Key West, FL 33040', '1 MAIN ST, KEY WEST, FL 33040'],
+    ['3526 High St Apt 9', '3526 HIGH ST APT 9'],
+  ])('%j is not split: %j', (typed, sent) => {
+    expect(std(typed)).toBe(sent)
+  })
+
+  it('the unit of every form is the one asked for, so the ladder can drop it', () => {
+    for (const typed of [
+      'unit 140 5201 laguna oaks dr, elk grove',
+      '5201 laguna oaks dr, elk grove #140',
+      '5201 laguna oaks dr, elk grove, ca 95758, unit 140',
+    ])
+      // prettier-ignore
+      expect(standardiseAddress(typed).unit).toBe('UNIT 140')
+    expect(standardWithoutUnit(standardiseAddress('unit 140 5201 laguna oaks dr, elk grove'))).toBe(
+      '5201 LAGUNA OAKS DR, ELK GROVE',
     )
   })
 })

@@ -1,8 +1,15 @@
 import {describe, expect, it} from 'vitest'
 
-import {keySourceText, withHint, type RunOrigin} from '../../src/cli/error-hints.js'
+import {keySourceText, nextStep, withHint, type RunOrigin} from '../../src/cli/error-hints.js'
 import {KEY_ADVICE} from '../../src/api/client.js'
-import {ForbiddenError, InvalidKeyError, NotFoundError, ServerError} from '../../src/errors.js'
+import {
+  ForbiddenError,
+  InvalidKeyError,
+  NotFoundError,
+  RateLimitExceededError,
+  RequestTimeoutError,
+  ServerError,
+} from '../../src/errors.js'
 
 const origin: RunOrigin = {
   baseUrl: 'https://api.example.com/v1',
@@ -93,5 +100,54 @@ describe('hints that depend on where the settings came from', () => {
     expect(keySourceText({...origin, keySource: 'profile', profile: 'prod'})).toBe(
       'profile prod in /home/u/.config/sfl/config.json',
     )
+  })
+})
+
+describe('messages of the third trial (issue 31)', () => {
+  it('no sentence repeats the service’s message: a 401 whose message echoes sfl’s is said once', () => {
+    const err = new InvalidKeyError(`the API key is invalid or missing (HTTP 401): The API key is invalid or missing.${KEY_ADVICE}`, 401) // prettier-ignore
+    expect(h(err)).toBe(
+      'the API key is invalid or missing (HTTP 401). The key came from SFL_API_KEY (it is set and overrides profile default): fix SFL_API_KEY, or unset it to use the profile',
+    )
+    // what the service adds is kept
+    const more = new InvalidKeyError(`the API key is invalid or missing (HTTP 401): key revoked on 2026-11-01${KEY_ADVICE}`, 401) // prettier-ignore
+    expect(h(more)).toContain('(HTTP 401): key revoked on 2026-11-01.')
+  })
+
+  it('a timeout suggests a longer --timeout', () => {
+    const err = new RequestTimeoutError('no complete answer from api.example.com within --timeout 4 s (connect, headers and body); the server is slow or dripping its answer') // prettier-ignore
+    expect(`${err.message}${nextStep(err, 0)}`).toBe(
+      'no complete answer from api.example.com within --timeout 4 s (connect, headers and body); the server is slow or dripping its answer; if the server is only slow, give it longer with --timeout 10 (each retry waits the same, and --retries 0 fails sooner)',
+    )
+  })
+
+  it('exit 5 says when the budget returns, as a clock time', () => {
+    const err = new RateLimitExceededError(
+      "rate limit: the key's budget returns in 1952 s, longer than --max-wait 60 s",
+    )
+    const now = Date.UTC(2026, 10, 26, 12, 0, 0)
+    const at = new Date(now + 1_952_000).toTimeString().slice(0, 8)
+    expect(withHint(err, origin)).toBe(err.message) // sfl mcp shares withHint: no CLI flags there
+    expect(`${withHint(err, origin)}${nextStep(err, now)}`).toBe(
+      `rate limit: the key's budget returns in 1952 s, longer than --max-wait 60 s: at ${at} on this machine's clock; run again then, or allow the wait with --max-wait 1957`,
+    )
+  })
+})
+
+describe('the error line of the CLI (src/cli/report-error.ts)', () => {
+  it('exit 5 ends with the clock time the budget returns; exit code 5', async () => {
+    const {reportError} = await import('../../src/cli/report-error.js')
+    let out = ''
+    const now = Date.UTC(2026, 10, 26, 12, 0, 0)
+    reportError(
+      new RateLimitExceededError("rate limit: the key's budget returns in 60 s, longer than --max-wait 10 s"),
+      {message: (e) => e.message, debug: false, now},
+      {write: (t: string) => ((out += t), true)} as unknown as NodeJS.WritableStream,
+    )
+    expect(out).toBe(
+      `Error: rate limit: the key's budget returns in 60 s, longer than --max-wait 10 s: at ${new Date(now + 60_000).toTimeString().slice(0, 8)} on this machine's clock; run again then, or allow the wait with --max-wait 65\n`,
+    )
+    expect(process.exitCode).toBe(5)
+    process.exitCode = undefined
   })
 })

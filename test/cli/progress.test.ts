@@ -20,7 +20,8 @@ describe('progress', () => {
       () => now,
     )
     for (let i = 0; i < 4; i++) p.onEvent({type: 'wait', reason: 'budget', ms: 600_000 - i * 300})
-    expect(out.text).toBe('sfl: waiting 10m00s for the rate-limit reset\n')
+    const until = new Date(1_600_000).toTimeString().slice(0, 8)
+    expect(out.text).toBe(`sfl: waiting 10m00s, until ${until}, for the rate-limit window to reset\n`)
     now += 700_000
     p.onEvent({type: 'wait', reason: '429', ms: 30_000})
     expect(out.text.split('\n')).toHaveLength(3)
@@ -41,7 +42,8 @@ describe('progress', () => {
     expect(p.line()).toBe('counties 0/1 · 2,500 of 10,000 records · 0 requests · ETA 30s')
     p.onEvent({type: 'wait', reason: 'budget', ms: 90_000})
     now += 30_000
-    expect(p.line()).toMatch(/waiting 1m00s for the rate-limit reset/)
+    const until = new Date(100_000).toTimeString().slice(0, 8)
+    expect(p.line()).toContain(`waiting 1m00s, until ${until}, for the rate-limit window to reset`)
     p.stop()
   })
 })

@@ -101,21 +101,59 @@ describe('the status line while a request waits', () => {
     }
   })
 
-  it('a long rate-limit wait is said in a pipe too, but not with --quiet (as before)', () => {
+  it('a long rate-limit wait is said in a pipe too, what it waits for and when it ends as a clock time; not with --quiet', () => {
+    const clock = new FakeClock()
+    const at = (ms: number) => new Date(ms).toTimeString().slice(0, 8) // HH:MM:SS, written independently
     const pipe = terminal()
-    new WaitFeedback(pipe, {live: false, quiet: false}).onSchedulerEvent({
+    new WaitFeedback(pipe, {live: false, quiet: false, clock}).onSchedulerEvent({
       type: 'wait',
       reason: '429',
       ms: 12_500,
     })
-    expect(pipe.writes).toEqual(['sfl: waiting 13 s for a 429\n'])
+    expect(pipe.writes).toEqual([
+      `sfl: the service answered 429 (too many requests); retrying at ${at(12_500)} (in 13 s)\n`,
+    ])
     const quiet = terminal()
-    new WaitFeedback(quiet, {live: false, quiet: true}).onSchedulerEvent({
+    new WaitFeedback(quiet, {live: false, quiet: true, clock}).onSchedulerEvent({
       type: 'wait',
       reason: 'budget',
       ms: 60_000,
     })
     expect(quiet.writes).toEqual([])
+  })
+
+  it('at a terminal the wait counts down each second and clears when it ends', async () => {
+    const clock = new FakeClock()
+    const at = new Date(18_000).toTimeString().slice(0, 8)
+    const tty = terminal()
+    const f = new WaitFeedback(tty, {live: true, quiet: false, clock})
+    f.onSchedulerEvent({type: 'wait', reason: 'budget', ms: 18_000})
+    const said = `sfl: the key's requests for this rate-limit window are spent; the window resets at ${at}`
+    expect(tty.screen()).toEqual([`${said} (in 18 s)`, `[status] sfl: waiting: the key's requests for this rate-limit window are spent; the window resets at ${at} (18 s left)`]) // prettier-ignore
+    await clock.advance(1000)
+    expect(tty.screen().at(-1)).toMatch(/\(17 s left\)$/)
+    await clock.advance(10_000)
+    expect(tty.screen().at(-1)).toMatch(/\(7 s left\)$/)
+    await clock.advance(8000)
+    expect(tty.screen()).toEqual([`${said} (in 18 s)`])
+  })
+
+  it('Ctrl-C while a status line is drawn erases it, then ends the process as before', async () => {
+    const clock = new FakeClock()
+    const tty = terminal()
+    const handlers = new Set<() => void>()
+    let resumed = 0
+    const interrupt = {on: (h: () => void) => handlers.add(h), off: (h: () => void) => handlers.delete(h), resume: () => resumed++} // prettier-ignore
+    const f = new WaitFeedback(tty, {live: true, quiet: false, clock, interrupt})
+    f.onClientEvent({type: 'request', id: 1, host: 'api.example.com', timeoutMs: 30_000})
+    expect(handlers.size).toBe(0) // nothing on screen yet: Ctrl-C is left alone
+    await clock.advance(2000)
+    expect(tty.screen().at(-1)).toMatch(/^\[status\] sfl: waiting for api.example.com to answer/)
+    expect(handlers.size).toBe(1)
+    for (const h of [...handlers]) h()
+    expect(tty.screen()).toEqual([])
+    expect(resumed).toBe(1)
+    expect(handlers.size).toBe(0)
   })
 
   it('stop() clears the line and ignores what follows (a long run draws its own progress)', async () => {

@@ -50,6 +50,39 @@ describe('keys commands (in-process through oclif)', () => {
     expect(r.stderr).toMatch(/no API key: set SFL_API_KEY, run `sfl keys set`/)
   })
 
+  it('check --json with an invalid key: exit 4, the JSON on stdout, one line on stderr for the CI log, no invented profile', async () => {
+    const r = await runCommand(KeysCheck, ['--fips', '06067', '--json'], {
+      SFL_BASE_URL: sb.baseUrl,
+      SFL_API_KEY: 'not-a-sandbox-key-0123456789',
+    })
+    expect(r.exitCode).toBe(4)
+    const doc = JSON.parse(r.stdout) as {valid: boolean; profile: unknown; keySource: string}
+    expect(doc).toMatchObject({valid: false, profile: null, keySource: 'env'})
+    expect(r.stderr).toBe(
+      'Error: the API key is invalid or missing (HTTP 401); the key came from SFL_API_KEY\n',
+    )
+  })
+
+  it('check --json with a valid key from the environment: nothing on stderr, profile null', async () => {
+    const r = await runCommand(KeysCheck, ['--fips', '06067', '--json'], {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'}) // prettier-ignore
+    expect(r.exitCode).toBe(0)
+    expect(JSON.parse(r.stdout)).toMatchObject({valid: true, profile: null, keySource: 'env'})
+    expect(r.stderr).toBe('')
+  })
+
+  it('keys list --json prints the rows, keys masked', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sfl-cmd-keys-'))
+    const spy = stdinWith('sandbox-assumable\n')
+    await runCommand(KeysSet, ['--base-url', sb.baseUrl], {SFL_CONFIG_DIR: dir})
+    spy.mockRestore()
+    const list = await runCommand(KeysList, ['--json'], {SFL_CONFIG_DIR: dir})
+    expect(list.exitCode).toBe(0)
+    expect(JSON.parse(list.stdout)).toEqual([
+      {profile: 'default', selected: true, baseUrl: sb.baseUrl, key: 'sand…able'},
+    ])
+    expect(list.stdout).not.toContain('sandbox-assumable')
+  })
+
   it('an unknown --profile is a usage error naming the known ones', async () => {
     const r = await runCommand(KeysCheck, ['--profile', 'ghost'], {
       SFL_BASE_URL: sb.baseUrl,

@@ -118,8 +118,16 @@ describe('a match without the unit, in every format', () => {
     const out = JSON.parse(r.stdout) as {data: Rec; match: unknown}
     expect(Object.keys(out)).toEqual(['data', 'match'])
     expect(out.data['APN']).toBe('078-0123-045')
-    expect(out.match).toEqual({status: 'matched_without_unit', tried: TRIED})
-    expect(r.stderr).toContain('matched_without_unit')
+    expect(out.match).toEqual({
+      status: 'matched_without_unit',
+      tried: TRIED,
+      unit: {asked: 'APT 9', address: '3526 HIGH ST'},
+    })
+    // said in words on stderr too, without the code (issue 31)
+    expect(r.stderr).toContain(
+      'Warning: Without the unit: "3526 HIGH ST APT 9, SACRAMENTO" matched nothing; this record matched "3526 HIGH ST, SACRAMENTO"',
+    )
+    expect(r.stderr).not.toContain('matched_without_unit')
   })
 
   it('ndjson is the same object on one line; with --explain it has explain too', async () => {

@@ -113,7 +113,7 @@ describe('rate-limit waits on a single lookup', () => {
       const r = await runCommand(Lookup, [...ID, '-o', 'json', '--max-wait', '10'], e)
       expect(r.exitCode).toBe(0)
       expect(r.stderr).toMatch(
-        /^sfl: waiting \d s for a 429\n$|^sfl: waiting \d s for the rate-limit reset\n$/,
+        /^sfl: (the service answered 429 \(too many requests\); retrying|the key's requests for this rate-limit window are spent; the window resets) at \d\d:\d\d:\d\d \(in \d s\)\n$/,
       )
     } finally {
       await tight.close()

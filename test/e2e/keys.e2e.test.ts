@@ -23,7 +23,8 @@ describe('sfl keys check', () => {
     const report = JSON.parse(r.stdout)
     expect(report).toEqual({
       valid: true,
-      profile: 'default',
+      // the key came from SFL_API_KEY: no profile is named for it (issue 31)
+      profile: null,
       keySource: 'env',
       rateLimit: {limit: 1000, remaining: expect.any(Number), reset: expect.any(Number)},
       windowSpent: false,

@@ -52,6 +52,13 @@ const CASES: Case[] = [
   ],
   ['quiet json', [...ID, '-o', 'json', '--quiet'], 'env'],
   ['not found (exit 3)', ['--fips', '06067', '--address', '1 Nowhere Rd', '-o', 'json'], 'env'],
+  // issue 31: the county from the ZIP, and a 404 in a county the ZIP does not lie in, read from dist/
+  ['the county from the ZIP', ['--address', '3526 High St, Sacramento, CA 95838', '-o', 'json'], 'env'],
+  [
+    'a 404 in a county the ZIP is not in (exit 3)',
+    ['--fips', '06113', '--address', '3526 High St, Sacramento, CA 95838', '-o', 'json', '--no-fallback'],
+    'env',
+  ],
   ['a county that fits several (exit 2)', ['--county', 'sac', '--address', '1 Main St'], 'env'],
   ['a fips no county has (exit 2)', ['--fips', '06999', '--apn', '1'], 'env'],
   ['a market rate under 1 (exit 2)', [...ID, '--market-rate', '0.065'], 'env'],

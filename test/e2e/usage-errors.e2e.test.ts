@@ -63,6 +63,16 @@ describe('arguments, flags and their hints', () => {
     expect(r.stderr).not.toContain('is not a sfl command')
   })
 
+  it.each([
+    [['--timeout', '0'], 'Error: --timeout 0: must be a whole number of at least 1 (seconds each request may take), e.g. --timeout 30'], // prettier-ignore
+    [['--retries', '-1'], 'Error: --retries -1: must be a whole number of at least 0 (retries after a failure, 0 for none), e.g. --retries 3'], // prettier-ignore
+  ])('a bad number %j is one line naming the fix, exit 2, nothing sent (issue 31)', async (flag, line) => {
+    const r = await expectNothingSent(() => sfl([...LOOKUP.filter((a, i, all) => a !== '--retries' && all[i - 1] !== '--retries'), ...flag], {env: env()})) // prettier-ignore
+    expect(r.code).toBe(2)
+    expect(r.stderr.split('\n')[0]).toBe(line)
+    expect(r.stderr).not.toMatch(/Parsing|›/)
+  })
+
   it('extra words after a command with an argument name that argument', async () => {
     const r = await expectNothingSent(() => sfl(['counties', 'Orange', 'FL'], {env: env()}))
     expect(r.code).toBe(2)

@@ -90,3 +90,27 @@ describe('arguments: missing ones named, extra ones explained', () => {
     expect(extraArgumentsText('counties:Orange', commands, 'sfl')).toBeUndefined()
   })
 })
+
+describe('oclif parse errors, reworded to one line naming the fix (issue 31)', () => {
+  const ctx = {
+    bin: 'sfl',
+    id: 'lookup',
+    flags: ['fips', 'address', 'output', 'explain', 'timeout', 'retries'],
+  }
+  it.each([
+    ['Parsing --timeout \n\t Expected an integer greater than or equal to 1 but received: 0', 'Error: --timeout 0: must be a whole number of at least 1 (seconds each request may take), e.g. --timeout 30'], // prettier-ignore
+    ['Parsing --retries \n\t Expected an integer greater than or equal to 0 but received: -1', 'Error: --retries -1: must be a whole number of at least 0 (retries after a failure, 0 for none), e.g. --retries 3'], // prettier-ignore
+    ['Parsing --timeout \n\t Expected an integer but received: ten', 'Error: --timeout ten: must be a whole number (seconds each request may take), e.g. --timeout 30'], // prettier-ignore
+  ])('%j', (message, line) => {
+    const text = usageErrorText(message, ctx)
+    expect(text.split('\n')[0]).toBe(line)
+    expect(text).not.toMatch(/Parsing|Expected an integer/)
+  })
+
+  it('lookup --json: a hint to -o json', () => {
+    expect(usageErrorText('Nonexistent flag: --json', ctx).split('\n').slice(0, 2)).toEqual([
+      'Error: Nonexistent flag: --json',
+      'Hint: sfl lookup prints JSON with -o json (--output json); add --explain for the verdicts',
+    ])
+  })
+})

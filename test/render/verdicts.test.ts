@@ -6,9 +6,11 @@ import {Dataset} from '../../src/sandbox/dataset.js'
 
 const ds = new Dataset(1, 10)
 const sac = countyByFips('06067')!
+/** The clock the months left on a loan count from (injected: the rules read none). */
+const TODAY = '2026-11-26'
 const rec = (i: number) => ds.record(sac, i, {assumable: true, condo: true})
 const line = (r: Record<string, unknown>, program: string, marketRate?: number) =>
-  verdicts(r, {marketRate}).find((v) => v.program === program)
+  verdicts(r, {marketRate, today: TODAY}).find((v) => v.program === program)
 
 describe('explained verdicts, from the record’s own figures', () => {
   it('value over the county FHA limit', () => {
@@ -23,11 +25,11 @@ describe('explained verdicts, from the record’s own figures', () => {
     const v = line(rec(8), 'FHA')!
     expect(v.codes).toEqual(['FHA_NOT_ELIGIBLE', 'FHA_PROPERTY_TYPE', 'FHA_CONDO_NOT_APPROVED'])
     expect(v.text).toBe(
-      "No: the value $266,000 is within the county's FHA loan limit of $667,000, so the property type rules it out (a condo in a project without FHA approval)",
+      "No: the value $266,000 is within the county's FHA loan limit of $667,000, so the property type rules it out (spec 2.1); the service also says this unit is not FHA condo eligible",
     )
     const house = {...rec(6), FHAEligible: false}
     expect(line(house, 'FHA')!.text).toBe(
-      "No: the value $532,000 is within the county's FHA loan limit of $667,000, so the property type rules it out",
+      "No: the value $532,000 is within the county's FHA loan limit of $667,000, so the property type rules it out (spec 2.1)",
     )
   })
 
@@ -54,7 +56,7 @@ describe('explained verdicts, from the record’s own figures', () => {
     const v = line(rec(7), 'Assumable', 6.5)!
     expect(v.codes).toEqual(['ASSUMABLE', 'ASSUMABLE_EQUITY_GAP', 'ASSUMABLE_SAVES'])
     expect(v.text).toBe(
-      'Yes: VA loan of $586,080 at 6.321%; the buyer covers $11,920 of equity in cash or a second loan; $55 a month less than a new loan at 6.5% ($3,649 vs $3,704)',
+      'Yes: VA loan of $586,080 at 6.321%; the buyer covers $11,920 of equity in cash or a second loan; $76 a month less than a new loan at 6.5% ($3,649 vs $3,725 over the 354 months left to 2056-05-12)',
     )
     expect(line(rec(7), 'Assumable')!.text).toBe(
       'Yes: VA loan of $586,080 at 6.321%; the buyer covers $11,920 of equity in cash or a second loan',

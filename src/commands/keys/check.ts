@@ -5,7 +5,8 @@ import {ExitCode, UsageError} from '../../errors.js'
 import {maskKey} from '../../api/secrets.js'
 import {apnProblem, propertyIdProblem} from '../../api/validate.js'
 import {paragraphs} from '../../cli/help-text.js'
-import type {KeyReport} from '../../keys/check.js'
+import type {KeyDocument} from '../../keys/check.js'
+import {forTerminal} from '../../render/terminal.js'
 
 export default class KeysCheck extends ServiceCommand<typeof KeysCheck> {
   static override summary =
@@ -51,7 +52,7 @@ Exit 0 when the key is valid and every asked county is permitted, 4 otherwise, 5
     })(),
   }
 
-  async run(): Promise<KeyReport> {
+  async run(): Promise<KeyDocument> {
     const f = this.flags
     const {countyFromFlags} = await import('../../address/county-flags.js')
     for (const fips of f.fips ?? []) countyFromFlags({fips}, {countyFlag: false}) // a code no county has: exit 2, no request
@@ -81,19 +82,24 @@ Exit 0 when the key is valid and every asked county is permitted, 4 otherwise, 5
       flags: {profile: f.profile, baseUrl: f['base-url'], apiKey: f['api-key']},
       keyInUse: ctx.apiKey,
     })
-    const {checkKey, renderReport, reportOk} = await import('../../keys/check.js')
+    const {checkKey, renderReport, reportDocument, reportOk, reportProblem} =
+      await import('../../keys/check.js')
     const report = await checkKey(ctx, {profile: ctx.profile, probe, ...plan})
     if (report.windowSpent) process.exitCode = ExitCode.rateLimit
     else if (!reportOk(report)) process.exitCode = ExitCode.auth
+    const format = this.jsonEnabled() ? 'json' : (f.output ?? (process.stdout.isTTY ? 'table' : 'json'))
+    // a CI log reads stderr: a failed check says why in one line there too, beside the JSON on stdout
+    const problem = format === 'json' ? reportProblem(report) : undefined
+    if (problem !== undefined) process.stderr.write(`Error: ${forTerminal(problem)}\n`)
+    const doc = reportDocument(report)
     // --json: oclif prints the returned report, and nothing else goes to stdout
-    if (this.jsonEnabled()) return report
+    if (this.jsonEnabled()) return doc
     if (f.output === 'json') this.warn((await import('../../cli/json-output.js')).OUTPUT_JSON_DEPRECATED)
-    const format = f.output ?? (process.stdout.isTTY ? 'table' : 'json')
     process.stdout.write(
       format === 'json'
-        ? `${JSON.stringify(report, null, 2)}\n`
+        ? `${JSON.stringify(doc, null, 2)}\n`
         : renderReport(report, Date.now(), maskKey(ctx.apiKey), plan.fips),
     )
-    return report
+    return doc
   }
 }

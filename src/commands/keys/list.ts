@@ -6,9 +6,19 @@ import {maskKeyEnds} from '../../api/secrets.js'
 import {DEFAULT_PROFILE, loadConfig} from '../../config/profiles.js'
 import {sanitizeForTerminal} from '../../render/terminal.js'
 
+/** One stored profile as `keys list` shows it: the key masked to its ends. */
+interface ProfileRow {
+  profile: string
+  selected: boolean
+  baseUrl: string | null
+  key: string | null
+}
+
 export default class KeysList extends BaseCommand<typeof KeysList> {
   static override summary = 'List stored profiles with their keys masked'
-  static override examples = ['<%= config.bin %> keys list', '<%= config.bin %> keys list --output json']
+  static override examples = ['<%= config.bin %> keys list', '<%= config.bin %> keys list --json']
+  // --json as on keys check (oclif's flag; the rows are the document), beside the older --output json
+  static override enableJsonFlag = true
   static override flags = {
     profile: connectionFlags.profile,
     output: Flags.option({
@@ -18,7 +28,7 @@ export default class KeysList extends BaseCommand<typeof KeysList> {
     })(),
   }
 
-  async run(): Promise<void> {
+  async run(): Promise<ProfileRow[]> {
     const {config, path, warning} = await loadConfig(this.config.configDir)
     if (warning) this.warnAlways(warning)
     const selected = this.flags.profile ?? process.env['SFL_PROFILE'] ?? DEFAULT_PROFILE
@@ -28,13 +38,14 @@ export default class KeysList extends BaseCommand<typeof KeysList> {
       baseUrl: p.baseUrl ?? null,
       key: p.apiKey ? maskKeyEnds(p.apiKey) : null,
     }))
+    if (this.jsonEnabled()) return rows
     if ((this.flags.output ?? (process.stdout.isTTY ? 'table' : 'json')) === 'json') {
       process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`)
-      return
+      return rows
     }
     if (rows.length === 0) {
       process.stdout.write(`No profiles in ${path}. Add one with \`sfl keys set\`.\n`)
-      return
+      return rows
     }
     const w = Math.max(7, ...rows.map((r) => r.profile.length)) + 2
     const lines = rows.map(
@@ -45,5 +56,6 @@ export default class KeysList extends BaseCommand<typeof KeysList> {
     process.stdout.write(
       sanitizeForTerminal(`  ${'PROFILE'.padEnd(w)}${'KEY'.padEnd(14)}BASE URL\n${lines.join('\n')}\n`),
     )
+    return rows
   }
 }
