@@ -282,7 +282,9 @@ class BatchRun {
       let county = counties.get(row.query.fips)
       if (!county) counties.set(row.query.fips, (county = new CountyIndex(row.query.fips)))
       const m = rowMatch(row.query)
-      county.add(row.key, m.match, m.hasUnit, this.answered.has(row.key))
+      // --address-as-typed: the service is to match the text as typed, which no local rule can stand for
+      const match = this.req.asTyped && row.query.by.kind === 'address' ? undefined : m.match
+      county.add(row.key, match, m.hasUnit, this.answered.has(row.key))
     }
     return {rows, saved, keys, counties}
   }

@@ -62,6 +62,8 @@ export class CountyIndex {
   withUnit = 0
   /** Of them, lookups a record can answer (a key to match). */
   indexed = 0
+  /** Indexed lookups not answered yet. */
+  private indexedOpen = 0
   /** Lookups whose hit is final before the county was read whole (a property id found). */
   certain = 0
 
@@ -80,9 +82,12 @@ export class CountyIndex {
       this.flags[n] = HAS_UNIT
       this.withUnit++
     }
-    if (done) this.markDone(n)
-    if (!m) return n
+    if (!m) {
+      if (done) this.markDone(n)
+      return n
+    }
     this.indexed++
+    this.indexedOpen++
     this.table.add(m.key, n)
     if (m.kind === 'id') this.kind[n] = ID
     else if (m.kind === 'apn') {
@@ -101,6 +106,7 @@ export class CountyIndex {
       }
       this.flags[n] = f
     }
+    if (done) this.markDone(n)
     return n
   }
 
@@ -114,6 +120,7 @@ export class CountyIndex {
     if (this.done[n] === 1) return
     this.done[n] = 1
     this.doneCount++
+    if (this.kind[n] !== 0) this.indexedOpen--
     if ((this.flags[n]! & HAS_UNIT) !== 0) this.withUnit--
     if (this.kind[n] === ID && this.exactHits[n]! > 0) this.certain--
   }
@@ -202,9 +209,12 @@ export class CountyIndex {
     return a === 'exact' ? this.exactHits[n]! : a === 'loose' ? this.looseHits[n]! : 0
   }
 
-  /** The lookups a scan can still replace: the county's not answered, less those a property id answered. */
+  /**
+   * The lookups a scan can still replace: those with a key a record can match, not answered yet, less
+   * those a property id already answered (final before the scan ends).
+   */
   get replaceable(): number {
-    return this.size - this.doneCount - this.certain
+    return this.indexedOpen - this.certain
   }
 
   /** The county's lookups not answered yet (before any scan). */

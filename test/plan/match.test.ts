@@ -162,6 +162,11 @@ describe('matching records against a county index', () => {
     expect([ix.replaceable, ix.answer(0, true), ix.answer(1, false)]).toEqual([0, 'none', 'exact'])
   })
 
+  it('a lookup no record can answer (a street line alone) is not one a scan can replace', () => {
+    const ix = indexOf([address('3526 High St'), address('3526 High St, Sacramento')])
+    expect([ix.size, ix.open, ix.indexed, ix.replaceable]).toEqual([2, 2, 1, 1])
+  })
+
   it('a page whose hits were not counted leaves the index as it was', () => {
     const ix = indexOf([id('5')])
     const hits: Hit[] = []
