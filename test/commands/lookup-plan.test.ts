@@ -1,4 +1,4 @@
-import {readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {parse} from 'csv-parse/sync'
@@ -268,5 +268,34 @@ describe('lookup --input --from an export on disk', () => {
     expect(from).toMatchObject({county: 1, lookups: 0})
     sameAnswers(from.rows, lookups.rows)
     expect(new Set(from.rows.map((r) => r['source']))).toEqual(new Set(['scan']))
+  })
+})
+
+describe('a planned batch that stops and is run again', () => {
+  it('continues its scan where the checkpoint left it: no page fetched twice, no row written twice', async () => {
+    const recs = countyRecords('06067', 2000)
+    server = await startCountyServer({counties: {'06067': recs}, pageSize: 100})
+    const picks = Array.from({length: 300}, (_, j) => (j * 13) % 2000)
+    const d = tempDir('sfl-plan-resume-')
+    writeFileSync(join(d, 'in.csv'), inputOf('06067', recs, picks))
+    const out = join(d, 'out.csv')
+    const env = {SFL_BASE_URL: server.baseUrl, SFL_API_KEY: 'test-key-123456'}
+    const args = ['--input', join(d, 'in.csv'), '--out', out, '--quiet']
+    const first = await runCommand(Lookup, [...args, '--max-requests', '8'], env)
+    // stopped by --max-requests (exit 7) mid-scan: no row answered yet, so no output; the checkpoint holds the pages
+    expect(first.exitCode).toBe(7)
+    expect(existsSync(out)).toBe(false)
+    expect(existsSync(`${out}.sfl-checkpoint`)).toBe(true)
+    expect(server.log.map((l) => l.page)).toEqual([1, 2, 3, 4, 5, 6, 7, 8])
+    const second = await runCommand(Lookup, args, env)
+    expect(second.exitCode).toBe(0)
+    // the rest of the county, from page 9; nothing looked up
+    expect(server.log.slice(8).map((l) => l.page)).toEqual(Array.from({length: 12}, (_, i) => 9 + i))
+    const rows = readCsv(out)
+    expect(rows.map((r) => r['sfl_row'])).toEqual(picks.map((_, i) => String(i + 1)))
+    expect(new Set(rows.map((r) => r['source']))).toEqual(new Set(['scan']))
+    expect(existsSync(`${out}.sfl-checkpoint`)).toBe(false)
+    const lookups = await batch(inputOf('06067', recs, picks), ['--plan', 'lookups'])
+    sameAnswers(rows, lookups.rows)
   })
 })
