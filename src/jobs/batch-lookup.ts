@@ -23,10 +23,10 @@ import {resultNames} from '../model/result-names.js'
 import {batchEvent, decodeEvent} from './events.js'
 import {journalPaths} from './journal.js'
 import {LadderCost, type PlanFlag} from '../plan/cost.js'
-import {CountyIndex} from '../plan/county-index.js'
-import {rowMatch} from '../plan/match-keys.js'
+import type {CountyIndex} from '../plan/county-index.js'
 import {RecordStages, recordProblems} from '../pipeline/stages.js'
 import {answerFromExport, type FromExport, type FromReport} from './batch-from.js'
+import {indexBatch, type IndexedBatch} from './batch-index.js'
 import {CountyScan, type ScanHost, type ScanReport} from './batch-scan.js'
 import type {Outcome, OutcomeKind} from './outcome.js'
 import {RunState, type JobDeps} from './run.js'
@@ -255,38 +255,9 @@ class BatchRun {
     }
   }
 
-  /**
-   * The index pass (a batch with a plan): one pass over the input that numbers every row's lookup, as the
-   * send pass does for a batch of lookups only, and indexes each county's distinct lookups by the keys a
-   * record can match (src/plan/county-index.ts). Nothing is sent.
-   */
-  private async index(): Promise<{
-    rows: number
-    saved: number
-    keys: RowKeys
-    counties: Map<string, CountyIndex>
-  }> {
-    const asked = new KeySet()
-    const keys = new RowKeys()
-    const counties = new Map<string, CountyIndex>()
-    let rows = 0
-    let saved = 0
-    for await (const row of this.req.input.rows()) {
-      rows++
-      keys.push(row.query ? row.key : undefined)
-      if (!row.key || !row.query) continue
-      if (!asked.add(row.key)) {
-        saved++
-        continue
-      }
-      let county = counties.get(row.query.fips)
-      if (!county) counties.set(row.query.fips, (county = new CountyIndex(row.query.fips)))
-      const m = rowMatch(row.query)
-      // --address-as-typed: the service is to match the text as typed, which no local rule can stand for
-      const match = this.req.asTyped && row.query.by.kind === 'address' ? undefined : m.match
-      county.add(row.key, match, m.hasUnit, this.answered.has(row.key))
-    }
-    return {rows, saved, keys, counties}
+  /** The index pass (a batch with a plan): src/jobs/batch-index.ts. */
+  private index(): Promise<IndexedBatch> {
+    return indexBatch(this.req.input, {asTyped: this.req.asTyped, answered: (k) => this.answered.has(k)})
   }
 
   /**

@@ -2,10 +2,10 @@ import {CheckpointError, NotFoundError} from '../errors.js'
 import {stringValue} from '../json/values.js'
 import {ESCAPED, STRING} from '../json/walk.js'
 import type {LookupContext} from '../lookup/fetch-lookup.js'
-import {fetchCounty, type PageSink} from '../pipeline/county.js'
+import {fetchCounty, type CountyEnv, type PageSink} from '../pipeline/county.js'
 import {IdSet} from '../pipeline/ids.js'
 import type {PagePart} from '../pipeline/spool.js'
-import type {RecordStages} from '../pipeline/stages.js'
+import {RecordStages} from '../pipeline/stages.js'
 import type {RecordView} from '../pipeline/view.js'
 import {
   firstStep,
@@ -151,22 +151,7 @@ export class CountyScan {
     try {
       await fetchCounty(
         unit,
-        {
-          client: host.deps.client,
-          scheduler: host.deps.scheduler,
-          baseUrl: host.deps.baseUrl,
-          stages: host.stages,
-          signal: run.signal,
-          throwIfStopped: () => run.throwIfStopped(),
-          // no part files: the sink below keeps what matched (never read, see CountyHooks.pageSink)
-          spool: {
-            partsDir: '',
-            format: 'ndjson',
-            encoder: undefined,
-            layout: () => 0,
-            columnsOf: () => new Int32Array(0),
-          },
-        },
+        {...countyEnv(host.deps, host.stages, run.signal), throwIfStopped: () => run.throwIfStopped()},
         {
           stream: () => undefined,
           pageSink: () => (this.current = new MatchSink(this.index, host.stages)),
@@ -245,6 +230,86 @@ export class CountyScan {
     }
     this.ended = {whole, ...(error ? {error} : {})}
     host.run.journal.append({t: 'scanned', u: this.fips, whole, ...(error ? {error} : {})})
+  }
+}
+
+/** What the dry run's probe saw of a county: its first page, and whether another was linked. */
+export interface ProbeFinding {
+  next: boolean
+  /** X-Total-Count: the records the service says the county holds. */
+  total: number | null
+  /** Records on the first page (as sent). */
+  pageRecords: number
+}
+
+/**
+ * The dry run's one probe (`lookup --input FILE --dry-run`): the county-wide form's first page, read by the
+ * export's stages like any page of a scan and kept by nobody; what it says of the county's length. A 404
+ * is a county with no records in that form (one request, whole). Throws what the request threw otherwise.
+ */
+export async function probeCounty(
+  ctx: LookupContext,
+  fips: string,
+  signal: AbortSignal,
+): Promise<ProbeFinding> {
+  const stages = new RecordStages({strict: false, apiKey: ctx.apiKey})
+  const unit: {
+    fips: string
+    pages: PagePart[]
+    next?: string | undefined
+    expected?: number | undefined
+    ids: IdSet
+  } = {
+    fips,
+    pages: [],
+    ids: new IdSet(),
+  }
+  try {
+    await fetchCounty(
+      unit,
+      {...countyEnv(ctx, stages, signal), throwIfStopped: () => undefined},
+      {
+        stream: () => undefined,
+        pageSink: () => ({
+          record: () => undefined,
+          close: async () => undefined,
+          discard: async () => undefined,
+        }),
+        more: () => false,
+        onPage: async () => undefined,
+      },
+    )
+  } catch (error) {
+    if (error instanceof NotFoundError) return {next: false, total: 0, pageRecords: 0}
+    throw error
+  }
+  const first = unit.pages[0]
+  return {
+    next: unit.next !== undefined,
+    total: unit.expected ?? null,
+    pageRecords: (first?.records ?? 0) + (first?.duplicates ?? 0) + (first?.rejected?.length ?? 0),
+  }
+}
+
+/** The county pipeline's environment for a scan: no part files (a page sink of the caller's takes the records). */
+function countyEnv(
+  ctx: LookupContext,
+  stages: RecordStages,
+  signal: AbortSignal,
+): Omit<CountyEnv, 'throwIfStopped'> {
+  return {
+    client: ctx.client,
+    scheduler: ctx.scheduler,
+    baseUrl: ctx.baseUrl,
+    stages,
+    signal,
+    spool: {
+      partsDir: '',
+      format: 'ndjson',
+      encoder: undefined,
+      layout: () => 0,
+      columnsOf: () => new Int32Array(0),
+    },
   }
 }
 

@@ -126,23 +126,32 @@ export interface RequestRange {
   max: number
 }
 
+/** What a county's range is worked out from. */
+export interface RangeFigures {
+  /** Distinct lookups not answered yet. */
+  lookups: number
+  /** Of them, lookups a record can answer (the scan's to replace). */
+  replaceable: number
+  /** Requests a lookup is expected to take, and the most it can take. */
+  perLookup: number
+  maxPerLookup: number
+  /** The county's length, when known. */
+  pages?: number | undefined
+}
+
 /**
  * The requests a county will take under the rules, before anything is known of its matches: the fewest
- * (every row the scan could answer answered by it) and the most (none answered; the scan given up at the
- * latest page the rules allow). `lookups` is the county's distinct lookups, `maxPerLookup` the most one can
- * take, `pages` its length when known.
+ * (every row the scan could answer answered by it) and the most (none answered, and a scan of unknown
+ * length given up at the latest page the ski-rental rule allows). A forced scan of unknown length has no
+ * upper bound but the county's own length.
  */
-export function requestRange(
-  step: FirstStep,
-  c: {lookups: number; perLookup: number; maxPerLookup: number; pages?: number | undefined},
-): RequestRange {
+export function requestRange(step: FirstStep, c: RangeFigures): RequestRange {
   const most = Math.ceil(c.lookups * c.maxPerLookup)
-  const least = c.lookups
   if (c.lookups === 0) return {min: 0, max: 0}
-  if (step === 'lookups') return {min: least, max: most}
-  if (c.pages !== undefined) return {min: c.pages, max: c.pages + most}
-  // a probe (or a forced scan) of unknown length: at least the one page (the county may come whole); at
-  // most, auto gives up after ⌈u·e⌉ pages (ski rental) and then looks every row up
-  if (step === 'probe') return {min: 1, max: Math.max(1, Math.ceil(c.lookups * c.perLookup)) + most}
-  return {min: 1, max: Number.POSITIVE_INFINITY}
+  if (step === 'lookups') return {min: c.lookups, max: most}
+  const others = c.lookups - c.replaceable
+  if (c.pages !== undefined) return {min: c.pages + others, max: c.pages + most}
+  if (step === 'probe')
+    return {min: 1 + others, max: Math.max(1, Math.ceil(c.replaceable * c.perLookup)) + most}
+  return {min: 1 + others, max: Number.POSITIVE_INFINITY}
 }

@@ -299,3 +299,80 @@ describe('a planned batch that stops and is run again', () => {
     sameAnswers(rows, lookups.rows)
   })
 })
+
+describe('lookup --input --dry-run', () => {
+  async function dryRun(
+    csv: string,
+    args: string[],
+  ): Promise<{stdout: string; code: number; stderr: string}> {
+    const d = tempDir('sfl-plan-dry-')
+    writeFileSync(join(d, 'in.csv'), csv)
+    const r = await runCommand(Lookup, ['--input', join(d, 'in.csv'), '--dry-run', ...args], {
+      SFL_BASE_URL: server!.baseUrl,
+      SFL_API_KEY: 'test-key-123456',
+    })
+    return {stdout: r.stdout, code: r.exitCode, stderr: r.stderr}
+  }
+
+  it('sends one probe, to the county a scan matters most for, and prints each county with its plan and range', async () => {
+    const big = countyRecords('06067', 2000)
+    const small = countyRecords('48201', 50)
+    server = await startCountyServer({counties: {'06067': big, '48201': small}, pageSize: 100})
+    const rows = inputOf(
+      '06067',
+      big,
+      Array.from({length: 300}, (_, j) => (j * 13) % 2000),
+    )
+    const more = inputOf('48201', small, [1, 2, 3]).split('\n').slice(1).join('\n')
+    const csv = `${rows}${more}`
+    const r = await dryRun(csv, [])
+    expect(r.code).toBe(0)
+    expect(server.log.map((l) => [l.kind, l.fips, l.page])).toEqual([['county', '06067', 1]])
+    expect(r.stdout).toBe(
+      [
+        '2 counties, 303 rows (303 lookups to answer), --plan auto: 21 to 326 requests',
+        "Time       at the key's limit (now 99,999 of 100,000 left): within the current window",
+        "County     Sacramento County, CA (06067): 300 rows, 300 lookups: scan, 20 to 320 requests (20 pages: X-Total-Count 2,000 over the probe's 100 records a page; the fewest if every other row matches a record exactly, the most if none does)",
+        'County     Harris County, TX (48201): 3 rows, 3 lookups: scan if its first page says so, 1 to 6 requests (length unknown: its first page decides; a scan goes on only while its pages stay below the lookups they replace (at most twice the cheaper plan); the fewest if every other row matches a record exactly, the most if none does)',
+        'Budget     99,999 of 100,000 left this window (from one probe request to 06067)',
+        'Sent       1 request (the probe of 06067; counted in the budget above); nothing was looked up',
+        '',
+      ].join('\n'),
+    )
+    const json = JSON.parse((await dryRun(csv, ['--json'])).stdout) as Record<string, unknown>
+    expect(json).toMatchObject({
+      plan: 'auto',
+      rows: 303,
+      requestsMin: 21,
+      requestsMax: 326,
+      probeRequests: 1,
+      probeFips: '06067',
+      budget: {source: 'probe', limit: 100000, remaining: 99999},
+    })
+    expect(
+      (json['counties'] as Array<Record<string, unknown>>).map((c) => [
+        c['fips'],
+        c['plan'],
+        c['pages'],
+        c['pagesFrom'],
+      ]),
+    ).toEqual([
+      ['06067', 'scan', 20, 'probe'],
+      ['48201', 'probe', null, null],
+    ])
+  })
+
+  it('--plan lookups sends nothing; a small batch in a county the probe finds large keeps to lookups', async () => {
+    const recs = countyRecords('06067', 2000)
+    server = await startCountyServer({counties: {'06067': recs}, pageSize: 100})
+    const csv = inputOf('06067', recs, [1, 2, 3, 4])
+    const lookups = await dryRun(csv, ['--plan', 'lookups', '--json'])
+    expect(server.log).toHaveLength(0)
+    expect(JSON.parse(lookups.stdout)).toMatchObject({requestsMin: 4, requestsMax: 4, probeRequests: 0})
+    const auto = JSON.parse((await dryRun(csv, ['--json'])).stdout) as {
+      counties: Array<Record<string, unknown>>
+    }
+    expect(server.log).toHaveLength(1)
+    expect(auto.counties[0]).toMatchObject({plan: 'lookups', pages: 20, requestsMin: 4, requestsMax: 4})
+  })
+})
