@@ -45,7 +45,7 @@ export async function indexBatch(
     }
     let county = counties.get(fips)
     if (!county) counties.set(fips, (county = new CountyIndex(fips)))
-    const m = rowMatch(row.query)
+    const m = rowMatch(row.query, row.std)
     const match = opts.asTyped && row.query.by.kind === 'address' ? undefined : m.match
     county.add(row.key, match, m.hasUnit, opts.answered?.(row.key) === true)
   }

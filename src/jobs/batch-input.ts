@@ -5,7 +5,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {pipeline} from 'node:stream/promises'
 
-import {addressIdentity, standardiseAddress} from '../address/standardise.js'
+import {addressIdentity, standardiseAddress, type StandardAddress} from '../address/standardise.js'
 import {SflError, UsageError} from '../errors.js'
 import {validateLookup, type LookupQuery} from '../api/validate.js'
 import {CsvSyntaxError, readCsv} from '../io/csv-reader.js'
@@ -39,6 +39,8 @@ export interface InputRow {
   key?: string
   /** A blank row between data rows: kept in its place as an empty answer, nothing looked up. */
   blank?: true
+  /** The address in its Pub 28 form, as de-duplication read it (a plan matches records by it). */
+  std?: StandardAddress
 }
 
 /** A data row as read: its values, and whether it is a blank row kept in its place. */
@@ -473,7 +475,11 @@ function toRow(
       },
     )
     row.query = q
-    row.key = compactKey(dedupeKey(q))
+    if (q.by.kind === 'address') {
+      const std = standardiseAddress(q.by.value)
+      row.std = std
+      row.key = compactKey(addressDedupeKey(q.fips, std))
+    } else row.key = compactKey(dedupeKey(q))
   } catch (error) {
     if (!(error instanceof SflError)) throw error
     row.invalid = `${unit} ${line}: ${error.message}`
@@ -489,7 +495,12 @@ export function compactKey(key: string): string {
 /** Rows that name the same property the same way are one lookup; addresses compare in their Pub 28 form. */
 export function dedupeKey(q: LookupQuery): string {
   if (q.by.kind !== 'address') return `${q.fips}|${q.by.kind}|${q.by.value}`
-  return `${q.fips}|address|${addressIdentity(standardiseAddress(q.by.value))}`
+  return addressDedupeKey(q.fips, standardiseAddress(q.by.value))
+}
+
+/** An address's de-duplication key from its standard form (standardised once per row). */
+function addressDedupeKey(fips: string, std: StandardAddress): string {
+  return `${fips}|address|${addressIdentity(std)}`
 }
 
 /**

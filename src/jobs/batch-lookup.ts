@@ -296,11 +296,14 @@ class BatchRun {
       if (scan.wouldScan(host)) scans.push({scan, host})
     }
     const scanning = new Set(scans.map((s) => s.scan.fips))
+    // a pass over the input sends lookups only for counties that have some left (each pass reads it whole)
+    const open = (pick: (fips: string) => boolean) =>
+      [...counties.values()].some((ix) => pick(ix.fips) && ix.open > 0)
     const [reports] = await Promise.all([
       Promise.all(scans.map(({scan, host}) => scan.run(host))),
-      this.send({only: (fips) => !scanning.has(fips)}),
+      open((f) => !scanning.has(f)) ? this.send({only: (fips) => !scanning.has(fips)}) : undefined,
     ])
-    if (scanning.size) await this.send({only: (fips) => scanning.has(fips)})
+    if (open((f) => scanning.has(f))) await this.send({only: (fips) => scanning.has(fips)})
     this.keyEchoes += stages.keyEchoes
     return {scans: reports, ...(from ? {from: from.report} : {})}
   }

@@ -47,14 +47,9 @@ export class CountyIndex {
   private city = new Uint32Array(256)
   private zip = new Int32Array(256)
   private keyBytes = Buffer.alloc(12 * 256)
-  private exactHits = new Int32Array(256)
-  private looseHits = new Int32Array(256)
-  private looseApn = new Uint32Array(256)
-  private looseOther = new Uint8Array(256)
   private done = new Uint8Array(256)
-  /** The ServicePropertyID of each lookup's first hit (0: none), and of any further ones (rare). */
-  private firstId = new Float64Array(256)
-  private readonly moreIds = new Map<number, Set<number>>()
+  /** What records matched, per lookup: made at the first hit counted (a county never scanned needs none). */
+  private hits: HitState | undefined
   private doneCount = 0
   /** Distinct lookups of the county this run may send (indexed or not). */
   size = 0
@@ -122,7 +117,7 @@ export class CountyIndex {
     this.doneCount++
     if (this.kind[n] !== 0) this.indexedOpen--
     if ((this.flags[n]! & HAS_UNIT) !== 0) this.withUnit--
-    if (this.kind[n] === ID && this.exactHits[n]! > 0) this.certain--
+    if (this.kind[n] === ID && this.exactOf(n) > 0) this.certain--
   }
 
   isDone(n: number): boolean {
@@ -163,50 +158,42 @@ export class CountyIndex {
    */
   count(hits: readonly PageHit[]): PageHit[] {
     const counted: PageHit[] = []
+    if (hits.length === 0) return counted
+    const st = (this.hits ??= new HitState(this.kind.length))
     for (const h of hits) {
       const n = h.lookup
-      if (this.done[n] === 1 || this.repeat(n, h.id)) continue
+      if (this.done[n] === 1 || st.repeat(n, h.id)) continue
       counted.push(h)
       if (h.exact) {
-        if (this.exactHits[n] === 0 && this.kind[n] === ID) this.certain++
-        this.exactHits[n]! += 1
+        if (st.exact[n] === 0 && this.kind[n] === ID) this.certain++
+        st.exact[n]! += 1
         continue
       }
-      if (this.looseHits[n] === 0) this.looseApn[n] = h.apn
-      else if (this.looseApn[n] !== h.apn) this.looseOther[n] = 1
-      this.looseHits[n]! += 1
+      if (st.loose[n] === 0) st.looseApn[n] = h.apn
+      else if (st.looseApn[n] !== h.apn) st.looseOther[n] = 1
+      st.loose[n]! += 1
     }
     return counted
   }
 
-  /** Has record `id` hit lookup `n` before? (Notes it when not.) */
-  private repeat(n: number, id: number): boolean {
-    if (id === 0) return false
-    const first = this.firstId[n]!
-    if (first === 0) {
-      this.firstId[n] = id
-      return false
-    }
-    if (first === id) return true
-    let more = this.moreIds.get(n)
-    if (!more) this.moreIds.set(n, (more = new Set()))
-    if (more.has(id)) return true
-    more.add(id)
-    return false
+  private exactOf(n: number): number {
+    return this.hits?.exact[n] ?? 0
   }
 
   /** Which hits answer lookup `n`: `whole` when every page of the county was read. */
   answer(n: number, whole: boolean): Answering {
-    if (!whole) return this.kind[n] === ID && this.exactHits[n]! > 0 ? 'exact' : 'none'
-    if (this.exactHits[n]! > 0) return 'exact'
-    if (this.looseHits[n]! > 0 && this.looseOther[n] === 0) return 'loose'
+    const st = this.hits
+    if (!st) return 'none'
+    if (!whole) return this.kind[n] === ID && st.exact[n]! > 0 ? 'exact' : 'none'
+    if (st.exact[n]! > 0) return 'exact'
+    if (st.loose[n]! > 0 && st.looseOther[n] === 0) return 'loose'
     return 'none'
   }
 
   /** The records that answer lookup `n` (its hits at the answering tier). */
   answerCount(n: number, whole: boolean): number {
     const a = this.answer(n, whole)
-    return a === 'exact' ? this.exactHits[n]! : a === 'loose' ? this.looseHits[n]! : 0
+    return a === 'exact' ? this.hits!.exact[n]! : a === 'loose' ? this.hits!.loose[n]! : 0
   }
 
   /**
@@ -227,18 +214,57 @@ export class CountyIndex {
     const u8 = (a: Uint8Array) => copy(new Uint8Array(size), a)
     this.kind = u8(this.kind)
     this.flags = u8(this.flags)
-    this.looseOther = u8(this.looseOther)
     this.done = u8(this.done)
-    this.firstId = copy(new Float64Array(size), this.firstId)
     this.exactApn = copy(new Uint32Array(size), this.exactApn)
     this.city = copy(new Uint32Array(size), this.city)
-    this.looseApn = copy(new Uint32Array(size), this.looseApn)
     this.zip = copy(new Int32Array(size), this.zip)
-    this.exactHits = copy(new Int32Array(size), this.exactHits)
-    this.looseHits = copy(new Int32Array(size), this.looseHits)
+    this.hits?.grow(size)
     const keys = Buffer.alloc(12 * size)
     this.keyBytes.copy(keys)
     this.keyBytes = keys
+  }
+}
+
+/** The hits counted per lookup (exact tier, variants' tier and how they write the APN, the records' ids). */
+class HitState {
+  exact: Int32Array
+  loose: Int32Array
+  looseApn: Uint32Array
+  looseOther: Uint8Array
+  /** The ServicePropertyID of each lookup's first hit (0: none), and of any further ones (rare). */
+  firstId: Float64Array
+  private readonly moreIds = new Map<number, Set<number>>()
+
+  constructor(size: number) {
+    this.exact = new Int32Array(size)
+    this.loose = new Int32Array(size)
+    this.looseApn = new Uint32Array(size)
+    this.looseOther = new Uint8Array(size)
+    this.firstId = new Float64Array(size)
+  }
+
+  grow(size: number): void {
+    this.exact = copy(new Int32Array(size), this.exact)
+    this.loose = copy(new Int32Array(size), this.loose)
+    this.looseApn = copy(new Uint32Array(size), this.looseApn)
+    this.looseOther = copy(new Uint8Array(size), this.looseOther)
+    this.firstId = copy(new Float64Array(size), this.firstId)
+  }
+
+  /** Has record `id` hit lookup `n` before? (Notes it when not.) */
+  repeat(n: number, id: number): boolean {
+    if (id === 0) return false
+    const first = this.firstId[n]!
+    if (first === 0) {
+      this.firstId[n] = id
+      return false
+    }
+    if (first === id) return true
+    let more = this.moreIds.get(n)
+    if (!more) this.moreIds.set(n, (more = new Set()))
+    if (more.has(id)) return true
+    more.add(id)
+    return false
   }
 }
 

@@ -1,4 +1,4 @@
-import {standardiseAddress} from '../address/standardise.js'
+import {standardiseAddress, type StandardAddress} from '../address/standardise.js'
 import type {LookupQuery} from '../api/validate.js'
 
 /**
@@ -64,7 +64,11 @@ export function apnLoose(apn: string): string {
  * ZIP, or with a last line of other parts), and whether it asks for a unit (a lookup of it may take a
  * second request with --unit-fallback).
  */
-export function rowMatch(q: LookupQuery): {match: RowMatch | undefined; hasUnit: boolean} {
+export function rowMatch(
+  q: LookupQuery,
+  /** The address in its Pub 28 form, when the caller has it already. */
+  standard?: StandardAddress,
+): {match: RowMatch | undefined; hasUnit: boolean} {
   if (q.by.kind === 'property_id')
     return {match: {kind: 'id', key: `i ${q.by.value.replace(/^0+/, '')}`}, hasUnit: false}
   if (q.by.kind === 'apn') {
@@ -73,7 +77,7 @@ export function rowMatch(q: LookupQuery): {match: RowMatch | undefined; hasUnit:
       loose === '' ? undefined : {kind: 'apn', key: `a ${loose}`, exact: apnExact(q.by.value)}
     return {match, hasUnit: false}
   }
-  const std = standardiseAddress(q.by.value)
+  const std = standard ?? standardiseAddress(q.by.value)
   const hasUnit = std.unit !== undefined
   const last = lastLine(std.lastLine)
   if (!last || (last.city === undefined && last.zip === undefined)) return {match: undefined, hasUnit}
