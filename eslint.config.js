@@ -106,6 +106,130 @@ const layerRules = Object.entries(LAYERS).map(([folder, allowed]) => ({
   },
 }))
 
+/**
+ * The output gate (src/io/output.ts): every byte sfl writes to a path goes through src/io, so outside it
+ * lint refuses node:fs's primitives that write, rename, create, remove or change a path, or open one for
+ * writing. `open`/`openSync` stay for reading only: a call with flags must say 'r' (or O_RDONLY). A
+ * namespace or default import of node:fs, `promises`, a re-export, a dynamic import, a require and
+ * process.getBuiltinModule would reach every writer, so they are refused too. Readers (readFile,
+ * createReadStream, stat, readdir...) are allowed everywhere.
+ */
+const FS_MODULES = new Set(['fs', 'node:fs', 'fs/promises', 'node:fs/promises'])
+const FS_WRITERS = new Set(
+  [
+    'writeFile',
+    'appendFile',
+    'createWriteStream',
+    'write',
+    'writev',
+    'rename',
+    'mkdir',
+    'mkdtemp',
+    'rm',
+    'rmdir',
+    'unlink',
+    'truncate',
+    'ftruncate',
+    'copyFile',
+    'cp',
+    'symlink',
+    'link',
+    'chmod',
+    'fchmod',
+    'lchmod',
+    'chown',
+    'fchown',
+    'lchown',
+    'utimes',
+    'futimes',
+    'lutimes',
+    'promises',
+  ].flatMap((n) => [n, `${n}Sync`]),
+)
+/** Flags that open for reading only: 'r', or O_RDONLY with flags that change nothing about writing. */
+const READ_FLAGS = new Set(['O_RDONLY', 'O_NOFOLLOW', 'O_NOCTTY', 'O_NONBLOCK', 'O_CLOEXEC', 'O_DIRECTORY'])
+function readOnlyFlags(node) {
+  if (node.type === 'Literal') return node.value === 'r' || node.value === 0
+  if (node.type === 'MemberExpression') return !node.computed && READ_FLAGS.has(node.property.name)
+  if (node.type === 'BinaryExpression' && node.operator === '|')
+    return readOnlyFlags(node.left) && readOnlyFlags(node.right)
+  if (node.type === 'LogicalExpression' && node.operator === '??')
+    return readOnlyFlags(node.left) && readOnlyFlags(node.right)
+  return false
+}
+const GATE =
+  'writes go through the output gate in src/io (src/io/output.ts, private-files.ts, private-sync.ts)'
+
+const outputGate = {
+  rules: {
+    'no-raw-writes': {
+      meta: {
+        type: 'problem',
+        schema: [{type: 'object', properties: {allow: {type: 'array', items: {type: 'string'}}}}],
+      },
+      create(context) {
+        const allow = new Set(context.options[0]?.allow ?? [])
+        const opens = new Set()
+        const fsSource = (node) => node?.type === 'Literal' && FS_MODULES.has(node.value)
+        return {
+          ImportDeclaration(node) {
+            if (!fsSource(node.source) || node.importKind === 'type') return
+            for (const spec of node.specifiers) {
+              if (spec.type !== 'ImportSpecifier') {
+                context.report({node: spec, message: `import the node:fs readers by name; ${GATE}`})
+                continue
+              }
+              if (spec.importKind === 'type') continue
+              const name = spec.imported.name ?? spec.imported.value
+              if (name === 'open' || name === 'openSync') opens.add(spec.local.name)
+              else if (FS_WRITERS.has(name) && !allow.has(name))
+                context.report({node: spec, message: `${name} from node:fs outside src/io: ${GATE}`})
+            }
+          },
+          ImportExpression(node) {
+            if (fsSource(node.source))
+              context.report({node, message: `a dynamic import of node:fs reaches its writers: ${GATE}`})
+          },
+          'ExportNamedDeclaration, ExportAllDeclaration'(node) {
+            if (fsSource(node.source))
+              context.report({node, message: `a re-export of node:fs reaches its writers: ${GATE}`})
+          },
+          CallExpression(node) {
+            const callee = node.callee
+            const loader =
+              (callee.type === 'Identifier' && callee.name === 'require') ||
+              (callee.type === 'MemberExpression' && callee.property.name === 'getBuiltinModule')
+            if (loader && fsSource(node.arguments[0]))
+              context.report({node, message: `loading node:fs this way reaches its writers: ${GATE}`})
+            if (callee.type !== 'Identifier' || !opens.has(callee.name) || node.arguments.length < 2) return
+            if (!readOnlyFlags(node.arguments[1]))
+              context.report({
+                node,
+                message: `${callee.name} outside src/io opens for reading only ('r'): ${GATE}`,
+              })
+          },
+        }
+      },
+    },
+  },
+}
+
+const outputGateRules = [
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/io/**'],
+    plugins: {'output-gate': outputGate},
+    rules: {'output-gate/no-raw-writes': 'error'},
+  },
+  // the exceptions, each with its reason (anything else writes through src/io)
+  {
+    // the sandbox is an independent reading of the spec that imports nothing of the client, src/io
+    // included; its request log (`sfl sandbox --log`) is a plain append of the sandbox's own
+    files: ['src/sandbox/server.ts'],
+    rules: {'output-gate/no-raw-writes': ['error', {allow: ['appendFileSync']}]},
+  },
+]
+
 export default tseslint.config(
   {ignores: ['dist-bench/', 'dist/**', 'coverage/**', 'node_modules/**', 'bin/**', 'scripts/**']},
   js.configs.recommended,
@@ -126,6 +250,7 @@ export default tseslint.config(
     },
   },
   ...layerRules,
+  ...outputGateRules,
   {
     files: ['src/errors.ts'],
     rules: {

@@ -16,10 +16,20 @@ export default defineConfig({
       include: ['src/**/*.ts'],
       // the sandbox is test equipment, not the product: it does not count toward the product's floor
       exclude: ['src/sandbox/**'],
-      reporter: ['text-summary'],
+      // the whole, and each file that is not fully covered (issue 30: per-file coverage reported)
+      reporter: ['text-summary', ['text', {skipFull: true}]],
       // the floor where the product stands, sandbox excluded (2026-11-22: 90.2% lines, 78.0% branches,
       // 87.8% statements); raise it as it grows
-      thresholds: {lines: 91, functions: 90, statements: 89, branches: 80},
+      thresholds: {
+        lines: 91,
+        functions: 90,
+        statements: 89,
+        branches: 80,
+        // the library and the MCP server are called by untrusted programs and assistants: each has a floor
+        // of its own (test/lib, test/mcp alone reached 90% and 98% of lines on 2026-11-27)
+        'src/lib/**': {lines: 90, functions: 85, statements: 85, branches: 74},
+        'src/mcp/**': {lines: 96, functions: 85, statements: 92, branches: 82},
+      },
     },
   },
 })

@@ -22,13 +22,79 @@ export const ExitCode = {
 } as const
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode]
 
+/**
+ * What a failure was about, as facts rather than words: what was asked and what the service said. Each
+ * caller words them in its own vocabulary: the CLI with its flags (src/cli/error-words.ts), `sfl mcp` with
+ * its tools' parameters and tools (src/mcp/words.ts), the library with its option and field names
+ * (src/lib/words.ts). `message` holds a neutral wording (the spec's names, no flag, no option) for a reader
+ * that has no wording of its own; a topic added here fails to compile until every caller words it.
+ */
+export type ErrorFacts =
+  /** spec 7: a 404 for a lookup by APN or property ID; `said` is the service's message (may be ''). */
+  | {topic: 'not-found'; by: 'apn' | 'property_id'; value: string; county: string; said: string}
+  /** spec 7: every form of an address answered 404; `tried` lists them as sent. */
+  /** `box`: the address typed is a PO box or a rural route box (a mailing address, not a parcel). */
+  | {topic: 'address-not-found'; county: string; said: string; tried: string; fallback: boolean; box: boolean}
+  /** spec 5.4: 401; `said` is the service's message without a trailing full stop. */
+  | {topic: 'invalid-key'; said: string}
+  /** One request's deadline (connect, headers and body) passed. */
+  | {topic: 'request-timeout'; host: string; seconds: number}
+  /** The budget returns later than the longest wait allowed (spec 8.3). */
+  | {topic: 'wait-too-long'; seconds: number; maxWaitSeconds: number; after429: boolean}
+  /** No request left, and the service did not say when the window resets. */
+  | {topic: 'budget-spent'; reserve: number}
+  | {topic: 'request-cap'; maxRequests: number}
+  /** A request failed after its retries; `cause` is the last failure, `detail` its neutral description. */
+  | {topic: 'gave-up'; retries: number; network: boolean; detail: string}
+  /** Requests in a row failed; `cause` is the last one's error. */
+  | {topic: 'circuit-open'; failures: number}
+  | {topic: 'no-base-url'}
+  /** spec 4, 9.1: the base URL lacks its version segment or carries the endpoint path. */
+  | {topic: 'base-url-path'; baseUrl: string; fixed: string; endpointPath: boolean}
+  | {topic: 'no-key'}
+  /** A key check with no county to probe. */
+  | {topic: 'county-needed'; profile: string}
+  | {topic: 'no-profile'; profile: string; known: string[]}
+  /** An export folder's manifest that cannot be read, or that holds another format. */
+  | {topic: 'manifest-unreadable'; path: string; problem: string}
+  | {topic: 'manifest-format'; dir: string; has: string; wanted: string}
+  /** The whole call (requests, retries, waits) passed its deadline. */
+  | {topic: 'deadline'; seconds: number}
+  /** An export path refused or that could not be read (src/io/export-source.ts); never its bytes. */
+  | {topic: 'export-source'; path: string; problem: ExportSourceProblem}
+
+/** Why an export path was refused or could not be read: facts about the path, never its content. */
+export type ExportSourceProblem =
+  | {kind: 'missing'}
+  | {kind: 'not-regular'; is: 'FIFO' | 'device' | 'socket' | 'link' | 'other'}
+  | {kind: 'system-path'}
+  | {kind: 'too-large'; limitBytes: number}
+  | {kind: 'line-too-long'; limitBytes: number}
+  /** `why` is one of the gate's own phrases ("column 3 is no field of the spec"), never the file's text. */
+  | {kind: 'not-an-export'; format: string; why: string}
+  | {kind: 'folder-without-manifest'}
+  | {kind: 'county-file-missing'; fips: string; file: string}
+  | {kind: 'outside-folder'; fips: string}
+  | {kind: 'unreadable'; code: string}
+  | {kind: 'damaged'; format: string; line: number | undefined}
+
+export type ErrorTopic = ErrorFacts['topic']
+
+export interface SflErrorOptions extends ErrorOptions {
+  /** What the error is about, for each caller to word (see ErrorFacts). */
+  facts?: ErrorFacts | undefined
+}
+
 export class SflError extends Error {
   readonly code: string = 'UNEXPECTED'
   readonly exitCode: ExitCodeValue = ExitCode.unexpected
+  /** The facts behind the message, when a caller words this error its own way. */
+  readonly facts: ErrorFacts | undefined
   /** `cause`: the low-level error behind this one (a socket's ECONNREFUSED), for the hints the CLI adds. */
-  constructor(message: string, options?: ErrorOptions) {
+  constructor(message: string, options?: SflErrorOptions) {
     super(message, options)
     this.name = new.target.name
+    this.facts = options?.facts
   }
 }
 
@@ -50,8 +116,9 @@ export class HttpStatusError extends SflError {
   constructor(
     message: string,
     readonly status: number,
+    options?: SflErrorOptions,
   ) {
-    super(message)
+    super(message, options)
   }
 }
 
@@ -171,6 +238,15 @@ export class RequestCapReachedError extends PartialFailureError {
 export function systemCode(error: unknown): string {
   const code = (error as {code?: unknown} | null | undefined)?.code
   return typeof code === 'string' ? code : ''
+}
+
+/**
+ * The error a call ends with when `signal` aborted it: the signal's reason when it is one of ours (a
+ * deadline), else InterruptedError. Every wait, retry and request of the library and `sfl mcp` ends so.
+ */
+export function abortedBy(signal: AbortSignal): SflError {
+  const reason: unknown = signal.reason
+  return reason instanceof SflError ? reason : new InterruptedError('interrupted')
 }
 
 /** Map any thrown value to its exit code; unknown errors are "unexpected" (1). */

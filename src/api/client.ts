@@ -65,8 +65,6 @@ const NODE_TIMERS: DeadlineTimers = {
 }
 
 const MAX_REDIRECTS = 5
-/** The advice a 401 carries; the CLI replaces it with where the key in use came from. */
-export const KEY_ADVICE = '. Set SFL_API_KEY, pass --api-key, or run `sfl keys set`'
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i
 
 /** Refuse to send a key in clear text anywhere but this machine (exit 2 before any request). */
@@ -242,8 +240,10 @@ function startDeadline(
   let timeout: RequestTimeoutError | undefined
   let cleared = false
   const timer = timers.setTimeout(() => {
+    const seconds = Math.round(timeoutMs / 100) / 10
     timeout = new RequestTimeoutError(
-      `no complete answer from ${hostOf(url)} within --timeout ${Math.round(timeoutMs / 100) / 10} s (connect, headers and body); the server is slow or dripping its answer`,
+      `no complete answer from ${hostOf(url)} within ${seconds} s (connect, headers and body); the server is slow or dripping its answer`,
+      {facts: {topic: 'request-timeout', host: hostOf(url), seconds}},
     )
     controller.abort(timeout)
   }, timeoutMs)
@@ -336,8 +336,13 @@ export async function errorFromResponse(res: HttpResponse): Promise<HttpStatusEr
   switch (res.status) {
     case 400:
       return new BadRequestError(`the service rejected the request (HTTP 400): ${message}`, 400)
-    case 401:
-      return new InvalidKeyError(`the API key is invalid or missing (HTTP 401): ${message}${KEY_ADVICE}`, 401)
+    case 401: {
+      // the service's sentence ends in a full stop more often than not; the wordings add their own
+      const said = message.replace(/[.\s]+$/, '')
+      return new InvalidKeyError(`the API key is invalid or missing (HTTP 401): ${said}`, 401, {
+        facts: {topic: 'invalid-key', said},
+      })
+    }
     case 403:
       return new ForbiddenError(`the API key is not permitted for this resource (HTTP 403): ${message}`, 403)
     case 404:

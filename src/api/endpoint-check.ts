@@ -7,8 +7,16 @@ import {UsageError} from '../errors.js'
  */
 export class ConfigurationError extends UsageError {}
 
+/** What is wrong with a base URL's path, and the base URL that fixes it (spec 4, 9.1). */
+export interface BaseUrlProblem {
+  baseUrl: string
+  fixed: string
+  /** The version is there, but so is the endpoint path, which sfl adds itself. */
+  endpointPath: boolean
+}
+
 /** Does the base URL's path end in a version segment (/v1, /v2, …)? Returns the fix when it does not. */
-export function baseUrlProblem(baseUrl: string): string | undefined {
+export function baseUrlProblem(baseUrl: string): BaseUrlProblem | undefined {
   let path: string
   try {
     path = new URL(baseUrl).pathname.replace(/\/+$/, '')
@@ -16,13 +24,18 @@ export function baseUrlProblem(baseUrl: string): string | undefined {
     return undefined // the URL checks elsewhere say what is wrong with it
   }
   if (/\/v\d+$/.test(path)) return undefined
-  const where = '(or SFL_BASE_URL, or `sfl keys set --base-url`)'
   const root = baseUrl.replace(/\/+$/, '').replace(/\/special-financing$/i, '')
   // ".../v1/special-financing": the version is there, but so is the endpoint, which sfl adds itself
   if (/\/special-financing$/i.test(path) && /\/v\d+$/.test(root))
-    return `the base URL ${baseUrl} ends in the endpoint path /special-financing, which sfl adds to every request (spec 4: {base_url}/special-financing); drop it: use --base-url ${root} ${where}`
-  const fixed = /\/v\d+$/.test(root) ? root : `${root}/v1`
-  return `the base URL ${baseUrl} has no version segment: the spec's base URL ends in /v1 (spec 4, 9.1); use --base-url ${fixed} ${where}`
+    return {baseUrl, fixed: root, endpointPath: true}
+  return {baseUrl, fixed: /\/v\d+$/.test(root) ? root : `${root}/v1`, endpointPath: false}
+}
+
+/** The problem in words without a caller's vocabulary: what is wrong, and the base URL that is right. */
+export function baseUrlProblemText(p: BaseUrlProblem): string {
+  return p.endpointPath
+    ? `the base URL ${p.baseUrl} ends in the endpoint path /special-financing, which sfl adds to every request (spec 4: {base_url}/special-financing); drop it`
+    : `the base URL ${p.baseUrl} has no version segment: the spec's base URL ends in /v1 (spec 4, 9.1)`
 }
 
 /** A 404 whose body says the endpoint, not a property, is missing ("No such endpoint", "Cannot GET /x"). */
@@ -40,6 +53,9 @@ export function missingEndpointError(baseUrl: string, message: string): Configur
 
 /** The base-command check: a base URL without its version segment is a usage error (exit 2) with the fix. */
 export function assertVersionedBaseUrl(baseUrl: string): void {
-  const problem = baseUrlProblem(baseUrl)
-  if (problem) throw new ConfigurationError(problem)
+  const p = baseUrlProblem(baseUrl)
+  if (p)
+    throw new ConfigurationError(`${baseUrlProblemText(p)}; the base URL should be ${p.fixed}`, {
+      facts: {topic: 'base-url-path', ...p},
+    })
 }

@@ -1,6 +1,3 @@
-import {closeSync, openSync, rmSync, writeSync} from 'node:fs'
-import {mkdtemp, rm} from 'node:fs/promises'
-import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {fipsProblem} from '../api/validate.js'
@@ -9,7 +6,9 @@ import {STRING_SIZES} from '../api/spec.js'
 import {onImmediateExit} from '../io/atomic-file.js'
 import {asNumber, asText, type FlatRecord, type FlatValue} from '../io/export-reader.js'
 import {readLines} from '../io/lines.js'
-import {FileTarget, StdoutTarget, type OutputTarget} from '../io/output.js'
+import {openOutput, StdoutTarget, type OutputTarget} from '../io/output.js'
+import {AppendFile, makeScratchDir, removeTree} from '../io/private-files.js'
+import {removeTreeSync} from '../io/private-sync.js'
 import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
 import {guardCell, isFormulaStart} from '../text/csv-cell.js'
 import {canonicalField, KNOWN_FIELDS} from '../model/field-names.js'
@@ -130,8 +129,8 @@ export interface ChangeRequest {
  * fields that changed anywhere) before its first row.
  */
 export async function compareExports(req: ChangeRequest): Promise<ChangeSummary> {
-  const scratch = await mkdtemp(join(tmpdir(), 'sfl-changes-'))
-  const forget = onImmediateExit(() => rmSync(scratch, {recursive: true, force: true}))
+  const scratch = await makeScratchDir('sfl-changes-')
+  const forget = onImmediateExit(() => removeTreeSync(scratch))
   try {
     const [prevSide, curSide] = [await sideFiles(req.previous), await sideFiles(req.current)]
     const scans = await scanSides(
@@ -178,7 +177,7 @@ export async function compareExports(req: ChangeRequest): Promise<ChangeSummary>
     return s
   } finally {
     forget()
-    await rm(scratch, {recursive: true, force: true})
+    await removeTree(scratch)
   }
 }
 
@@ -335,13 +334,13 @@ interface SpooledRow {
   p?: FlatRecord
 }
 
-/** An append-only scratch file. */
+/** An append-only scratch file (0600, created in the run's own scratch folder). */
 class Spool {
-  private fd: number | undefined
+  private file: AppendFile | undefined
   private buf = ''
 
   constructor(readonly path: string) {
-    this.fd = openSync(path, 'w', 0o600)
+    this.file = AppendFile.open(path, {fresh: true})
   }
 
   append(text: string): void {
@@ -351,13 +350,13 @@ class Spool {
 
   close(): void {
     this.flush()
-    if (this.fd !== undefined) closeSync(this.fd)
-    this.fd = undefined
+    this.file?.close()
+    this.file = undefined
   }
 
   private flush(): void {
-    if (this.fd === undefined || this.buf === '') return
-    writeSync(this.fd, this.buf)
+    if (this.file === undefined || this.buf === '') return
+    this.file.write(this.buf)
     this.buf = ''
   }
 }
@@ -401,9 +400,8 @@ async function writeChangeFile(
 ): Promise<void> {
   let failure: Error | undefined
   const onFailure = (e: Error) => (failure ??= e)
-  const target: OutputTarget = req.out
-    ? await FileTarget.create(req.out, onFailure)
-    : new StdoutTarget(onFailure)
+  // through the output gate (src/io/output.ts): a file atomically, a FIFO or device written into
+  const target: OutputTarget = req.out ? await openOutput(req.out, onFailure) : new StdoutTarget(onFailure)
   const recordCols = cols.filter((c) => c !== 'ServicePropertyID' && c !== 'Fips')
   const header = [...CHANGE_COLUMNS, ...recordCols, ...prevCols.map((c) => `Previous.${c}`)]
   const writer = new RecordWriter(target, req.format, {header})

@@ -1,4 +1,7 @@
-import {closeSync, openSync, readSync, rmSync, writeSync} from 'node:fs'
+import {closeSync, openSync, readSync} from 'node:fs'
+
+import {appendOnce} from '../io/private-files.js'
+import {removeFileSync} from '../io/private-sync.js'
 
 /**
  * One record of a side as the comparison keeps it (src/changes/compare.ts): six 32-bit words, 24 bytes, in
@@ -130,7 +133,7 @@ export class EntrySink {
 
   /** Forget everything written (the side is scanned again another way). */
   discard(): void {
-    for (const g of this.order) rmSync(g.scan.entries, {force: true})
+    for (const g of this.order) removeFileSync(g.scan.entries)
     this.groups.clear()
     this.order.length = 0
     this.group = undefined
@@ -139,12 +142,7 @@ export class EntrySink {
 
   private flush(): void {
     if (this.used === 0) return
-    const fd = openSync(this.group!.scan.entries, 'a', 0o600)
-    try {
-      writeSync(fd, this.bytes, 0, this.used * ENTRY_WORDS * 4)
-    } finally {
-      closeSync(fd)
-    }
+    appendOnce(this.group!.scan.entries, this.bytes, 0, this.used * ENTRY_WORDS * 4)
     this.used = 0
   }
 }

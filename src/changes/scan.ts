@@ -1,6 +1,6 @@
-import {closeSync, openSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
 
+import {AppendFile} from '../io/private-files.js'
 import {asText, readExport, type ExportFileFormat} from '../io/export-reader.js'
 import {EntrySink, type GroupScan} from './entries.js'
 import {FieldNames} from './names.js'
@@ -113,7 +113,7 @@ async function scanObjects(
 
 /** Record objects as JSON lines in a scratch file, each at the byte offset `append` returns. */
 class ScratchCopy {
-  private fd: number | undefined
+  private file: AppendFile | undefined
   private buf = ''
   private size = 0
 
@@ -130,14 +130,14 @@ class ScratchCopy {
 
   close(): void {
     this.flush()
-    if (this.fd !== undefined) closeSync(this.fd)
-    this.fd = undefined
+    this.file?.close()
+    this.file = undefined
   }
 
   private flush(): void {
     if (this.buf === '') return
-    this.fd ??= openSync(this.path, 'a', 0o600)
-    writeSync(this.fd, this.buf)
+    this.file ??= AppendFile.open(this.path)
+    this.file.write(this.buf)
     this.buf = ''
   }
 }

@@ -5,6 +5,7 @@ import {redact, registerSecret} from '../api/secrets.js'
 import {forTerminal} from '../render/terminal.js'
 import type {OutputFormat} from '../render/formats.js'
 import {globalFlags} from './flags.js'
+import {cliMessage} from './error-words.js'
 import {reportError} from './report-error.js'
 import {stderrLines} from './stderr-lines.js'
 import {guardStdStreams} from './std-streams.js'
@@ -64,7 +65,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   /** The message of `err` as printed; a command that talks to the service adds the likely fix. */
   protected errorMessage(err: SflError): string {
-    return err.message
+    return cliMessage(err)
   }
 
   /** Map every error to its documented exit code; the key never reaches the message. */
@@ -105,7 +106,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.logJson({
       error: {
         name: err.name,
-        message: redact(err.message),
+        message: redact(err instanceof SflError ? cliMessage(err) : err.message),
         exitCode,
         ...(typeof err.status === 'number' ? {status: err.status} : {}),
       },

@@ -1,19 +1,10 @@
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs'
+import {closeSync, constants, fstatSync, openSync, readdirSync, readFileSync} from 'node:fs'
 import nodeModule, {createRequire} from 'node:module'
 import {basename, dirname, join} from 'node:path'
 import type {Script} from 'node:vm'
+
+import {ownerProblem} from '../io/owner-rule.js'
+import {makePrivateDirSync, removeFileSync, writeFileAtomicSync} from '../io/private-sync.js'
 
 /**
  * A V8 code cache for one CommonJS bundle (dist/lookup.cjs) on Node versions without one of their own.
@@ -99,21 +90,17 @@ function hasNodeCompileCache(): boolean {
   return typeof (nodeModule as {enableCompileCache?: unknown}).enableCompileCache === 'function'
 }
 
-/** The folder, made 0700 when missing, is this user's and nobody else may write to it. */
+/** The folder, made 0700 when missing, is a real folder of this user's and nobody else may write to it. */
 function safeFolder(dir: string): boolean {
-  try {
-    mkdirSync(dir, {recursive: true, mode: 0o700})
-    return ownedAndPrivate(lstatSync(dir)) && lstatSync(dir).isDirectory()
-  } catch {
-    return false
-  }
+  return makePrivateDirSync(dir, {recursive: true})
 }
 
 function ownedAndPrivate(st: {uid: number; mode: number}): boolean {
   const uid = process.getuid?.()
   // Windows has no uid and no mode bits: the folder is under the user's own profile (LOCALAPPDATA)
   if (uid === undefined) return true
-  return st.uid === uid && (st.mode & 0o022) === 0
+  // the one owner rule (src/io/owner-rule.ts), this user's alone: code the process runs is not root's
+  return ownerProblem(st, uid, {rootOk: false}) === undefined
 }
 
 /** The cache file's bytes when it is a regular file of this user's that nobody else may write. */
@@ -131,23 +118,20 @@ function readOwnFile(path: string): Buffer | undefined {
   }
 }
 
-/** Write the cache (temp file, rename) and remove this bundle's caches of earlier builds on this Node. */
+/**
+ * Write the cache (an exclusive temp file, renamed: src/io/private-sync.ts) and remove this bundle's caches
+ * of earlier builds on this Node. No fsync: a file cut short by a crash fails its seal and is not used.
+ */
 function writeCache(script: Script, cacheFile: string): void {
   const dir = dirname(cacheFile)
-  const tmp = join(dir, `.${basename(cacheFile)}.${crypto().randomBytes(6).toString('hex')}.tmp`)
   try {
-    writeFileSync(tmp, sealed(script.createCachedData()), {flag: 'wx', mode: 0o600})
-    renameSync(tmp, cacheFile)
+    writeFileAtomicSync(cacheFile, sealed(script.createCachedData()), {mode: 0o600, sync: false})
     const prefix = basename(cacheFile).replace(/[0-9a-f]+\.v8cache$/, '')
     for (const name of readdirSync(dir))
       if (name.startsWith(prefix) && name.endsWith('.v8cache') && name !== basename(cacheFile))
-        rmSync(join(dir, name), {force: true})
+        removeFileSync(join(dir, name))
   } catch {
-    try {
-      rmSync(tmp, {force: true})
-    } catch {
-      // nothing more to do: the next run compiles without the cache again
-    }
+    // nothing more to do (the temp file is gone): the next run compiles without the cache again
   }
 }
 

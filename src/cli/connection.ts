@@ -5,6 +5,7 @@ import {loadConfigLenient, resolveSettings, type ResolvedSettings} from '../conf
 import type {Scheduler, SchedulerOptions} from '../schedule/scheduler.js'
 import type {Sandbox} from '../sandbox/server.js'
 import {withHint, type RunOrigin} from './error-hints.js'
+import {cliMessage} from './error-words.js'
 import {raiseWasmTieringBudget} from './wasm-budget.js'
 import {WaitFeedback} from './wait-feedback.js'
 
@@ -118,7 +119,7 @@ export class Connection {
     if (problem) {
       if (!f.sandbox && (settings.baseUrl === undefined || settings.apiKey === undefined)) throw problem
       this.o.warnAlways(
-        `${problem.message} (not needed by this run: its key and base URL come from flags or the environment)`,
+        `${cliMessage(problem)} (not needed by this run: its key and base URL come from flags or the environment)`,
       )
     }
     return {
@@ -163,16 +164,16 @@ export class Connection {
       this.o.notice(`sfl: using the embedded sandbox at ${baseUrl} (synthetic data, key ${apiKey})`)
     }
     if (!baseUrl)
-      throw new UsageError(
-        'no service base URL: pass --base-url, set SFL_BASE_URL, store one with `sfl keys set --base-url URL`, or try --sandbox',
-      )
+      throw new UsageError('no service base URL: set SFL_BASE_URL, or store one with `sfl keys set`', {
+        facts: {topic: 'no-base-url'},
+      })
     const {createCore, checkBaseUrl} = await import('../lib/core.js')
     raiseWasmTieringBudget() // before the client's first request (src/cli/wasm-budget.ts)
     checkBaseUrl(baseUrl)
     if (!apiKey)
-      throw new MissingKeyError(
-        'no API key: set SFL_API_KEY, run `sfl keys set` (reads the key from stdin or a hidden prompt), or try --sandbox',
-      )
+      throw new MissingKeyError('no API key: set SFL_API_KEY, or store one with `sfl keys set`', {
+        facts: {topic: 'no-key'},
+      })
     this.origin = {
       baseUrl,
       baseUrlSource: sandbox ? 'sandbox' : (settings.baseUrlSource ?? 'flag'),

@@ -1,4 +1,3 @@
-import {KEY_ADVICE} from '../api/client.js'
 import {redactUrl} from '../api/secrets.js'
 import {
   ForbiddenError,
@@ -7,6 +6,7 @@ import {
   RequestTimeoutError,
   type SflError,
 } from '../errors.js'
+import {cliMessage} from './error-words.js'
 import {clockTime} from './wait-feedback.js'
 
 /**
@@ -115,34 +115,35 @@ export function withoutEcho(message: string): string {
 /**
  * The CLI's next step after a timeout or a spent rate limit, with the clock time a wait would end: added
  * to the error line by src/cli/report-error.ts (it names CLI flags, so `sfl mcp`'s tool errors, which
- * share withHint, do not get it).
+ * share withHint, do not get it). Read from the error's facts (src/errors.ts), never from its words.
  */
 export function nextStep(err: SflError, now: number): string | undefined {
-  if (err instanceof RequestTimeoutError) {
-    const given = Number(/--timeout ([\d.]+) s/.exec(err.message)?.[1] ?? NaN)
-    const more = Number.isFinite(given) ? Math.max(10, Math.ceil(given * 2)) : 60
+  const f = err.facts
+  if (f?.topic === 'request-timeout') {
+    const more = Math.max(10, Math.ceil(f.seconds * 2))
     return `; if the server is only slow, give it longer with --timeout ${more} (each retry waits the same, and --retries 0 fails sooner)`
   }
-  if (err instanceof RateLimitExceededError) {
-    const s = Number(/returns in (\d+) s/.exec(err.message)?.[1] ?? NaN)
-    if (Number.isFinite(s))
-      return `: at ${clockTime(now + s * 1000)} on this machine's clock; run again then, or allow the wait with --max-wait ${s + 5}`
-  }
+  if (err instanceof RequestTimeoutError)
+    return '; if the server is only slow, give it longer with --timeout (each retry waits the same, and --retries 0 fails sooner)'
+  if (f?.topic === 'wait-too-long' && err instanceof RateLimitExceededError)
+    return `: at ${clockTime(now + f.seconds * 1000)} on this machine's clock; run again then, or allow the wait with --max-wait ${f.seconds + 5}`
   return undefined
 }
 
-/** The message to print for `err`: its own (without an echo of the service's words), with the fix that the run's origin points to. */
+/**
+ * The message to print for `err`: the CLI's words for it (src/cli/error-words.ts), without an echo of the
+ * service's words, with the fix that the run's origin points to. A 401's general advice gives way to
+ * where the key in use came from.
+ */
 export function withHint(err: SflError, o: RunOrigin | undefined): string {
-  const message = withoutEcho(err.message)
-  if (!o) return message
-  if (err instanceof InvalidKeyError) {
-    const base = message.endsWith(KEY_ADVICE) ? message.slice(0, -KEY_ADVICE.length) : message
-    return `${base}. The key came from ${keySourceText(o)}: ${keyFix(o)}`
-  }
+  const text = withoutEcho(cliMessage(err))
+  if (!o) return text
+  if (err instanceof InvalidKeyError)
+    return `${withoutEcho(err.message).replace(/[.\s]+$/, '')}. The key came from ${keySourceText(o)}: ${keyFix(o)}`
   if (err instanceof ForbiddenError)
-    return `${message}; the key came from ${keySourceText(o)}: a key with permission for this county is needed`
+    return `${text}; the key came from ${keySourceText(o)}: a key with permission for this county is needed`
   const code = whereCode(err)
   if (code)
-    return `${message}; ${WHERE_CODES[code]}: check the base URL, in use ${redactUrl(o.baseUrl)} (${urlSource(o)})`
-  return message
+    return `${text}; ${WHERE_CODES[code]}: check the base URL, in use ${redactUrl(o.baseUrl)} (${urlSource(o)})`
+  return text
 }

@@ -3,6 +3,7 @@ import type {ExportRequest, ExportSummary} from '../jobs/county-export.js'
 import type {BatchRequest, BatchSummary} from '../jobs/batch-lookup.js'
 import type {RecordFormat} from '../io/record-writer.js'
 import type {Context} from './service-command.js'
+import {cliMessage} from './error-words.js'
 import {printSummary, withCleanInterrupt, withRunSession} from './session.js'
 import type {StatsOptions} from './stats-output.js'
 import {count} from '../text/count.js'
@@ -93,6 +94,7 @@ async function runExport(
         ...ctx,
         signal,
         notice: io.notice,
+        words: cliMessage,
         onProgress: (p) => progress.update(p.countiesDone, p.counties, p.records, 'counties', p.expected),
       },
       req,
@@ -220,6 +222,7 @@ export async function runBatchJob(
         ...ctx,
         signal,
         notice: io.notice,
+        words: cliMessage,
         onProgress: (done, total) => progress.update(done, total, done, 'lookups'),
       },
       req,

@@ -7,6 +7,7 @@ import {serviceBaseFlags} from './flags.js'
 import {lookupFlags} from './lookup-definition.js'
 import {lookupOne} from './lookup-one.js'
 import {readZipTable} from '../address/zip-counties.js'
+import {cliMessage} from './error-words.js'
 import {reportError} from './report-error.js'
 import {stderrLines} from './stderr-lines.js'
 
@@ -85,7 +86,7 @@ async function runParsed(flags: Awaited<ReturnType<typeof parseLookup>>, cli: Cl
   } catch (error) {
     connection?.stopFeedback() // no status line left under the error
     const err = error instanceof Error ? error : new Error(String(error))
-    reportError(err, {message: (e) => (connection ? connection.errorMessage(e) : e.message), debug})
+    reportError(err, {message: (e) => (connection ? connection.errorMessage(e) : cliMessage(e)), debug})
   } finally {
     await connection?.close()
   }

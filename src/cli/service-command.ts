@@ -48,7 +48,7 @@ export abstract class ServiceCommand<T extends typeof Command> extends BaseComma
 
   /** The error's message with the fix the run's settings point to (the base URL in use, the key's source). */
   protected override errorMessage(err: SflError): string {
-    return this.connection ? this.connection.errorMessage(err) : err.message
+    return this.connection ? this.connection.errorMessage(err) : super.errorMessage(err)
   }
 
   /** Register every key the config holds as a secret, before reading a file that could contain one. */

@@ -2,6 +2,7 @@ import type {SflError} from '../errors.js'
 import {forTerminal} from '../render/terminal.js'
 import {removeTempFilesSync} from '../io/atomic-file.js'
 import type {Scheduler} from '../schedule/scheduler.js'
+import {cliMessage} from './error-words.js'
 import {fmtSecs, Progress} from './progress.js'
 import {beforeStdStreamExit} from './std-streams.js'
 
@@ -74,7 +75,7 @@ export function printSummary(
     lines.push(`${command}: ${all.join(', ')}`, ...(end.details ?? []))
   }
   lines.push(...(end.problems ?? []))
-  if (end.stopped) lines.push(`Error: ${end.stopped.message}`)
+  if (end.stopped) lines.push(`Error: ${cliMessage(end.stopped)}`)
   if (end.checkpoint) lines.push(`  checkpoint kept at ${end.checkpoint}; rerun the same command to continue`)
   if (lines.length) process.stderr.write(`${lines.map((l) => forTerminal(l)).join('\n')}\n`)
 }

@@ -1,6 +1,7 @@
 import {ExitCode, UsageError} from '../errors.js'
 import {redact} from '../api/secrets.js'
-import {assertWritableTarget, writeFileAtomic} from '../io/atomic-file.js'
+import {writeOutputFile} from '../io/output.js'
+import {assertWritableTarget} from '../io/target-kind.js'
 import type {StatsReport} from '../stats/accumulator.js'
 import {renderStats, statsDocument} from '../stats/render.js'
 
@@ -23,12 +24,13 @@ export function statsLines(stats: RunStats, opts: StatsOptions & {title: string}
 }
 
 /**
- * --stats-json: the JSON document (src/stats/render.ts), written atomically. CRA levels and loan types are
+ * --stats-json: the JSON document (src/stats/render.ts), through the output gate (src/io/output.ts): a
+ * file written atomically, a FIFO or device written into, never replaced. CRA levels and loan types are
  * the service's text: a server echoing the key into them must not get it written (as on the terminal).
  */
 export async function writeStatsJson(path: string, stats: RunStats): Promise<void> {
   const text = JSON.stringify(statsDocument(stats.run, stats.counties), null, 2)
-  await writeFileAtomic(path, `${redact(text)}\n`, 0o644)
+  await writeOutputFile(path, `${redact(text)}\n`, '--stats-json')
 }
 
 /**
@@ -56,7 +58,7 @@ export async function statsOptions(f: {
   }
   if (json !== undefined) {
     if (json === f.out) throw new UsageError('--stats-json must name another file than --out')
-    await assertWritableTarget(json)
+    await assertWritableTarget(json, '--stats-json')
   }
   return {byCounty: Boolean(f['stats-by-county']), json}
 }

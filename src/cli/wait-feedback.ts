@@ -1,3 +1,4 @@
+import {cliMessage} from './error-words.js'
 import {clockNotice} from './notices.js'
 import type {ClientEvent} from '../api/client.js'
 import {forTerminal} from '../render/terminal.js'
@@ -127,7 +128,7 @@ export class WaitFeedback {
     if (this.stopped) return
     if (e.type === 'retry' && this.opts.live)
       this.print(
-        `sfl: retrying (${e.attempt} of ${e.of}) after ${(e.delayMs / 1000).toFixed(1)} s: ${e.reason}`,
+        `sfl: retrying (${e.attempt} of ${e.of}) after ${(e.delayMs / 1000).toFixed(1)} s: ${e.error ? cliMessage(e.error) : e.reason}`,
       )
     // a Date header too far off to trust (src/schedule/rate-limit.ts MAX_SKEW_MS): said once, not at --quiet
     else if (e.type === 'clock' && !this.opts.quiet) this.print(clockNotice(e.skewMs))

@@ -4,6 +4,7 @@ import {join, resolve} from 'node:path'
 import {Flags} from '@oclif/core'
 
 import {ServiceCommand} from '../cli/service-command.js'
+import {cliMessage} from '../cli/error-words.js'
 import {UsageError} from '../errors.js'
 import {fipsProblem} from '../api/validate.js'
 import {canonicalField} from '../model/field-names.js'
@@ -216,6 +217,7 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
         maxRequests: f['max-requests'],
         // the one probe: no retries and no waiting for a reset, so it stays one request
         probe: f['no-probe'] ? undefined : () => this.context({retries: 0, maxWaitMs: 0, concurrency: 1}),
+        words: cliMessage,
       })
       process.exitCode = plan.exitCode
       // --json: oclif prints the returned plan, the one thing on stdout

@@ -1,9 +1,11 @@
 import type {Stats} from 'node:fs'
-import {lstat, mkdir, readFile, stat} from 'node:fs/promises'
+import {lstat, readFile, stat} from 'node:fs/promises'
 import {dirname, join, resolve} from 'node:path'
 
 import {UsageError} from '../errors.js'
 import {writeFileAtomic} from '../io/atomic-file.js'
+import {ownerProblem} from '../io/owner-rule.js'
+import {createPrivateDir} from '../io/private-files.js'
 
 /**
  * Credential profiles in `<configDir>/config.json` (oclif's configDir: $XDG_CONFIG_HOME/sfl on Linux, or
@@ -13,7 +15,8 @@ import {writeFileAtomic} from '../io/atomic-file.js'
  * The file decides where the key is sent (baseUrl), so it is trusted only when no other user could have
  * written it, the way ssh's StrictModes treats ~/.ssh: the file, its folder and the folder's parent must
  * be owned by the user (or root) and not writable by group or others. A world-writable parent with the
- * sticky bit (/tmp) is accepted, since others cannot rename or remove what the user created in it.
+ * sticky bit (/tmp) is accepted, since others cannot rename or remove what the user created in it. The
+ * rule itself is io's (src/io/owner-rule.ts), which an `--out-dir`'s folders follow too.
  */
 export interface Profile {
   baseUrl?: string
@@ -58,12 +61,13 @@ export function trustProblem(
         : role === 'folder'
           ? `the config folder ${path}`
           : `${path} (the folder holding the config folder)`
-  if (st.uid !== uid && st.uid !== 0)
-    return `${what} belongs to another user (uid ${st.uid}), who could change where your key is sent or read it; fix: chown ${uid} ${path}, or set SFL_CONFIG_DIR to a folder of your own`
+  // the one rule (src/io/owner-rule.ts): the user's or root's, and not writable by group or others
+  const p = ownerProblem(st, uid, {stickyOk: role === 'parent'})
+  if (p?.kind === 'owner')
+    return `${what} belongs to another user (uid ${p.uid}), who could change where your key is sent or read it; fix: chown ${uid} ${path}, or set SFL_CONFIG_DIR to a folder of your own`
   if (role === 'link') return undefined // a link's own mode means nothing; its target is checked as the file
-  const sticky = (st.mode & 0o1000) !== 0
-  if ((st.mode & 0o022) !== 0 && !(role === 'parent' && sticky))
-    return `${what} is writable by other users (mode ${(st.mode & 0o7777).toString(8)}), who could plant a config that sends your key elsewhere; fix: chmod go-w ${path}`
+  if (p?.kind === 'writable')
+    return `${what} is writable by other users (mode ${p.mode.toString(8)}), who could plant a config that sends your key elsewhere; fix: chmod go-w ${path}`
   return undefined
 }
 
@@ -176,7 +180,8 @@ export function parseConfig(text: string, path: string): ConfigFile {
 export async function saveConfig(configDir: string, config: ConfigFile): Promise<string> {
   const path = configPath(configDir)
   await assertTrustedConfig(configDir)
-  await mkdir(dirname(path), {recursive: true, mode: 0o700})
+  // 0700; checked by the config's own rule, before and after (it follows the user's own link to a folder)
+  await createPrivateDir(dirname(path), {recursive: true})
   await assertTrustedConfig(configDir) // the folder may have been created by someone else meanwhile
   await writeFileAtomic(path, `${JSON.stringify(config, null, 2)}\n`, 0o600)
   return path
@@ -205,7 +210,8 @@ export function resolveSettings(
   ) {
     const known = Object.keys(config.profiles)
     throw new UsageError(
-      `no profile named "${profile}"${known.length ? ` (known: ${known.join(', ')})` : ''}; create it with \`sfl keys set --profile ${profile}\``,
+      `no profile named "${profile}"${known.length ? ` (known: ${known.join(', ')})` : ''}; \`sfl keys set\` creates one`,
+      {facts: {topic: 'no-profile', profile, known}},
     )
   }
   const pick = (flag: string | undefined, envValue: string | undefined, profileValue: string | undefined) =>

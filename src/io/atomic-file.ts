@@ -1,4 +1,3 @@
-import {randomBytes} from 'node:crypto'
 import {
   closeSync,
   constants,
@@ -11,27 +10,26 @@ import {
   rmSync,
   type WriteStream,
 } from 'node:fs'
-import {lstat, mkdir, open, readdir, rename, rm, stat, type FileHandle} from 'node:fs/promises'
+import {open, readdir, rename, rm, type FileHandle} from 'node:fs/promises'
 import {basename, dirname, join} from 'node:path'
 
-import {UsageError} from '../errors.js'
 import {localIoError} from './fs-errors.js'
+import {EXCLUSIVE, tempPathFor} from './private-sync.js'
+import {assertReplaceable} from './target-kind.js'
+
+export {tempPathFor}
 
 /**
  * Every file sfl writes beside a user's file (output, checkpoint, config) is first written to a temp file
  * that is created exclusively (O_EXCL: never an existing file, O_NOFOLLOW: never through a planted
  * symlink) under an unpredictable name, flushed to disk (fsync) and only then renamed over the target, so a
- * reader sees the old file or the whole new one, and another local user cannot redirect the write.
+ * reader sees the old file or the whole new one, and another local user cannot redirect the write. Just
+ * before the rename the target is looked at again (src/io/target-kind.ts assertReplaceable): a FIFO, a
+ * device or a folder that appeared there meanwhile is never replaced.
  */
-const EXCLUSIVE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW
 
 /** Temp files not yet renamed or removed: a second Ctrl-C removes them synchronously before exiting. */
 const live = new Set<string>()
-
-/** A fresh, unpredictable temp path beside `target` (same folder, so the rename is atomic). */
-export function tempPathFor(target: string): string {
-  return join(dirname(target), `.${basename(target)}.sfl-tmp-${randomBytes(8).toString('hex')}`)
-}
 
 /** Open `path` for writing only if nothing (not even a dangling symlink) is there. */
 export async function openExclusive(path: string, mode: number): Promise<FileHandle> {
@@ -101,6 +99,7 @@ export class AtomicFile {
       if (this.stream.errored) throw this.stream.errored
       fsyncSync(this.fd!)
       if (this.adopted) fchmodSync(this.fd!, this.adopted.mode)
+      await assertReplaceable(this.target)
       await rename(this.tmp, this.target)
       this.committed = true
       this.closeFd()
@@ -149,7 +148,8 @@ export async function removeStaleTemps(target: string): Promise<void> {
   const names = await readdir(dir).catch(() => [] as string[])
   for (const name of names)
     if (name.startsWith(prefix) && /^[0-9a-f]{16}$/.test(name.slice(prefix.length)))
-      await rm(join(dir, name), {force: true})
+      // best effort: in a shared sticky folder a name like it may be another user's (not ours to remove)
+      await rm(join(dir, name), {force: true}).catch(() => undefined)
 }
 
 /** Write a small file atomically (checkpoint header, config): exclusive temp, fsync, rename. */
@@ -163,6 +163,7 @@ export async function writeFileAtomic(target: string, data: string, mode = 0o600
     await handle.sync()
     await handle.close()
     handle = undefined
+    await assertReplaceable(target)
     await rename(tmp, target)
     live.delete(tmp)
   } catch (error) {
@@ -196,63 +197,6 @@ export function removeTempFilesSync(): void {
   cleanups.clear()
 }
 
-/**
- * What `--out` names: a regular file (or none yet), written atomically beside itself (temp, fsync, rename);
- * or a stream (a FIFO, a character device such as /dev/null, a socket, or a descriptor the shell opened:
- * /dev/stdout, /dev/fd/N, /proc/self/fd/N), written into in order, never replaced: `rename` over it would
- * swap the FIFO or device for a regular file (as root, `--out /dev/null` would replace /dev/null). A
- * symlink is never followed to replace its target: a link to a regular file is replaced by the new file
- * (the target stays as it was); a link to a FIFO or device is written into.
- */
-export type OutKind = {kind: 'file'} | {kind: 'stream'; fd?: number | undefined}
-
-const FD_PATH = /^\/(?:dev\/fd|proc\/self\/fd)\/(\d+)$/
-const STD_PATH: Record<string, number> = {'/dev/stdout': 1, '/dev/stderr': 2}
-
-/** Check, before any request, that --out can be written, and say how (see OutKind). Usage errors exit 2. */
-export async function assertWritableTarget(out: string, flag = '--out'): Promise<OutKind> {
-  const fdMatch = FD_PATH.exec(out)
-  const fd = fdMatch ? Number(fdMatch[1]) : STD_PATH[out]
-  if (fd !== undefined) {
-    try {
-      fstatSync(fd)
-    } catch {
-      throw new UsageError(
-        `${flag} ${out}: no file descriptor ${fd} is open in this process; redirect it in the shell first (${fd}>file)`,
-      )
-    }
-    return {kind: 'stream', fd}
-  }
-  const link = await lstat(out).catch(() => undefined)
-  const f = link?.isSymbolicLink() ? await stat(out).catch(() => undefined) : link
-  if (f?.isDirectory()) throw new UsageError(`${flag} ${out} is a folder; give a file name`)
-  if (f?.isBlockDevice())
-    throw new UsageError(
-      `${flag} ${out} is a block device; sfl writes files, FIFOs and character devices only`,
-    )
-  if (f && (f.isFIFO() || f.isCharacterDevice() || f.isSocket())) return {kind: 'stream'}
-  const dir = dirname(out)
-  const d = await stat(dir).catch(() => undefined)
-  if (!d?.isDirectory())
-    throw new UsageError(`${flag} ${out}: the folder ${dir} does not exist; create it first`)
-  return {kind: 'file'}
-}
-
-/**
- * `--out-dir DIR`: a folder of per-county files. DIR is created when missing (its parent must exist, as
- * for --out); a file in its place is a usage error. `create: false` (--dry-run) only checks.
- */
-export async function prepareOutDir(dir: string, create: boolean): Promise<void> {
-  const d = await stat(dir).catch(() => undefined)
-  if (d && !d.isDirectory())
-    throw new UsageError(`--out-dir ${dir} is a file; give a folder (it is created if missing)`)
-  if (d || !create) return
-  const parent = dirname(dir)
-  if (!(await stat(parent).catch(() => undefined))?.isDirectory())
-    throw new UsageError(`--out-dir ${dir}: the folder ${parent} does not exist; create it first`)
-  try {
-    await mkdir(dir, {mode: 0o755})
-  } catch (error) {
-    if ((error as {code?: string}).code !== 'EEXIST') throw localIoError(error, 'creating', dir)
-  }
-}
+// the gate's kind rule and the --out-dir folder rule live in their own files; their first users import them here
+export {assertWritableTarget, type OutKind} from './target-kind.js'
+export {prepareOutDir} from './folder-trust.js'

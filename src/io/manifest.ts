@@ -3,7 +3,7 @@ import {readFile} from 'node:fs/promises'
 import {join} from 'node:path'
 
 import {UsageError} from '../errors.js'
-import {writeFileAtomic} from './atomic-file.js'
+import {writeOutputFile} from './output.js'
 
 /**
  * `--out-dir DIR`: one file per county in Hive-style partitions (`state=CA/fips=06067/data.csv`) and
@@ -80,7 +80,23 @@ export function parseManifest(text: string): Manifest | {problem: string} {
     if (typeof e?.fips !== 'string' || typeof e.path !== 'string')
       return {problem: `county ${i + 1} has no "fips" and "path"`}
   }
-  return {version: 1, format: m.format, counties: m.counties}
+  // the folder's columns: the next run into the folder starts from them, so it never narrows its files
+  const schema = schemaOf(m.schema)
+  // in the order sfl writes the members, so a rerun that changes nothing rewrites the same bytes
+  return {version: 1, format: m.format, counties: m.counties, ...(schema ? {schema} : {})}
+}
+
+/** A manifest's `schema` when it has the shape sfl writes (a key, named columns, options); else undefined. */
+function schemaOf(s: unknown): ManifestSchema | undefined {
+  const x = s as Partial<ManifestSchema> | null | undefined
+  if (typeof x?.key !== 'string' || !Array.isArray(x.columns) || !Array.isArray(x.options)) return undefined
+  const columns = x.columns as unknown[]
+  const ok = columns.every(
+    (c) =>
+      typeof (c as {name?: unknown})?.name === 'string' && typeof (c as {type?: unknown}).type === 'string',
+  )
+  if (!ok || !x.options.every((o) => typeof o === 'string')) return undefined
+  return {key: x.key, columns: x.columns, options: x.options}
 }
 
 /** DIR's manifest, or undefined when there is none; a manifest sfl cannot read is a usage error. */
@@ -95,9 +111,9 @@ export async function readManifest(dir: string): Promise<Manifest | undefined> {
   }
   const m = parseManifest(text)
   if ('problem' in m)
-    throw new UsageError(
-      `${path} is not a manifest this version of sfl can read (${m.problem}); move it away (or use another --out-dir) and run again`,
-    )
+    throw new UsageError(`${path} is not a manifest this version of sfl can read (${m.problem})`, {
+      facts: {topic: 'manifest-unreadable', path, problem: m.problem},
+    })
   return m
 }
 
@@ -134,9 +150,9 @@ export function freshCounties(
 /** A manifest that must hold `format`: a folder of another format's files is refused, nothing sent. */
 export function checkFormat(m: Manifest | undefined, format: string, dir: string): void {
   if (m && m.format !== format)
-    throw new UsageError(
-      `--out-dir ${dir} holds a ${m.format} export (${MANIFEST_FILE}); pass --output ${m.format}, or export ${format} into another folder`,
-    )
+    throw new UsageError(`the folder ${dir} holds a ${m.format} export (${MANIFEST_FILE}), not ${format}`, {
+      facts: {topic: 'manifest-format', dir, has: m.format, wanted: format},
+    })
 }
 
 /** DIR's manifest as a run updates it: one atomic rewrite per finished county, one at a time. */
@@ -175,11 +191,9 @@ export class ManifestFile {
   record(entry: ManifestEntry | undefined): Promise<void> {
     const next = this.chain.then(async () => {
       if (entry) this.manifest = withEntry(this.manifest, entry)
-      await writeFileAtomic(
-        join(this.dir, MANIFEST_FILE),
-        `${JSON.stringify(this.manifest, null, 2)}\n`,
-        0o644,
-      )
+      // through the output gate (src/io/output.ts), as every file of the folder
+      const text = `${JSON.stringify(this.manifest, null, 2)}\n`
+      await writeOutputFile(join(this.dir, MANIFEST_FILE), text, '--out-dir')
     })
     // a failed write is the caller's to report; the next county still tries
     this.chain = next.catch(() => undefined)

@@ -4,10 +4,32 @@ import {constants, createWriteStream} from 'node:fs'
 import {open} from 'node:fs/promises'
 
 import {OutputClosedError} from '../errors.js'
-import {AtomicFile, assertWritableTarget} from './atomic-file.js'
+import {AtomicFile} from './atomic-file.js'
 import {localIoError} from './fs-errors.js'
+import {assertOpenedStream, assertWritableTarget} from './target-kind.js'
 
 /**
+ * The output gate: every byte sfl writes to a path goes through src/io, on one set of rules.
+ * - What a path is, and so how it is written, is decided once (src/io/target-kind.ts): a regular file (or
+ *   none) is written to an exclusive, unpredictable temp beside it (O_EXCL|O_NOFOLLOW), fsynced and
+ *   renamed (src/io/atomic-file.ts), and looked at again just before the rename; a FIFO, a character
+ *   device, a socket or /dev/fd/N is written into in order, never replaced; a symlink is never followed to
+ *   replace or write a file; a block device or a folder is refused. Streamed outputs (`openOutput`) and
+ *   small whole files (`writeOutputFile`: --stats-json, the manifest, the rejects) take the same path.
+ * - The folders of an `--out-dir` are created or entered only when they are real folders of the user's (or
+ *   root's) that others cannot write unless sticky (src/io/folder-trust.ts, on src/io/owner-rule.ts, the
+ *   rule the config's check uses too).
+ * - A run's private files (checkpoint, parts folder and part files, lock, scratch folders, the code
+ *   cache, the config's folder) are made 0700/0600, exclusively or never through a link
+ *   (src/io/private-files.ts; src/io/private-sync.ts for the synchronous few the CLI's entry bundles).
+ * Outside src/io, lint refuses node:fs's writers (eslint.config.js, "the output gate"), so a new path
+ * inherits these rules by having no other way to write.
+ *
+ * A new kind of destination (an object store, s3://) is a new `OutputTarget` below, chosen in
+ * `openOutput` from the path's form before the file-system kinds; a new file format (xlsx, gzip) is a
+ * writer over an `OutputTarget` (as src/io/record-writer.ts and parquet-writer.ts are), never a target
+ * of its own.
+ *
  * Where a run's records go: a file written atomically beside --out, or stdout. Writes follow the
  * stream's backpressure (`write` returns false: await `drain`). A failure of the destination (disk full,
  * the reader of stdout gone) is remembered, reported through `onFailure` at once (so the run stops sending)
@@ -125,11 +147,16 @@ export class StreamFileTarget extends StreamTarget {
     super(stream, onFailure)
   }
 
-  /** Open `path` for writing in order (a FIFO waits for its reader), or write to the descriptor `fd`. */
+  /**
+   * Open `path` for writing in order (a FIFO waits for its reader), or write to the descriptor `fd`.
+   * `viaLink`: the path is the user's own link to the FIFO or device (src/io/target-kind.ts); otherwise
+   * a link put there since the check is not followed.
+   */
   static async create(
     path: string,
     fd: number | undefined,
     onFailure: (error: Error) => void,
+    viaLink = false,
   ): Promise<StreamFileTarget> {
     if (fd !== undefined) {
       // a descriptor the shell opened (/dev/fd/N): written, never closed (it is not ours)
@@ -139,9 +166,17 @@ export class StreamFileTarget extends StreamTarget {
     let handle: import('node:fs/promises').FileHandle
     try {
       // no O_CREAT, no O_TRUNC: the FIFO or device is written into, never made or cut
-      handle = await open(path, constants.O_WRONLY | constants.O_NOCTTY)
+      const flags = constants.O_WRONLY | constants.O_NOCTTY | (viaLink ? 0 : constants.O_NOFOLLOW)
+      handle = await open(path, flags)
     } catch (error) {
       throw localIoError(error, 'opening', path)
+    }
+    try {
+      // still a FIFO or device: a regular file swapped in since the check would be overwritten in place
+      assertOpenedStream(handle.fd, path)
+    } catch (error) {
+      await handle.close()
+      throw error
     }
     // the stream owns the handle and closes it; taking only its number would leave the handle to close
     // the same descriptor again when it is collected (EBADF, fatal on Node 20)
@@ -168,11 +203,35 @@ export class StreamFileTarget extends StreamTarget {
   }
 }
 
-/** The target `--out` names: a stream written in order, or a file written atomically (OutKind). */
-export async function openOutput(out: string, onFailure: (error: Error) => void): Promise<OutputTarget> {
-  const kind = await assertWritableTarget(out)
-  if (kind.kind === 'stream') return StreamFileTarget.create(out, kind.fd, onFailure)
+/**
+ * The target a path names: a stream written in order, or a file written atomically (OutKind). `flag`
+ * names the path in a usage error (`--out`, `--stats-json`). The one way to a path's target.
+ */
+export async function openOutput(
+  out: string,
+  onFailure: (error: Error) => void,
+  flag = '--out',
+): Promise<OutputTarget> {
+  const kind = await assertWritableTarget(out, flag)
+  if (kind.kind === 'stream') return StreamFileTarget.create(out, kind.fd, onFailure, kind.viaLink)
   return FileTarget.create(out, onFailure)
+}
+
+/**
+ * A small file written whole (--stats-json, an `--out-dir` manifest, the rejects) on the same rules as a
+ * streamed output: a regular file atomically (mode 0644 before the umask), a FIFO or device written into.
+ */
+export async function writeOutputFile(path: string, data: string, flag = '--out'): Promise<void> {
+  let failure: Error | undefined
+  const target = await openOutput(path, (e) => (failure ??= e), flag)
+  try {
+    if (!target.write(data)) await target.drain()
+    if (failure) throw failure
+    await target.commit()
+  } catch (error) {
+    await target.abort()
+    throw error
+  }
 }
 
 /** --out: an exclusive temp file beside the target, renamed over it only by `commit`. */

@@ -1,11 +1,10 @@
-import {createWriteStream} from 'node:fs'
 import {open} from 'node:fs/promises'
 import {join} from 'node:path'
 import {Readable} from 'node:stream'
-import {pipeline} from 'node:stream/promises'
 
 import {gunzipToFile} from '../io/gzip.js'
 import {InputFormatError} from '../io/input-error.js'
+import {streamToPrivateFile} from '../io/private-files.js'
 import {sniffInput, utf16ToUtf8File, type InputShape} from '../io/text-input.js'
 import {XlsxWorkbook, type SheetInfo} from '../io/xlsx-reader.js'
 import {columnLetters} from '../io/xlsx-writer.js'
@@ -110,10 +109,7 @@ async function sheetToRows(
 ): Promise<string> {
   const book = await XlsxWorkbook.open(path)
   const sheet = book.pick(sheetName)
-  await pipeline(
-    Readable.from(rowLines(book, sheet, name)),
-    createWriteStream(dest, {flags: 'wx', mode: 0o600}),
-  )
+  await streamToPrivateFile(Readable.from(rowLines(book, sheet, name)), dest)
   return sheet.name
 }
 

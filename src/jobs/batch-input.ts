@@ -1,15 +1,14 @@
 import {createHash, type Hash} from 'node:crypto'
-import {createReadStream, createWriteStream} from 'node:fs'
-import {mkdtemp, open, rm} from 'node:fs/promises'
-import {tmpdir} from 'node:os'
+import {createReadStream} from 'node:fs'
+import {open} from 'node:fs/promises'
 import {join} from 'node:path'
-import {pipeline} from 'node:stream/promises'
 
 import {addressIdentity, standardiseAddress, type StandardAddress} from '../address/standardise.js'
 import {SflError, UsageError} from '../errors.js'
 import {validateLookup, type LookupQuery} from '../api/validate.js'
 import {CsvSyntaxError, readCsv} from '../io/csv-reader.js'
 import {InputFormatError} from '../io/input-error.js'
+import {makeScratchDir, removeTree, streamToPrivateFile} from '../io/private-files.js'
 import {readLines} from '../io/lines.js'
 import {sniffInput, type InputShape} from '../io/text-input.js'
 import {decodeInput} from './batch-input-decode.js'
@@ -518,16 +517,17 @@ export async function openBatchInput(
 ): Promise<{input: BatchInput; inputId: string; cleanup: () => Promise<void>}> {
   const name = source === '-' ? 'stdin' : source
   let dir: string | undefined
-  const scratch = async () => (dir ??= await mkdtemp(join(tmpdir(), 'sfl-input-')))
+  // a private scratch folder (0700) through the output gate, for stdin's copy and a decoded input
+  const scratch = async () => (dir ??= await makeScratchDir('sfl-input-'))
   const cleanup = async () => {
-    if (dir !== undefined) await rm(dir, {recursive: true, force: true})
+    if (dir !== undefined) await removeTree(dir)
   }
   try {
     let path = source
     if (source === '-') {
       path = join(await scratch(), 'stdin')
       try {
-        await pipeline(stdin, createWriteStream(path, {flags: 'wx', mode: 0o600}))
+        await streamToPrivateFile(stdin, path)
       } catch (error) {
         throw new InputError(`cannot read --input -: ${(error as Error).message}`)
       }

@@ -1,18 +1,19 @@
-import {mkdir, rm} from 'node:fs/promises'
-import {dirname, join} from 'node:path'
+import {join} from 'node:path'
 
 import {countyByFips} from '../address/counties.js'
-import {removeStaleTemps, writeFileAtomic} from '../io/atomic-file.js'
+import {removeStaleTemps} from '../io/atomic-file.js'
 import {readCsv} from '../io/csv-reader.js'
-import {localIoError} from '../io/fs-errors.js'
-import type {OutputTarget} from '../io/output.js'
+import {fileColumns, headerName} from '../io/file-columns.js'
+import {enterPartitions} from '../io/folder-trust.js'
+import {writeOutputFile, type OutputTarget} from '../io/output.js'
+import {removeFile} from '../io/private-files.js'
 import {RecordWriter} from '../io/record-writer.js'
 import {parquetType} from '../io/parquet-types.js'
 import {columnOf} from '../model/columns.js'
 import {copyPage, headerCells, writeFile, type FileOptions} from '../pipeline/sinks.js'
 import type {RecordStages} from '../pipeline/stages.js'
 import type {ExportStats} from './export-stats.js'
-import {countyFilePath, schemaKey, type ManifestFile} from '../io/manifest.js'
+import {countyFilePath, schemaKey, type ManifestEntry, type ManifestFile} from '../io/manifest.js'
 import {isFinished} from './outcome.js'
 import type {RunState} from './run.js'
 import type {ExportRequest, Unit} from './export-types.js'
@@ -32,11 +33,11 @@ interface RunView {
  * county's file the moment it finishes (then its manifest entry, then its part files go), the one
  * `--out` file when the run ends (every finished county, whole, in the order asked), or the end of a
  * streamed stdout. Files written before a column appeared are rewritten at the end with the final
- * columns, so a plain glob over the folder reads one schema.
+ * columns, so a plain glob over the folder reads one schema; a file is never narrowed (settleFolder).
  */
 export class ExportOutputs {
   filesWritten = 0
-  /** --out-dir: county files rewritten at the end with the run's final columns. */
+  /** --out-dir: county files rewritten at the end with the run's final columns (only ever widened). */
   filesRewritten = 0
   private recordsToFiles = 0
   /** Parquet: values of another type than the spec's, written as null, by column (every file). */
@@ -76,14 +77,11 @@ export class ExportOutputs {
     const state = county?.state ?? 'unknown'
     const rel = countyFilePath(state, u.fips, req.format)
     const path = join(req.outDir!, rel)
-    try {
-      await mkdir(dirname(path), {recursive: true})
-    } catch (error) {
-      throw localIoError(error, 'creating', dirname(path))
-    }
+    // state=CA/fips=06067: real folders of the user's only (src/io/folder-trust.ts), never a planted link
+    await enterPartitions(req.outDir!, rel)
     await removeStaleTemps(path) // a run killed while writing this county's file left its temp
     const columns = this.x.stages.schema.names()
-    const target = await this.x.run.outputTarget(path)
+    const target = await this.x.run.outputTarget(path, '--out-dir')
     const count = await writeFile(
       this.x.run.journal.partsDir,
       u.pages,
@@ -108,7 +106,7 @@ export class ExportOutputs {
     this.x.run.journal.append({t: 'written', u: u.fips, schema})
     for (const p of u.pages)
       for (const f of [p.file, ...(p.segments ?? []).map((sg) => sg.file)])
-        await rm(join(this.x.run.journal.partsDir, f), {force: true})
+        await removeFile(join(this.x.run.journal.partsDir, f))
   }
 
   /** The run ends: every output closed or written, the rejects listed, the checkpoint kept or removed. */
@@ -180,34 +178,69 @@ export class ExportOutputs {
   }
 
   /**
-   * --out-dir at the end: every county file whose columns are not the run's final ones (written before a
-   * column appeared, or by an earlier run) is rewritten with them, then the manifest records the schema.
+   * --out-dir at the end: one schema for the folder, and no column ever dropped from a file (issue 29).
+   * The run's columns already hold the manifest's (src/jobs/county-export.ts knows them at the start); the
+   * columns of every file not written with them (an earlier run's, a manifest without a schema) are read
+   * from the file and known too. Then each file whose columns are not the final ones is rewritten with
+   * them, only when that keeps all of its own: a file with a column the run's fixed columns lack
+   * (`--fields`) keeps its file as it is, and its manifest entry its schema key. A county this run did
+   * not fetch (`--max-age`) is rewritten only to widen it. The manifest then records the run's schema.
    */
   private async settleFolder(units: Unit[]): Promise<void> {
     const {req} = this.x
-    const columns = this.x.stages.schema.names()
-    const key = schemaKey(columns)
+    const schema = this.x.stages.schema
     const entries = this.manifest!.current.counties
-    if (req.format === 'csv' || req.format === 'parquet')
+    if (req.format === 'csv' || req.format === 'parquet') {
+      const before = schema.names()
+      const own = await this.fileColumnsOf(entries, schemaKey(before), req.format)
+      const columns = schema.names()
+      const key = schemaKey(columns)
+      const keeps = new Set(columns)
       for (const e of entries) {
         if (e.schema === key) continue
-        await this.rewrite(join(req.outDir!, e.path), columns)
+        const has = own.get(e.fips) ?? (e.schema === schemaKey(before) ? before : undefined)
+        // gone or unreadable (nothing to keep), or a column the run lacks (never narrowed): left alone
+        if (!has || !has.every((c) => keeps.has(c))) continue
+        if (has.join('\u0000') !== columns.join('\u0000'))
+          await this.rewrite(join(req.outDir!, e.path), columns)
         await this.manifest!.record({...e, schema: key})
         const u = units.find((x) => x.fips === e.fips)
         if (u) u.written = key
       }
+    }
+    const columns = schema.names()
     this.manifest!.setSchema({
-      key,
+      key: schemaKey(columns),
       columns: columns.map((name) => ({name, type: parquetType(columnOf(name))})),
-      options: this.x.stages.schema.options,
+      options: schema.options,
     })
     if (entries.length > 0 || this.filesWritten > 0) await this.manifest!.save()
+  }
+
+  /**
+   * The columns of each county file not written with the columns of `key` (read from the file), made
+   * known to the run's schema so that its final columns hold them (none with `--fields`: fixed columns).
+   */
+  private async fileColumnsOf(
+    entries: readonly ManifestEntry[],
+    key: string,
+    format: 'csv' | 'parquet',
+  ): Promise<Map<string, string[]>> {
+    const own = new Map<string, string[]>()
+    for (const e of entries) {
+      if (e.schema === key) continue
+      const cols = await fileColumns(join(this.x.req.outDir!, e.path), format)
+      if (!cols) continue
+      own.set(e.fips, cols)
+      this.x.stages.schema.know(cols)
+    }
+    return own
   }
 
   /** One county file again with `columns`: its rows read back and laid out by name (absent columns empty). */
   private async rewrite(path: string, columns: readonly string[]): Promise<void> {
     const {req, run} = this.x
-    const target = await run.outputTarget(path)
+    const target = await run.outputTarget(path, '--out-dir')
     try {
       if (req.format === 'parquet') {
         const {readParquetRecords} = await import('../io/parquet-reader.js')
@@ -221,7 +254,7 @@ export class ExportOutputs {
         let at: Map<string, number> | undefined
         for await (const {fields} of readCsv(path)) {
           if (!at) {
-            at = new Map(fields.map((h, i) => [h.replace(/^\ufeff/, '').replace(/^'(?=[=+\-@\t\r])/, ''), i]))
+            at = new Map(fields.map((h, i) => [headerName(h), i]))
             continue
           }
           const row = columns.map((c) => {
@@ -252,7 +285,8 @@ export class ExportOutputs {
     )
     if (lines.length === 0 || !(req.out || req.outDir) || !wrote) return
     this.rejectsFile = req.outDir ? join(req.outDir, 'rejects.ndjson') : `${req.out}.rejects.ndjson`
-    await writeFileAtomic(this.rejectsFile, lines.join(''), 0o644).catch(run.absorbOrThrow)
+    const flag = req.outDir ? '--out-dir' : '--out'
+    await writeOutputFile(this.rejectsFile, lines.join(''), flag).catch(run.absorbOrThrow)
   }
 
   /** A window the run spent, with its reset still ahead: the checkpoint remembers it (a rerun waits, no 429). */

@@ -1,10 +1,10 @@
-import {closeSync, constants, ftruncateSync, openSync, readSync, writeSync} from 'node:fs'
-import {mkdir, rm, stat} from 'node:fs/promises'
+import {closeSync, openSync, readSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {CheckpointError} from '../errors.js'
 import {localIoError} from '../io/fs-errors.js'
 import {readLines} from '../io/lines.js'
+import {AppendFile, makePrivateDir, removeFile, removeTree, statPrivateFile} from '../io/private-files.js'
 import {count} from '../text/count.js'
 
 /**
@@ -39,10 +39,8 @@ export function outDirJournalPaths(dir: string): JournalPaths {
   return {journal: join(dir, '.sfl-checkpoint'), parts: join(dir, '.sfl-parts'), lock: join(dir, '.sfl-lock')}
 }
 
-const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW
-
 export class Journal {
-  private fd: number | undefined
+  private file: AppendFile | undefined
   private readFd: number | undefined
   /** Bytes in the journal: the offset of the next event. */
   private size: number
@@ -50,10 +48,10 @@ export class Journal {
   private constructor(
     readonly path: string,
     readonly partsDir: string,
-    fd: number,
+    file: AppendFile,
     size: number,
   ) {
-    this.fd = fd
+    this.file = file
     this.size = size
   }
 
@@ -71,7 +69,8 @@ export class Journal {
     },
   ): Promise<{journal: Journal; resumed: boolean}> {
     if (opts.restart) await Journal.discard(paths)
-    const existing = await stat(paths.journal).catch(() => undefined)
+    // a checkpoint is trusted only when it is this user's (src/io/private-files.ts): never another's plant
+    const existing = await statPrivateFile(paths.journal, 'the checkpoint')
     if (existing) {
       let good = 0
       let first = true
@@ -91,20 +90,16 @@ export class Journal {
         good = line.offset + line.bytes.length + 1
       }
       if (!first) {
-        const fd = openAppend(paths.journal)
-        if (good < existing.size) ftruncateSync(fd, good)
-        await mkdir(paths.parts, {recursive: true, mode: 0o700})
-        return {journal: new Journal(paths.journal, paths.parts, fd, good), resumed: true}
+        const file = openAppend(paths.journal)
+        if (good < existing.size) file.truncate(good)
+        await makePrivateDir(paths.parts, 'the parts folder')
+        return {journal: new Journal(paths.journal, paths.parts, file, good), resumed: true}
       }
       // an empty or headless journal: nothing to continue
       await Journal.discard(paths)
     }
-    await rm(paths.parts, {recursive: true, force: true})
-    try {
-      await mkdir(paths.parts, {mode: 0o700})
-    } catch (error) {
-      throw localIoError(error, 'creating', paths.parts)
-    }
+    await removeTree(paths.parts)
+    await makePrivateDir(paths.parts, 'the parts folder')
     const journal = new Journal(paths.journal, paths.parts, openAppend(paths.journal, true), 0)
     journal.append(header as unknown as Record<string, unknown>)
     return {journal, resumed: false}
@@ -119,8 +114,8 @@ export class Journal {
   }
 
   static async discard(paths: Pick<JournalPaths, 'journal' | 'parts'>): Promise<void> {
-    await rm(paths.journal, {force: true})
-    await rm(paths.parts, {recursive: true, force: true})
+    await removeFile(paths.journal)
+    await removeTree(paths.parts)
   }
 
   /** Append one event; returns where it lies (a batch answer is read back from there at the end). */
@@ -128,7 +123,7 @@ export class Journal {
     const line = Buffer.from(`${JSON.stringify(event)}\n`)
     const offset = this.size
     try {
-      writeSync(this.fd!, line)
+      this.file!.write(line)
     } catch (error) {
       throw localIoError(error, 'saving the checkpoint', this.path)
     }
@@ -145,9 +140,9 @@ export class Journal {
   }
 
   close(): void {
-    if (this.fd !== undefined) closeSync(this.fd)
+    this.file?.close()
     if (this.readFd !== undefined) closeSync(this.readFd)
-    this.fd = undefined
+    this.file = undefined
     this.readFd = undefined
   }
 
@@ -157,9 +152,9 @@ export class Journal {
   }
 }
 
-function openAppend(path: string, fresh = false): number {
+function openAppend(path: string, fresh = false): AppendFile {
   try {
-    return openSync(path, fresh ? APPEND | constants.O_EXCL : APPEND, 0o600)
+    return AppendFile.open(path, {fresh})
   } catch (error) {
     throw localIoError(error, 'opening the checkpoint', path)
   }

@@ -1,9 +1,10 @@
-import {readFileSync, rmSync} from 'node:fs'
+import {readFileSync} from 'node:fs'
 import {hostname} from 'node:os'
 
 import {UsageError} from '../errors.js'
 import {openExclusive} from '../io/atomic-file.js'
 import {localIoError} from '../io/fs-errors.js'
+import {removeFileSync} from '../io/private-sync.js'
 
 /**
  * One run per output: a lock file beside --out, created exclusively. A lock left by a process of this
@@ -33,7 +34,7 @@ export async function acquireLock(path: string, notice: (line: string) => void):
           if (!held) return
           held = false
           // only remove the lock if it is still ours (a stale-lock takeover by another run replaced it)
-          if (readHolder(path)?.pid === process.pid) rmSync(path, {force: true})
+          if (readHolder(path)?.pid === process.pid) removeFileSync(path)
         },
       }
     } catch (error) {
@@ -42,7 +43,7 @@ export async function acquireLock(path: string, notice: (line: string) => void):
       const holder = readHolder(path)
       if (holder && holder.host === hostname() && !alive(holder.pid)) {
         notice(`sfl: taking over the lock ${path} of process ${holder.pid}, which is no longer running`)
-        rmSync(path, {force: true})
+        removeFileSync(path)
         continue
       }
       const who = holder

@@ -1,14 +1,13 @@
-import {rmSync} from 'node:fs'
-import {mkdtemp, rm} from 'node:fs/promises'
-import {tmpdir} from 'node:os'
-import {join} from 'node:path'
 import type {Writable} from 'node:stream'
 
 import {InterruptedError, OutputClosedError, SflError} from '../errors.js'
 import type {BudgetView, Scheduler} from '../schedule/scheduler.js'
 import {redact} from '../api/secrets.js'
-import {assertWritableTarget, onImmediateExit} from '../io/atomic-file.js'
+import {onImmediateExit} from '../io/atomic-file.js'
 import {FileTarget, openOutput, StdoutTarget, type OutputTarget} from '../io/output.js'
+import {makeScratchDir, removeTree} from '../io/private-files.js'
+import {removeTreeSync} from '../io/private-sync.js'
+import {assertWritableTarget} from '../io/target-kind.js'
 import {Journal, journalPaths, outDirJournalPaths, type JournalHeader} from './journal.js'
 import {acquireLock, type Lock} from './lock.js'
 import {runExitCode, stopsTheRun, type Outcome} from './outcome.js'
@@ -23,6 +22,8 @@ export interface JobDeps {
   stdout?: Writable
   /** Every request goes through it; a stop halts it. */
   scheduler: Scheduler
+  /** The caller's words for an error (the CLI's flags: src/cli/error-words.ts); its message otherwise. */
+  words?: ((error: SflError) => string) | undefined
 }
 
 /**
@@ -62,9 +63,9 @@ export class RunState {
     // the checkpoint is private and the run cannot be continued, as on stdout
     const stream = o.out !== undefined && (await assertWritableTarget(o.out)).kind === 'stream'
     if ((!o.out && !o.dir) || stream) {
-      const scratch = await mkdtemp(join(tmpdir(), 'sfl-run-'))
+      const scratch = await makeScratchDir('sfl-run-')
       const run = new RunState(deps, await Journal.scratch(scratch, o.header), undefined, scratch)
-      run.unregister.push(onImmediateExit(() => rmSync(scratch, {recursive: true, force: true})))
+      run.unregister.push(onImmediateExit(() => removeTreeSync(scratch)))
       return run
     }
     const paths = o.dir ? outDirJournalPaths(o.dir) : journalPaths(o.out!)
@@ -130,16 +131,25 @@ export class RunState {
 
   /** One redacted line for a unit's error. */
   message(error: unknown): string {
-    return redact((error instanceof Error ? error.message : String(error)).split('\n')[0]!)
+    const text =
+      error instanceof SflError && this.deps.words
+        ? this.deps.words(error)
+        : error instanceof Error
+          ? error.message
+          : String(error)
+    return redact(text.split('\n')[0]!)
   }
 
   stdoutTarget(): StdoutTarget {
     return new StdoutTarget((e) => this.absorbStop(e), this.deps.stdout)
   }
 
-  /** The target of `out` (a file written atomically, or a FIFO or device written in order), or stdout. */
-  async outputTarget(out: string | undefined): Promise<OutputTarget> {
-    return out ? openOutput(out, (e) => this.absorbStop(e)) : this.stdoutTarget()
+  /**
+   * The target of `out` through the output gate (src/io/output.ts: a file written atomically, a FIFO or
+   * device written in order), or stdout. `flag` names it in a refusal (`--out-dir` for a county file).
+   */
+  async outputTarget(out: string | undefined, flag = '--out'): Promise<OutputTarget> {
+    return out ? openOutput(out, (e) => this.absorbStop(e), flag) : this.stdoutTarget()
   }
 
   /** May `out` start as one of the run's part files (renamed into place)? Only a regular file may. */
@@ -179,6 +189,6 @@ export class RunState {
     this.journal.close()
     this.lock?.release()
     for (const u of this.unregister) u()
-    if (this.scratch) await rm(this.scratch, {recursive: true, force: true})
+    if (this.scratch) await removeTree(this.scratch)
   }
 }

@@ -115,6 +115,8 @@ export async function checkKey(
     countyName?: (fips: string) => string | undefined
     /** Also count the first county's page (firstPage): the --dry-run probe, which sizes the run. */
     countPages?: boolean
+    /** The caller's cancel or deadline: the request in flight, its waits and retries end with it. */
+    signal?: AbortSignal | undefined
   },
 ): Promise<KeyReport> {
   const report: KeyReport = {
@@ -140,7 +142,7 @@ export async function checkKey(
   }
   const send = (url: string) => async () => {
     report.requestsUsed++
-    const res = await deps.client.get(url)
+    const res = await deps.client.get(url, opts.signal)
     note(res)
     return res
   }
@@ -159,10 +161,10 @@ export async function checkKey(
     try {
       let rec: Record<string, unknown> | undefined
       if (i === 0 && opts.countPages && !opts.probe) {
-        const first = await deps.scheduler.run(send(url), firstPage)
+        const first = await deps.scheduler.run(send(url), firstPage, opts.signal)
         rec = first.record
         report.firstPage = {fips, ...first.page}
-      } else rec = await deps.scheduler.run(send(url), firstRecord)
+      } else rec = await deps.scheduler.run(send(url), firstRecord, opts.signal)
       sample ??= rec
       if (asked) report.counties[fips] = 'permitted'
     } catch (error) {

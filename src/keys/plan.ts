@@ -14,8 +14,6 @@ export async function planCheck(input: {
   configDir: string
   flags: {profile?: string | undefined; baseUrl?: string | undefined; apiKey?: string | undefined}
   keyInUse: string
-  /** How to name a county in the refusal when there is none to probe (`sfl mcp`: its tool's parameter). */
-  askFor?: string
 }): Promise<{
   fips: string[]
   why: 'asked' | 'profile default' | 'sandbox demo county'
@@ -38,6 +36,7 @@ export async function planCheck(input: {
   if (fromProfile) return {fips: [fromProfile], why: 'profile default', keySource, countyName}
   if (input.sandbox) return {fips: [SANDBOX_CHECK_FIPS], why: 'sandbox demo county', keySource, countyName}
   throw new UsageError(
-    `keys check needs a county to probe: ${input.askFor ?? 'pass --fips CODE'}, or store a default county in the profile with \`sfl keys set --profile ${settings.profile} --fips CODE\``,
+    `a key check needs a county to probe: none was given, and profile ${settings.profile} has no default county`,
+    {facts: {topic: 'county-needed', profile: settings.profile}},
   )
 }

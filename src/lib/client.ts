@@ -5,10 +5,10 @@ import type {Dispatcher} from 'undici'
 
 import type {ClientEvent} from '../api/client.js'
 import type {SpecialFinancingRecord} from '../api/record.js'
-import {validateLookup} from '../api/validate.js'
+import {fipsProblem, validateLookup} from '../api/validate.js'
 import {countyFromFlags} from '../address/county-flags.js'
 import {loadConfigLenient, resolveSettings} from '../config/profiles.js'
-import {UsageError} from '../errors.js'
+import {abortedBy, UsageError} from '../errors.js'
 import {checkKey, type KeyReport} from '../keys/check.js'
 import {lookupOne, type LookupMatch} from '../lookup/address-lookup.js'
 import {lookupByZip} from '../lookup/zip-lookup.js'
@@ -19,6 +19,8 @@ import {verdicts, type Verdict} from '../render/verdicts.js'
 import type {BudgetView, SchedulerEvent} from '../schedule/scheduler.js'
 import {createCore, type Core} from './core.js'
 import {exportCounty, type ExportItem, type ExportPosition} from './export.js'
+import {checkClientOptions} from './options.js'
+import {libraryError} from './words.js'
 
 /**
  * sfl as a library: the same core the CLI runs (one HTTP client, one scheduler, the record pipeline's
@@ -63,21 +65,35 @@ export interface ClientOptions {
 /** What the client and its scheduler are doing (see ClientEvent and SchedulerEvent). */
 export type SflEvent = ClientEvent | SchedulerEvent
 
-/**
- * A single lookup: a county (`fips` or `county: "Sacramento, CA"`), or none for an address that ends in a
- * ZIP (the county is then found from the ZIP: `match.county` says which), and exactly one of address, apn,
- * propertyId.
- */
-export interface LookupInput {
+/** What every lookup takes beside its one identifier. */
+export interface LookupBase {
+  /**
+   * The county's 5-digit code ("06067"); or give `county`; or neither, for an address that ends in a ZIP
+   * (the county is then found from the ZIP: `match.county` says which).
+   */
   fips?: string
+  /** The county by name ("Sacramento, CA"); or give `fips`. */
   county?: string
-  address?: string
-  apn?: string
-  propertyId?: string | number
   /** Send the address exactly as written, not in its USPS Publication 28 form. */
   asTyped?: boolean
   /** On a 404, try the address as typed and then without its unit (at most 2 more requests; default true). */
   fallback?: boolean
+}
+
+/**
+ * A single lookup: a county (`fips` or `county: "Sacramento, CA"`) and exactly one of address, apn,
+ * propertyId (spec 4: the service takes one identifier per request). Two identifiers do not compile.
+ */
+export type LookupInput = LookupBase &
+  (
+    | {address: string; apn?: never; propertyId?: never}
+    | {apn: string; address?: never; propertyId?: never}
+    | {propertyId: string | number; address?: never; apn?: never}
+  )
+
+/** Per call: a signal that ends this call alone (its request, waits and retries) with InterruptedError. */
+export interface CallOptions {
+  signal?: AbortSignal
 }
 
 export interface LookupResult {
@@ -93,9 +109,14 @@ export interface LookupResult {
   problems: string[][]
 }
 
+/**
+ * Every method rejects with one of the exported error classes (an SflError with its `code`), worded with
+ * these names (options, fields), never with the CLI's flags; an abort (the client's `signal` or the
+ * call's) rejects with InterruptedError once the request in flight, its waits and its retries have ended.
+ */
 export interface SflClient {
   readonly baseUrl: string
-  lookup(input: LookupInput): Promise<LookupResult>
+  lookup(input: LookupInput, options?: CallOptions): Promise<LookupResult>
   /** The verdicts the CLI's table shows, from the service's flags, explained by the option objects. */
   explain(record: SpecialFinancingRecord, opts?: {marketRate?: number; today?: string}): Verdict[]
   /**
@@ -104,22 +125,40 @@ export interface SflClient {
    * arrived and passed, so a cut-off page never yields half of itself. The last record of each page
    * carries `position`: give it as `from` to continue after that page.
    */
-  exportCounty(input: {fips: string; from?: ExportPosition; strict?: boolean}): AsyncIterable<ExportItem>
+  exportCounty(
+    input: {fips: string; from?: ExportPosition; strict?: boolean},
+    options?: CallOptions,
+  ): AsyncIterable<ExportItem>
   /** Validity, rate limit, permission and options of the key, from one request per county. */
-  checkKey(input: {fips: string | string[]}): Promise<KeyReport>
+  checkKey(input: {fips: string | string[]}, options?: CallOptions): Promise<KeyReport>
   /** The key's rate-limit budget as the last answer stated it (spec 8.3). */
   budget(): BudgetView
 }
 
-const DEFAULTS = {concurrency: 4, timeout: 30, retries: 3, maxWait: 60}
+/** The defaults of createClient's options (README "Use from TypeScript"). */
+export const CLIENT_DEFAULTS = {concurrency: 4, timeout: 30, retries: 3, maxWait: 60} as const
 
 /** sfl's config folder, as the CLI finds it. */
 export function defaultConfigDir(env: NodeJS.ProcessEnv = process.env): string {
   return env['SFL_CONFIG_DIR'] ?? join(env['XDG_CONFIG_HOME'] ?? join(homedir(), '.config'), 'sfl')
 }
 
-/** A client on sfl's one core. The key and base URL: given, else the environment, else the profile (as the CLI). */
+/**
+ * A client on sfl's one core. The key and base URL: given, else the environment, else the profile (as the
+ * CLI). Every option is checked first (a UsageError naming it); every error out of the client is the
+ * library's own, in its words (src/lib/words.ts).
+ */
 export async function createClient(options: ClientOptions = {}): Promise<SflClient> {
+  try {
+    checkClientOptions(options)
+    const core = await coreOf(options)
+    return guarded(clientOn(core, options.signal), options.signal)
+  } catch (error) {
+    throw libraryError(error)
+  }
+}
+
+async function coreOf(options: ClientOptions): Promise<Core> {
   const fromProfile = options.baseUrl === undefined || options.apiKey === undefined
   const {config, problem} = fromProfile
     ? await loadConfigLenient(options.configDir ?? defaultConfigDir())
@@ -130,7 +169,7 @@ export async function createClient(options: ClientOptions = {}): Promise<SflClie
     config,
   )
   if (problem && (settings.baseUrl === undefined || settings.apiKey === undefined)) throw problem
-  const core = createCore({
+  return createCore({
     baseUrl: settings.baseUrl ?? '',
     apiKey: settings.apiKey ?? '',
     keyOrigin:
@@ -139,41 +178,104 @@ export async function createClient(options: ClientOptions = {}): Promise<SflClie
         : settings.apiKeySource === 'profile'
           ? `profile ${settings.profile}`
           : 'apiKey',
-    timeoutMs: (options.timeout ?? DEFAULTS.timeout) * 1000,
-    retries: options.retries ?? DEFAULTS.retries,
-    maxWaitMs: (options.maxWait ?? DEFAULTS.maxWait) * 1000,
-    concurrency: options.concurrency ?? DEFAULTS.concurrency,
+    timeoutMs: (options.timeout ?? CLIENT_DEFAULTS.timeout) * 1000,
+    retries: options.retries ?? CLIENT_DEFAULTS.retries,
+    maxWaitMs: (options.maxWait ?? CLIENT_DEFAULTS.maxWait) * 1000,
+    concurrency: options.concurrency ?? CLIENT_DEFAULTS.concurrency,
     userAgent: `special-financing-cli (library) node/${process.versions.node}`,
     dispatcher: options.dispatcher as Dispatcher | undefined,
     signal: options.signal,
     onClientEvent: options.onEvent,
     onSchedulerEvent: options.onEvent,
   })
-  return clientOn(core, options.signal)
 }
 
-/** The client over a core the caller made (the CLI's commands: their core is made from flags). */
+/** The client's signal and the call's as one (either ends the call). */
+function callSignal(client: AbortSignal | undefined, call: AbortSignal | undefined): AbortSignal | undefined {
+  if (!client) return call
+  if (!call) return client
+  return AbortSignal.any([client, call])
+}
+
+/**
+ * The client over a core the caller made (the CLI's commands and `sfl mcp`: their core is made from
+ * flags). Its errors are the core's own, in neutral words, for the caller to word (src/cli/error-words.ts,
+ * src/mcp/words.ts); `createClient` adds the library's words.
+ */
 export function clientOn(core: Core, signal?: AbortSignal): SflClient {
   return {
     baseUrl: core.baseUrl,
-    lookup: (input) => lookup(core, input),
+    lookup: (input, options = {}) => lookup(core, input, callSignal(signal, options.signal)),
     // the months left on an assumable loan count from today (opts.today, YYYY-MM-DD, else the local date)
     explain: (record, opts = {}) =>
       verdicts(record, {marketRate: opts.marketRate, today: opts.today ?? localDate(new Date())}),
-    exportCounty: (input) => exportCounty(core, input, signal),
-    checkKey: (input) =>
-      checkKey(core, {
-        profile: 'library',
-        keySource: 'flag',
-        fips: Array.isArray(input.fips) ? input.fips : [input.fips],
-        why: 'asked',
-      }),
+    exportCounty: (input, options = {}) => exportCounty(core, input, callSignal(signal, options.signal)),
+    checkKey: async (input, options = {}) => {
+      const call = callSignal(signal, options.signal)
+      const fips = Array.isArray(input.fips) ? input.fips : [input.fips]
+      for (const [i, f] of fips.entries()) {
+        const problem = fipsProblem(f)
+        if (problem)
+          throw new UsageError(`fips${Array.isArray(input.fips) ? `[${i}]` : ''} "${f}" ${problem}`)
+      }
+      if (fips.length === 0) throw new UsageError('checkKey needs a county: give fips')
+      if (call?.aborted) throw abortedBy(call)
+      return checkKey(core, {profile: 'library', keySource: 'flag', fips, why: 'asked', signal: call})
+    },
     budget: () => core.scheduler.budget(),
   }
 }
 
-async function lookup(core: Core, input: LookupInput): Promise<LookupResult> {
-  const county = countyFromFlags({fips: input.fips, county: input.county}, {countyFlag: true})
+/**
+ * The public client: each call's failure becomes the library's own error in its words (libraryError), an
+ * export's included, whether it fails before, between or during its records.
+ */
+function guarded(inner: SflClient, signal: AbortSignal | undefined): SflClient {
+  const wrap = async <T>(work: () => Promise<T>, call?: AbortSignal): Promise<T> => {
+    try {
+      return await work()
+    } catch (error) {
+      throw libraryError(error, callSignal(signal, call))
+    }
+  }
+  return {
+    baseUrl: inner.baseUrl,
+    lookup: (input, options = {}) => wrap(() => inner.lookup(input, options), options.signal),
+    explain: (record, opts) => {
+      try {
+        return inner.explain(record, opts)
+      } catch (error) {
+        throw libraryError(error)
+      }
+    },
+    exportCounty: (input, options = {}) => ({
+      async *[Symbol.asyncIterator]() {
+        try {
+          yield* inner.exportCounty(input, options)
+        } catch (error) {
+          throw libraryError(error, callSignal(signal, options.signal))
+        }
+      },
+    }),
+    checkKey: (input, options = {}) => wrap(() => inner.checkKey(input, options), options.signal),
+    budget: () => inner.budget(),
+  }
+}
+
+async function lookup(
+  core: Core,
+  input: LookupInput,
+  signal: AbortSignal | undefined,
+): Promise<LookupResult> {
+  // a program's input is checked like a person's (the types say it, but JavaScript callers pass anything)
+  const given = input as Partial<Record<'fips' | 'county' | 'address' | 'apn', unknown>>
+  for (const k of ['fips', 'county', 'address', 'apn'] as const)
+    if (given[k] !== undefined && typeof given[k] !== 'string')
+      throw new UsageError(`${k} must be a string; got a ${typeof given[k]}`)
+  const county = countyFromFlags(
+    {fips: input.fips, county: input.county},
+    {countyFlag: true, names: {fips: 'fips', county: 'county'}},
+  )
   // no county: an address that ends in a ZIP is enough (docs/lookup.md, "A ZIP is enough")
   const byZip = !county && input.address !== undefined && addressZip(input.address) !== undefined
   if (!county && !byZip)
@@ -190,9 +292,11 @@ async function lookup(core: Core, input: LookupInput): Promise<LookupResult> {
     },
     {fips: 'fips', address: 'address', apn: 'apn', propertyId: 'propertyId'},
   )
+  if (signal?.aborted) throw abortedBy(signal)
   const opts = {
     ...(input.asTyped === undefined ? {} : {asTyped: input.asTyped}),
     ...(input.fallback === undefined ? {} : {fallback: input.fallback}),
+    signal,
   }
   const found = county
     ? await lookupOne(core, query, {...opts, county: county.label})

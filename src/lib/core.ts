@@ -42,16 +42,19 @@ export interface Core {
 /** Refuse a base URL the key must not go to (plain http off this machine) or that lacks its /v1 segment (spec 4, 9.1). */
 export function checkBaseUrl(baseUrl: string): void {
   if (!baseUrl)
-    throw new UsageError(
-      'no service base URL: give baseUrl (with its /v1 segment), set SFL_BASE_URL, or store one with `sfl keys set --base-url URL`',
-    )
+    throw new UsageError('no service base URL: set SFL_BASE_URL, or store one with `sfl keys set`', {
+      facts: {topic: 'no-base-url'},
+    })
   assertSafeBaseUrl(baseUrl)
   assertVersionedBaseUrl(baseUrl)
 }
 
 export function createCore(o: CoreOptions): Core {
   checkBaseUrl(o.baseUrl)
-  if (!o.apiKey) throw new MissingKeyError('no API key: give apiKey, set SFL_API_KEY, or run `sfl keys set`')
+  if (!o.apiKey)
+    throw new MissingKeyError('no API key: set SFL_API_KEY, or store one with `sfl keys set`', {
+      facts: {topic: 'no-key'},
+    })
   const problem = apiKeyProblem(o.apiKey)
   if (problem)
     throw new UsageError(

@@ -54,6 +54,10 @@ export interface DryRunRequest {
   /** The connection for the probe; undefined with --no-probe. */
   probe: (() => Promise<ProbeConnection>) | undefined
   now?: () => number
+  /** The caller's cancel or deadline (`plan_export`): the probe's request ends with it. */
+  signal?: AbortSignal | undefined
+  /** The caller's words for a failed probe in the plan's notes (the CLI's flags, the tools'); its message otherwise. */
+  words?: ((error: SflError) => string) | undefined
 }
 
 export interface DryRunResult {
@@ -84,7 +88,7 @@ export async function dryRun(req: DryRunRequest): Promise<DryRunResult> {
   const probed: Probed = !target
     ? {budget: DEFAULT_BUDGET, note: 'no probe: nothing to fetch', sent: 0}
     : req.probe
-      ? await probeBudget(req.probe, target)
+      ? await probeBudget(req.probe, target, req)
       : {budget: DEFAULT_BUDGET, note: 'no probe sent (--no-probe)', sent: 0}
   const plan = makePlan({
     counties: req.fips.length,
@@ -130,13 +134,18 @@ interface Probed {
  * keys/check.ts). Any failure leaves the default figures (spec 8.2) and says why; an invalid key also sets
  * exit 4, since the run itself would stop at once.
  */
-async function probeBudget(connect: () => Promise<ProbeConnection>, fips: string): Promise<Probed> {
+async function probeBudget(
+  connect: () => Promise<ProbeConnection>,
+  fips: string,
+  req: Pick<DryRunRequest, 'signal' | 'words'>,
+): Promise<Probed> {
+  const said = (error: SflError) => redact((req.words?.(error) ?? error.message).split('\n')[0]!)
   let ctx: ProbeConnection
   try {
     ctx = await connect()
   } catch (error) {
     if (!(error instanceof SflError)) throw error
-    return {budget: DEFAULT_BUDGET, note: `no probe sent: ${redact(error.message)}`, sent: 0}
+    return {budget: DEFAULT_BUDGET, note: `no probe sent: ${said(error)}`, sent: 0}
   }
   const {checkKey} = await import('../keys/check.js')
   const none: ProbeFinding = {fips, answer: 'none'}
@@ -148,6 +157,7 @@ async function probeBudget(connect: () => Promise<ProbeConnection>, fips: string
       fips: [fips],
       why: 'asked',
       countPages: true,
+      signal: req.signal,
     })
     const sent = ctx.scheduler.stats.requests
     if (!r.valid)
@@ -181,9 +191,11 @@ async function probeBudget(connect: () => Promise<ProbeConnection>, fips: string
       finding,
     }
   } catch (error) {
+    // the call itself ended (cancelled, or past its deadline): no plan to make
+    if (req.signal?.aborted) throw error
     return {
       budget: DEFAULT_BUDGET,
-      note: `the probe to ${fips} failed (${redact((error as Error).message.split('\n')[0]!)})`,
+      note: `the probe to ${fips} failed (${error instanceof SflError ? said(error) : redact((error as Error).message.split('\n')[0]!)})`,
       sent: ctx.scheduler.stats.requests,
       finding: none,
     }

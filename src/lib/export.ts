@@ -1,11 +1,10 @@
-import {mkdtemp, rm} from 'node:fs/promises'
-import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import type {SpecialFinancingRecord} from '../api/record.js'
 import {fipsProblem} from '../api/validate.js'
-import {InterruptedError, NotFoundError, ServerError, UsageError} from '../errors.js'
+import {abortedBy, InterruptedError, NotFoundError, ServerError, UsageError} from '../errors.js'
 import {readLines} from '../io/lines.js'
+import {makeScratchDir, removeFile, removeTree} from '../io/private-files.js'
 import {cutOff, fetchCounty, type CountyUnit} from '../pipeline/county.js'
 import {IdSet} from '../pipeline/ids.js'
 import type {PagePart} from '../pipeline/spool.js'
@@ -40,24 +39,29 @@ export type ExportItem = {kind: 'record'; record: SpecialFinancingRecord} | {kin
 /**
  * A county through the CLI's export pipeline (src/pipeline/county.ts: pages, records, checks, spool), for
  * a program: each page is spooled to a private temp folder and its records handed over only once the page
- * is whole, so memory stays flat for a county of any size and a page that fails is never seen in part. At
- * most one page is fetched ahead of the reader. A county the service answers with 404 is empty (spec 7).
+ * is whole, so memory stays flat for a county of any size and a page that fails is never seen in part.
+ * While the reader reads a page, one more waits for it (spooled) and the next is fetched; a reader that
+ * stops early stops the fetching. A county the service answers with 404 is empty (spec 7).
  */
 export async function* exportCounty(
   core: Core,
   input: {fips: string; from?: ExportPosition | undefined; strict?: boolean | undefined},
   signal?: AbortSignal,
 ): AsyncGenerator<ExportItem> {
+  if (typeof input.fips !== 'string')
+    throw new UsageError(`fips must be a string; got a ${typeof input.fips}`)
   const problem = fipsProblem(input.fips)
   if (problem) throw new UsageError(`fips "${input.fips}" ${problem}`)
-  if (input.from && input.from.fips !== input.fips)
-    throw new UsageError(`the position is for county ${input.from.fips}, not ${input.fips}`)
+  if (signal?.aborted) throw abortedBy(signal)
+  if (input.from) checkPosition(input.from, input.fips, core.baseUrl)
   if (input.from && input.from.next === undefined) return
-  const dir = await mkdtemp(join(tmpdir(), 'sfl-export-'))
+  const dir = await makeScratchDir('sfl-export-')
   const stop = new AbortController()
   const onAbort = () => stop.abort()
   signal?.addEventListener('abort', onAbort, {once: true})
-  const pages = new Channel<PagePart>()
+  // each page with the next link as it stood when the page was whole: the fetching runs a page ahead of
+  // the reader, so the unit's own `next` may already point further than the page handed over
+  const pages = new Channel<{part: PagePart; next: string | undefined}>()
   const before = input.from?.page ?? 0
   const unit: CountyUnit = {fips: input.fips, pages: [], next: input.from?.next, ids: new IdSet()}
   const stages = new RecordStages({strict: input.strict === true, apiKey: core.apiKey})
@@ -70,6 +74,7 @@ export async function* exportCounty(
       stages,
       signal: stop.signal,
       throwIfStopped: () => {
+        if (signal?.aborted) throw abortedBy(signal)
         if (stop.signal.aborted) throw new InterruptedError('the export was stopped')
       },
       spool: {
@@ -80,17 +85,18 @@ export async function* exportCounty(
         columnsOf: () => new Int32Array(0),
       },
     },
-    {stream: () => undefined, onPage: (part) => pages.put(part)},
+    {stream: () => undefined, onPage: (part) => pages.put({part, next: unit.next})},
   ).then(
     () => pages.close(),
-    (error: unknown) => pages.fail(libraryError(error, unit)),
+    (error: unknown) => pages.fail(countyError(error, unit)),
   )
   try {
-    for (let part = await pages.take(); part !== undefined; part = await pages.take()) {
+    for (let taken = await pages.take(); taken !== undefined; taken = await pages.take()) {
+      const {part, next} = taken
       for await (const l of readLines(join(dir, part.file)))
         if (l.complete)
           yield {kind: 'record', record: JSON.parse(l.bytes.toString('utf8')) as SpecialFinancingRecord}
-      await rm(join(dir, part.file), {force: true})
+      await removeFile(join(dir, part.file))
       const page = before + part.n
       yield {
         kind: 'page',
@@ -100,7 +106,7 @@ export async function* exportCounty(
           duplicates: part.duplicates ?? 0,
           rejected: part.rejected ?? [],
           violations: part.violations ?? {},
-          position: {fips: input.fips, page, next: unit.next},
+          position: {fips: input.fips, page, next},
         },
       }
     }
@@ -110,12 +116,34 @@ export async function* exportCounty(
     pages.close()
     await producer
     signal?.removeEventListener('abort', onAbort)
-    await rm(dir, {recursive: true, force: true})
+    await removeTree(dir)
   }
 }
 
+/**
+ * A position as this library hands it out (`page.position`): for this county, a page count, and a next link
+ * on the service's own origin. A link elsewhere would be sent the API key (the client keeps the key to the
+ * origin of the URL it is given), so a forged or mistyped position is refused before anything is sent.
+ */
+function checkPosition(from: ExportPosition, fips: string, baseUrl: string): void {
+  if (from.fips !== fips) throw new UsageError(`from is a position of county ${from.fips}, not ${fips}`)
+  if (!Number.isInteger(from.page) || from.page < 0)
+    throw new UsageError('from.page must be a whole number of pages (as page.position gives it)')
+  if (from.next === undefined) return
+  let origin: string | undefined
+  try {
+    origin = new URL(from.next).origin
+  } catch {
+    origin = undefined
+  }
+  if (origin !== new URL(baseUrl).origin)
+    throw new UsageError(
+      "from.next is not a link of the service's own origin; give a position this library returned",
+    )
+}
+
 /** The error a program sees for a county that ended badly: a 404 on the first page is no error (empty). */
-function libraryError(error: unknown, unit: CountyUnit): unknown {
+function countyError(error: unknown, unit: CountyUnit): unknown {
   if (error instanceof NotFoundError && unit.pages.length === 0) return undefined
   const cut = unit.pages.length > 0 ? cutOff(error) : undefined
   return cut

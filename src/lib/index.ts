@@ -15,16 +15,27 @@
  * }
  */
 import {searchCounties, type County} from '../address/counties.js'
+import {UsageError} from '../errors.js'
 import {recordProblems} from '../pipeline/stages.js'
+import {libraryError} from './words.js'
 
 export {createClient} from './client.js'
-export type {ClientOptions, LookupInput, LookupResult, SflClient, SflEvent} from './client.js'
+export type {
+  CallOptions,
+  ClientOptions,
+  LookupBase,
+  LookupInput,
+  LookupResult,
+  SflClient,
+  SflEvent,
+} from './client.js'
 export type {ExportItem, ExportPosition, PageReport} from './export.js'
 export type {AssumableMortgage, FhaCondoEligibility, SpecialFinancingRecord} from '../api/record.js'
 export type {LookupMatch, SentForm} from '../lookup/address-lookup.js'
 export type {Outcome, Program, Verdict} from '../render/verdicts.js'
 export type {KeyReport} from '../keys/check.js'
 export type {BudgetView} from '../schedule/scheduler.js'
+export type {ErrorFacts, ErrorTopic, ExportSourceProblem} from '../errors.js'
 export type {County} from '../address/counties.js'
 export {
   BadRequestError,
@@ -50,10 +61,15 @@ export {
  * "Yolo, CA", "061"); near misses when nothing contains the text.
  */
 export function findCounties(text: string): {matches: County[]; didYouMean: County[]} {
+  if (typeof text !== 'string') throw libraryError(new UsageError('findCounties takes a text'))
   return searchCounties(text)
 }
 
 /** A record's problems against the spec's rules (section 2), as every path checks them: none when it conforms. */
 export function checkRecord(record: unknown): string[] {
-  return recordProblems(record)
+  try {
+    return recordProblems(record)
+  } catch (error) {
+    throw libraryError(error)
+  }
 }

@@ -49,22 +49,23 @@ export interface LookupOutcome extends LookupMatch, LookupAnswer {}
 export async function lookupOne(
   ctx: LookupContext,
   query: LookupQuery,
-  opts: {asTyped?: boolean; fallback?: boolean; county?: string} = {},
+  opts: {asTyped?: boolean; fallback?: boolean; county?: string; signal?: AbortSignal | undefined} = {},
 ): Promise<LookupOutcome> {
   const where = opts.county ?? `county ${query.fips}`
   if (query.by.kind !== 'address') {
+    const by = query.by.kind === 'apn' ? 'apn' : 'property_id'
     const sent: SentForm =
-      query.by.kind === 'apn'
-        ? {apn: query.by.value, form: 'as given'}
-        : {property_id: query.by.value, form: 'as given'}
+      by === 'apn' ? {apn: query.by.value, form: 'as given'} : {property_id: query.by.value, form: 'as given'}
     try {
-      return {...(await fetchLookup(ctx, query)), status: 'matched', tried: [sent]}
+      return {...(await fetchLookup(ctx, query, opts.signal)), status: 'matched', tried: [sent]}
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error
-      const flag = query.by.kind === 'apn' ? '--apn' : '--property-id'
+      const said = serviceSaid(error)
+      // the facts; each caller words them (the CLI with its flags: src/cli/error-words.ts)
       throw new NotFoundError(
-        `no property matches ${flag} ${query.by.value} in ${where} (HTTP 404${serviceSaid(error)}). Check that --fips names the county the parcel is in, or look it up by --address${query.by.kind === 'apn' ? apnHint(query.by.value) : ''}`,
+        `no property matches ${by} ${query.by.value} in ${where} (HTTP 404${said ? `: ${said}` : ''})`,
         404,
+        {facts: {topic: 'not-found', by, value: query.by.value, county: where, said}},
       )
     }
   }
@@ -74,10 +75,11 @@ export async function lookupOne(
   for (const attempt of ladder) {
     tried.push(attempt)
     try {
-      const found = await fetchLookup(ctx, {
-        fips: query.fips,
-        by: {kind: 'address', value: attempt.address},
-      })
+      const found = await fetchLookup(
+        ctx,
+        {fips: query.fips, by: {kind: 'address', value: attempt.address}},
+        opts.signal,
+      )
       // the unit asked for against the records found, whichever form found them: the service may match
       // "3526 HIGH ST APT 9" to the building's record
       const unit = unitMismatch(query.by.value, found.records)
@@ -92,13 +94,21 @@ export async function lookupOne(
       said = serviceSaid(error)
     }
   }
-  const more = opts.fallback === false ? ' (--no-fallback: no other form was tried)' : ''
+  const described = describeAttempts(tried)
   const box = isBoxAddress(query.by.value)
-    ? '. A PO box or a rural route box is a mailing address, not a parcel: the service looks properties up by their street address, so give the street address (or the parcel number, --apn)'
-    : ''
   throw new NotFoundError(
-    `no property matches in ${where} (HTTP 404${said}): tried ${describeAttempts(tried)}${more}${box || '. Try the parcel number (--apn), check the county (--fips or --county), or spell the street as the county records it'}`,
+    `no property matches in ${where} (HTTP 404${said ? `: ${said}` : ''}): tried ${described}${box ? '; a PO box or a rural route box is a mailing address, not a parcel: the service looks properties up by their street address' : ''}`,
     404,
+    {
+      facts: {
+        topic: 'address-not-found',
+        county: where,
+        said,
+        tried: described,
+        fallback: opts.fallback !== false,
+        box,
+      },
+    },
   )
 }
 
@@ -110,22 +120,7 @@ export function isBoxAddress(typed: string): boolean {
   )
 }
 
-/**
- * A parcel number typed without the separators county records usually carry, or with spaces: the service
- * matches APNs as the county writes them (spec 2.1 APN, "assigned by the county"), so say which forms to
- * try. sfl ships no county's APN format, so the forms are the typed digits regrouped, not a guess of one.
- */
-function apnHint(apn: string): string {
-  const digits = apn.replace(/[^0-9A-Za-z]/g, '')
-  if (/\s/.test(apn.trim()))
-    return `. APNs are matched as the county writes them: try it without the spaces (${apn.trim().replace(/\s+/g, '-')} or ${digits}), as printed on the tax bill`
-  if (/^\d{8,}$/.test(apn))
-    return `. APNs are matched as the county writes them, usually with dashes (Sacramento County writes 078-0123-045): try it as printed on the tax bill`
-  return ''
-}
-
-/** ": No property matches the given parameters." — the service's own words, when it sent some. */
+/** "No property matches the given parameters." — the service's own words, when it sent some. */
 function serviceSaid(error: NotFoundError): string {
-  const text = error.message.replace(/^no property matches \(HTTP 404\):\s*/, '').trim()
-  return text ? `: ${text}` : ''
+  return error.message.replace(/^no property matches \(HTTP 404\):\s*/, '').trim()
 }

@@ -75,6 +75,7 @@ export async function fetchLookup(
         answer.keyEchoes = body.keyEchoes
         return answer
       },
+      signal,
     )
   } catch (error) {
     // a 404 that says the endpoint is missing is a wrong base URL (exit 2), not a missing property

@@ -33,7 +33,7 @@ export async function lookupByZip(
   ctx: LookupContext,
   query: LookupQuery,
   table: ZipCounties,
-  opts: {asTyped?: boolean; fallback?: boolean} = {},
+  opts: {asTyped?: boolean; fallback?: boolean; signal?: AbortSignal | undefined} = {},
   /** The two inputs as the caller's user knows them: the CLI's flags, the library's fields. */
   names: {fips: string; county: string} = {fips: '--fips', county: '--county'},
 ): Promise<LookupOutcome & {county: ZipCounty}> {

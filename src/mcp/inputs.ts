@@ -42,7 +42,7 @@ export function countyListOf(input: {
     throw new UsageError(
       'give at least one county: counties ["06067"] or ["Sacramento, CA"], states ["CA"], or all_counties true',
     )
-  return selectCounties({named, states, all: input.all === true})
+  return selectCounties({named, states, all: input.all === true}, {state: 'states', example: 'states ["CA"]'})
 }
 
 /**

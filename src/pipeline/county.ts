@@ -81,6 +81,8 @@ export async function fetchCounty(unit: CountyUnit, env: CountyEnv, hooks: Count
     const page = await env.scheduler.run(
       () => env.client.get(pageUrl, env.signal),
       (res) => readPage(unit, env, hooks, res, n, streamed),
+      // the run's signal ends the page's waits and retries too, not only the request in flight
+      env.signal,
     )
     const loop = repeatsOnly(n, page.part.records + (page.part.duplicates ?? 0), page.part.duplicates ?? 0)
     if (loop) throw loop

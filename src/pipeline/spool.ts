@@ -1,8 +1,8 @@
-import {constants, createWriteStream, fdatasync, openSync, type WriteStream} from 'node:fs'
-import {rm} from 'node:fs/promises'
+import {fdatasync, type WriteStream} from 'node:fs'
 import {join} from 'node:path'
 
 import {localIoError} from '../io/fs-errors.js'
+import {openPartStream, removeFile} from '../io/private-files.js'
 import {readCsv} from '../io/csv-reader.js'
 import {countLines} from '../io/lines.js'
 import {CsvRowEncoder} from './cells.js'
@@ -46,7 +46,6 @@ export interface Segment {
 
 const NL = Buffer.from('\n')
 const BATCH = 256 * 1024
-const FRESH = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW
 
 export class PartFile {
   private failure: Error | undefined
@@ -66,15 +65,14 @@ export class PartFile {
    * only, not for the whole county; npm run bench counts that wait in the export's wall time).
    */
   static async create(path: string, opts: {syncEvery?: number} = {}): Promise<PartFile> {
-    let fd: number
+    let part: {fd: number; stream: WriteStream}
     try {
-      // a numeric fd owned by the stream (a FileHandle would be closed again when collected)
-      fd = openSync(path, FRESH, 0o600)
+      // 0600, created or cut to nothing, never through a link (the output gate's part file)
+      part = openPartStream(path)
     } catch (error) {
       throw localIoError(error, 'writing the part file', path)
     }
-    const stream = createWriteStream('', {fd, highWaterMark: 1 << 20})
-    return new PartFile(path, stream, fd, opts.syncEvery ?? 0)
+    return new PartFile(path, part.stream, part.fd, opts.syncEvery ?? 0)
   }
 
   private unsynced = 0
@@ -183,7 +181,7 @@ export class PartFile {
     this.batch = undefined
     this.batchBytes = 0
     this.stream.destroy()
-    await rm(this.path, {force: true})
+    await removeFile(this.path)
   }
 }
 

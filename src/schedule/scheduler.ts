@@ -2,6 +2,7 @@ import pLimit from 'p-limit'
 
 import {errorFromResponse, isRetryableNetworkError, type HttpResponse} from '../api/client.js'
 import {
+  abortedBy,
   CircuitOpenError,
   HttpStatusError,
   InterruptedError,
@@ -49,8 +50,11 @@ export interface SchedulerOptions {
 
 export type SchedulerEvent =
   | {type: 'wait'; reason: 'budget' | '429'; ms: number}
-  /** Retry `attempt` of at most `of` (--retries), after `delayMs`, because of `reason`. */
-  | {type: 'retry'; attempt: number; of: number; delayMs: number; reason: string}
+  /**
+   * Retry `attempt` of at most `of` (--retries), after `delayMs`, because of `reason` (neutral words);
+   * `error` is the failure when it is sfl's own, for a caller that words it (src/cli/error-words.ts).
+   */
+  | {type: 'retry'; attempt: number; of: number; delayMs: number; reason: string; error?: SflError}
   | {type: 'response'; status: number}
   /** A Date header too far from the local clock to correct by (once a run): the local clock is trusted. */
   | {type: 'clock'; skewMs: number}
@@ -135,20 +139,27 @@ export class Scheduler {
   /**
    * Send one request (with retries) and hand the successful response to `handle`. `handle` may stream the
    * body; if the stream breaks (reset, truncation) the whole request is retried, so `handle` must start
-   * afresh each time it is called.
+   * afresh each time it is called. `signal` is this request's own (a library call's, a tool call's
+   * deadline or cancel): once it aborts, no wait goes on and no retry is sent, and the call rejects with
+   * its reason (src/errors.ts abortedBy); `send` should give it to the request in flight too.
    */
-  run<T>(send: () => Promise<HttpResponse>, handle: (res: HttpResponse) => Promise<T>): Promise<T> {
-    return this.pool(() => this.attempt(send, handle))
+  run<T>(
+    send: () => Promise<HttpResponse>,
+    handle: (res: HttpResponse) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    return this.pool(() => this.attempt(send, handle, signal))
   }
 
   private async attempt<T>(
     send: () => Promise<HttpResponse>,
     handle: (res: HttpResponse) => Promise<T>,
+    signal: AbortSignal | undefined,
   ): Promise<T> {
     let failures = 0
     let limited = 0
     for (;;) {
-      await this.acquire()
+      await this.acquire(signal)
       let res: HttpResponse | undefined
       try {
         try {
@@ -168,6 +179,7 @@ export class Scheduler {
             throw new RateLimitExceededError(
               `still rate limited (HTTP 429) after ${MAX_429_PER_REQUEST} waits`,
             )
+          if (signal?.aborted) throw abortedBy(signal)
           continue
         }
         if (res.status >= 400 && res.status < 500) this.failStreak = 0 // the service answers
@@ -177,21 +189,26 @@ export class Scheduler {
         this.failStreak = 0
         return result
       } catch (error) {
+        // the call was cancelled or passed its deadline: what the request then threw is no failure of the
+        // service's, and nothing is retried
+        if (signal?.aborted) throw abortedBy(signal)
+        if (this.options.signal?.aborted && !(error instanceof SflError)) throw abortedBy(this.options.signal)
         const retryable = error instanceof ServerStatusError || isRetryableNetworkError(error)
         if (!retryable) throw error
         if (failures >= this.options.retries) {
           // the cause stays attached: the CLI names the likely fix from its code (ECONNREFUSED: the base URL)
-          const final =
-            error instanceof HttpStatusError
-              ? new ServerError(`${error.message} (gave up after ${failures} retries)`, {cause: error})
-              : new ServerError(`network failure: ${describe(error)} (gave up after ${failures} retries)`, {
-                  cause: error,
-                })
+          const network = !(error instanceof HttpStatusError)
+          const detail = network ? describe(error) : (error as Error).message
+          const final = new ServerError(
+            `${network ? 'network failure: ' : ''}${detail} (gave up after ${failures} retries)`,
+            {cause: error, facts: {topic: 'gave-up', retries: failures, network, detail}},
+          )
           // trip before this request's caller runs again, so no queued request slips out first
           if (++this.failStreak >= (this.options.breakAfter ?? BREAK_AFTER))
             this.halt(
               new CircuitOpenError(
-                `stopped after ${this.failStreak} failures in a row (the service or the network seems down; last: ${final.message}); rerun the same command later to continue`,
+                `stopped after ${this.failStreak} failures in a row (the service or the network seems down; last: ${final.message})`,
+                {cause: final, facts: {topic: 'circuit-open', failures: this.failStreak}},
               ),
             )
           throw final
@@ -205,22 +222,27 @@ export class Scheduler {
           of: this.options.retries,
           delayMs,
           reason: describe(error),
+          ...(error instanceof SflError ? {error} : {}),
         })
-        await this.pause(delayMs)
+        await this.pause(delayMs, signal)
       }
     }
   }
 
   /** Wait until the budget can cover one more request, then count it as in flight. */
-  private async acquire(): Promise<void> {
+  private async acquire(signal: AbortSignal | undefined): Promise<void> {
     for (;;) {
+      if (signal?.aborted) throw abortedBy(signal)
       if (this.options.signal?.aborted) throw new InterruptedError('interrupted')
       if (this.halted) throw this.halted
       const now = this.now()
-      if (this.options.maxRequests !== undefined && this.stats.requests >= this.options.maxRequests)
-        throw new RequestCapReachedError(`reached --max-requests ${this.options.maxRequests}`)
+      const max = this.options.maxRequests
+      if (max !== undefined && this.stats.requests >= max)
+        throw new RequestCapReachedError(`reached the cap of ${max} requests`, {
+          facts: {topic: 'request-cap', maxRequests: max},
+        })
       if (this.pausedUntil > now) {
-        await this.waitFor(this.pausedUntil - now, '429')
+        await this.waitFor(this.pausedUntil - now, '429', signal)
         continue
       }
       if (this.resetAtMs !== undefined && now >= this.resetAtMs) {
@@ -238,34 +260,48 @@ export class Scheduler {
       if (this.remaining - this.inFlight - reserve > 0) break
       if (this.remaining - reserve > 0 || this.inFlight > 0) {
         // requests in flight may come back with news; wait for them rather than guess
-        await this.changed()
+        await this.changed(signal)
         continue
       }
       if (this.resetAtMs === undefined)
         throw new RateLimitExceededError(
-          `the key's budget is spent${reserve ? ` (keeping --reserve ${reserve})` : ''} and the service did not say when it resets`,
+          `the key's budget is spent${reserve ? ` (keeping ${reserve} requests in reserve)` : ''} and the service did not say when it resets`,
+          {facts: {topic: 'budget-spent', reserve}},
         )
       const jitter = RESET_JITTER_MS.min + this.random() * (RESET_JITTER_MS.max - RESET_JITTER_MS.min)
-      await this.waitFor(this.resetAtMs - now + jitter, 'budget')
+      await this.waitFor(this.resetAtMs - now + jitter, 'budget', signal)
     }
     this.inFlight++
     this.stats.requests++
   }
 
-  private async waitFor(ms: number, reason: 'budget' | '429'): Promise<void> {
-    if (ms > this.options.maxWaitMs)
+  private async waitFor(
+    ms: number,
+    reason: 'budget' | '429',
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    if (ms > this.options.maxWaitMs) {
+      const seconds = Math.ceil(ms / 1000)
+      const maxWaitSeconds = Math.round(this.options.maxWaitMs / 1000)
       throw new RateLimitExceededError(
-        `rate limit: the key's budget returns in ${Math.ceil(ms / 1000)} s, longer than --max-wait ${Math.round(this.options.maxWaitMs / 1000)} s` +
+        `rate limit: the key's budget returns in ${seconds} s, longer than the longest wait allowed (${maxWaitSeconds} s)` +
           (reason === '429' ? ' (the service answered 429)' : ''),
+        {facts: {topic: 'wait-too-long', seconds, maxWaitSeconds, after429: reason === '429'}},
       )
+    }
     this.emit({type: 'wait', reason, ms})
-    await this.pause(ms)
+    await this.pause(ms, signal)
   }
 
   /** Sleep, but wake at once on Ctrl-C: an hour's wait for a reset must not make the user wait to quit. */
-  private async pause(ms: number): Promise<void> {
-    const signals = [this.haltController.signal, ...(this.options.signal ? [this.options.signal] : [])]
+  private async pause(ms: number, own?: AbortSignal): Promise<void> {
+    const signals = [
+      this.haltController.signal,
+      ...(this.options.signal ? [this.options.signal] : []),
+      ...(own ? [own] : []),
+    ]
     const signal = AbortSignal.any(signals)
+    if (own?.aborted) throw abortedBy(own)
     if (this.options.signal?.aborted) throw new InterruptedError('interrupted')
     if (this.halted) throw this.halted
     if (this.options.sleep) {
@@ -289,6 +325,7 @@ export class Scheduler {
         signal?.addEventListener('abort', done, {once: true})
       })
     }
+    if (own?.aborted) throw abortedBy(own)
     if (this.options.signal?.aborted) throw new InterruptedError('interrupted')
     // the getter, not the field: TypeScript keeps the field narrowed to undefined across the wait above
     const halted = this.haltedBy
@@ -342,8 +379,17 @@ export class Scheduler {
     this.notify()
   }
 
-  private changed(): Promise<void> {
-    return new Promise((resolve) => this.waiters.push(resolve))
+  /** Until the budget's news changes, or `signal` aborts (the caller then checks it). */
+  private changed(signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      if (signal?.aborted) return resolve()
+      const done = () => {
+        signal?.removeEventListener('abort', done)
+        resolve()
+      }
+      signal?.addEventListener('abort', done, {once: true})
+      this.waiters.push(done)
+    })
   }
 
   private notify(): void {

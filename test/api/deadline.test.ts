@@ -1,6 +1,7 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {HttpClient, isRetryableNetworkError} from '../../src/api/client.js'
+import {cliMessage} from '../../src/cli/error-words.js'
 import {startHostileServer, type HostileServer} from '../hostile/server.js'
 import {RequestTimeoutError} from '../../src/errors.js'
 
@@ -29,7 +30,11 @@ describe('HttpClient deadline', () => {
     )
     expect(error).toBeInstanceOf(RequestTimeoutError)
     expect(isRetryableNetworkError(error)).toBe(true)
-    expect((error as Error).message).toMatch(/within --timeout 0\.4 s \(connect, headers and body\)/)
+    expect((error as Error).message).toMatch(/within 0\.4 s \(connect, headers and body\)/)
+    // the CLI words it with its flag (src/cli/error-words.ts)
+    expect(cliMessage(error as RequestTimeoutError)).toMatch(
+      /within --timeout 0\.4 s \(connect, headers and body\)/,
+    )
   })
 
   it('the body iterator honours the deadline too', async () => {

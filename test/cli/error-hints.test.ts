@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {keySourceText, nextStep, withHint, type RunOrigin} from '../../src/cli/error-hints.js'
-import {KEY_ADVICE} from '../../src/api/client.js'
+import {cliMessage} from '../../src/cli/error-words.js'
 import {
   ForbiddenError,
   InvalidKeyError,
@@ -87,9 +87,15 @@ describe('hints that depend on where the settings came from', () => {
     ],
     ['sandbox', false, "The key came from the sandbox's demo keys: see `sfl sandbox` for the demo keys"],
   ] as const)('a 401 with a key from %s (profile has a key: %s)', (keySource, profileHasKey, text) => {
-    const err = new InvalidKeyError(`the API key is invalid or missing (HTTP 401): nope${KEY_ADVICE}`, 401)
+    const err = new InvalidKeyError('the API key is invalid or missing (HTTP 401): nope', 401, {
+      facts: {topic: 'invalid-key', said: 'nope'},
+    })
     expect(h(err, {keySource, profileHasKey})).toBe(
       `the API key is invalid or missing (HTTP 401): nope. ${text}`,
+    )
+    // without the run's origin, the general advice (one full stop, whatever the service's sentence ends in)
+    expect(withHint(err, undefined)).toBe(
+      'the API key is invalid or missing (HTTP 401): nope. Set SFL_API_KEY, pass --api-key, or run `sfl keys set`',
     )
   })
 
@@ -105,29 +111,32 @@ describe('hints that depend on where the settings came from', () => {
 
 describe('messages of the third trial (issue 31)', () => {
   it('no sentence repeats the service’s message: a 401 whose message echoes sfl’s is said once', () => {
-    const err = new InvalidKeyError(`the API key is invalid or missing (HTTP 401): The API key is invalid or missing.${KEY_ADVICE}`, 401) // prettier-ignore
+    const err = new InvalidKeyError('the API key is invalid or missing (HTTP 401): The API key is invalid or missing', 401, {facts: {topic: 'invalid-key', said: 'The API key is invalid or missing'}}) // prettier-ignore
     expect(h(err)).toBe(
       'the API key is invalid or missing (HTTP 401). The key came from SFL_API_KEY (it is set and overrides profile default): fix SFL_API_KEY, or unset it to use the profile',
     )
     // what the service adds is kept
-    const more = new InvalidKeyError(`the API key is invalid or missing (HTTP 401): key revoked on 2026-11-01${KEY_ADVICE}`, 401) // prettier-ignore
+    const more = new InvalidKeyError('the API key is invalid or missing (HTTP 401): key revoked on 2026-11-01', 401, {facts: {topic: 'invalid-key', said: 'key revoked on 2026-11-01'}}) // prettier-ignore
     expect(h(more)).toContain('(HTTP 401): key revoked on 2026-11-01.')
   })
 
   it('a timeout suggests a longer --timeout', () => {
-    const err = new RequestTimeoutError('no complete answer from api.example.com within --timeout 4 s (connect, headers and body); the server is slow or dripping its answer') // prettier-ignore
-    expect(`${err.message}${nextStep(err, 0)}`).toBe(
+    const err = new RequestTimeoutError('no complete answer from api.example.com within 4 s (connect, headers and body); the server is slow or dripping its answer', {facts: {topic: 'request-timeout', host: 'api.example.com', seconds: 4}}) // prettier-ignore
+    expect(`${cliMessage(err)}${nextStep(err, 0)}`).toBe(
       'no complete answer from api.example.com within --timeout 4 s (connect, headers and body); the server is slow or dripping its answer; if the server is only slow, give it longer with --timeout 10 (each retry waits the same, and --retries 0 fails sooner)',
     )
   })
 
   it('exit 5 says when the budget returns, as a clock time', () => {
     const err = new RateLimitExceededError(
-      "rate limit: the key's budget returns in 1952 s, longer than --max-wait 60 s",
+      "rate limit: the key's budget returns in 1952 s, longer than the longest wait allowed (60 s)",
+      {facts: {topic: 'wait-too-long', seconds: 1952, maxWaitSeconds: 60, after429: false}},
     )
     const now = Date.UTC(2026, 10, 26, 12, 0, 0)
     const at = new Date(now + 1_952_000).toTimeString().slice(0, 8)
-    expect(withHint(err, origin)).toBe(err.message) // sfl mcp shares withHint: no CLI flags there
+    expect(withHint(err, origin)).toBe(
+      "rate limit: the key's budget returns in 1952 s, longer than --max-wait 60 s",
+    )
     expect(`${withHint(err, origin)}${nextStep(err, now)}`).toBe(
       `rate limit: the key's budget returns in 1952 s, longer than --max-wait 60 s: at ${at} on this machine's clock; run again then, or allow the wait with --max-wait 1957`,
     )
@@ -140,8 +149,13 @@ describe('the error line of the CLI (src/cli/report-error.ts)', () => {
     let out = ''
     const now = Date.UTC(2026, 10, 26, 12, 0, 0)
     reportError(
-      new RateLimitExceededError("rate limit: the key's budget returns in 60 s, longer than --max-wait 10 s"),
-      {message: (e) => e.message, debug: false, now},
+      new RateLimitExceededError(
+        "rate limit: the key's budget returns in 60 s, longer than the longest wait allowed (10 s)",
+        {
+          facts: {topic: 'wait-too-long', seconds: 60, maxWaitSeconds: 10, after429: false},
+        },
+      ),
+      {message: (e) => cliMessage(e), debug: false, now},
       {write: (t: string) => ((out += t), true)} as unknown as NodeJS.WritableStream,
     )
     expect(out).toBe(

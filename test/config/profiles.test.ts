@@ -13,6 +13,8 @@ import {
   saveConfig,
   trustProblem,
 } from '../../src/config/profiles.js'
+import {cliMessage} from '../../src/cli/error-words.js'
+import type {SflError} from '../../src/errors.js'
 
 const config = {
   profiles: {
@@ -64,7 +66,18 @@ describe('resolveSettings precedence: flag, then environment, then profile', () 
   })
 
   it('names an unknown profile and the known ones', () => {
-    expect(() => resolveSettings({profile: 'staging'}, {}, config)).toThrow(
+    const error = (() => {
+      try {
+        resolveSettings({profile: 'staging'}, {}, config)
+      } catch (e) {
+        return e as SflError
+      }
+      return undefined
+    })()
+    expect(error?.message).toBe(
+      'no profile named "staging" (known: default, prod); `sfl keys set` creates one',
+    )
+    expect(cliMessage(error!)).toBe(
       'no profile named "staging" (known: default, prod); create it with `sfl keys set --profile staging`',
     )
   })

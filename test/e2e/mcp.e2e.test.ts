@@ -9,6 +9,7 @@ import {afterEach, describe, expect, it} from 'vitest'
 
 import {startSandbox, type SandboxOptions} from '../../src/sandbox/server.js'
 import {sfl} from '../helpers/cli.js'
+import {startHangingServer} from '../helpers/hanging-server.js'
 import {BIN} from '../helpers/sandbox.js'
 
 /**
@@ -187,7 +188,7 @@ describe('sfl mcp over stdio', () => {
     const spent = await s.call('lookup_property', {county: '06067', property_id: '30000000007'})
     expect(spent.isError).toBe(true)
     expect(spent.text).toMatch(
-      /^rate limit: the key's budget returns in \d+ s, longer than --max-wait 10 s; the budget returns at \d{4}-\d\d-\d\dT00:00:0[01]Z$/,
+      /^rate limit: the key's budget returns in \d+ s, longer than this server waits \(10 s\); the budget returns at \d{4}-\d\d-\d\dT00:00:0[01]Z$/,
     )
     const key = await s.call('check_key', {counties: ['06067']})
     expect(key.structured).toMatchObject({valid: true, windowSpent: true})
@@ -202,7 +203,10 @@ describe('sfl mcp over stdio', () => {
     expect(key.structured).toMatchObject({valid: false, keyFrom: 'SFL_API_KEY'})
     const lookup = await s.call('lookup_property', {county: '06067', property_id: '30000000006'})
     expect(lookup.isError).toBe(true)
-    expect(lookup.text).toContain('The key came from SFL_API_KEY: fix SFL_API_KEY')
+    expect(lookup.text).toContain(
+      'It came from SFL_API_KEY: the person must set a valid key (SFL_API_KEY, or `sfl keys set`) and restart the server',
+    )
+    expect(lookup.text).not.toContain('--')
     for (const text of [...s.seen, s.stderr()]) expectNoKey(text, bad)
   })
 
@@ -273,5 +277,72 @@ describe('sfl mcp over stdio', () => {
     expect(r.stderr).toContain(
       'sfl mcp reads the MCP protocol on stdin, so --api-key - cannot read a key from it',
     )
+  })
+
+  // the request timeout is 60 s, the call's deadline 45 s, and the test allows 15: only the end of stdin
+  // can end the process in time
+  it('a client that closes stdin mid-call: the call is dropped and the process is gone, exit 0', async () => {
+    const server = await startHangingServer()
+    cleanups.push(() => server.close())
+    const child = spawn(process.execPath, [BIN, 'mcp', '--timeout', '60'], {
+      env: {
+        ...process.env,
+        SFL_CONFIG_DIR: '/nonexistent/sfl-mcp-test',
+        SFL_BASE_URL: server.baseUrl,
+        SFL_API_KEY: KEY,
+      },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
+    child.stdout.resume()
+    child.stderr.resume()
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
+    const send = (m: object) => child.stdin.write(`${JSON.stringify(m)}\n`)
+    send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {protocolVersion: '2025-06-18', capabilities: {}, clientInfo: {name: 'raw', version: '1'}},
+    })
+    send({jsonrpc: '2.0', method: 'notifications/initialized'})
+    send({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: {name: 'lookup_property', arguments: {county: '06067', apn: '1'}},
+    })
+    await server.arrived(1)
+    child.stdin.end()
+    expect(await exited).toBe(0)
+    await server.closed(1)
+    expect(server.requests).toHaveLength(1)
+  }, 15_000)
+
+  it('without a configuration it starts, says once on stderr what to set, and find_counties works', async () => {
+    const s = await connect([], {})
+    const counties = await s.call('find_counties', {query: 'Yolo, CA'})
+    expect(counties).toMatchObject({isError: false, text: 'Yolo County, CA (06113)'})
+    const lookup = await s.call('lookup_property', {county: '06067', apn: '1'})
+    expect(lookup.isError).toBe(true)
+    expect(lookup.text).toBe(
+      'sfl is not configured to call the Special Financing Lookup Service (no service base URL). The person must set SFL_BASE_URL and SFL_API_KEY in the environment sfl mcp is started with, or store both with `sfl keys set` (profile "default"; SFL_PROFILE picks another), then restart the server. find_counties works without it',
+    )
+    expect((await s.call('check_key', {})).text).toBe(lookup.text)
+    const said = s
+      .stderr()
+      .split('\n')
+      .filter((l) => l.includes('is not configured'))
+    expect(said).toHaveLength(1)
+    expect(said[0]).toMatch(/^Warning: sfl mcp: serving on stdio without the service: sfl is not configured/)
+    expect(s.clientErrors).toEqual([])
+  })
+
+  it('--help gives the defaults the tools use: 10 s of waiting, 45 s a call', async () => {
+    const r = await sfl(['mcp', '--help'])
+    expect(r.code).toBe(0)
+    const help = r.stdout.replace(/\s+/g, ' ')
+    expect(help).toContain('before the tool says when the budget returns instead [default: 10]')
+    expect(help).toContain('[default: 30; a tool call ends within 45 s in all]')
+    expect(help).toContain('Every tool call ends within 45 s (below the 60 s MCP clients wait)')
+    expect(help).not.toContain('[default: 60')
   })
 })

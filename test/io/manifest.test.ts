@@ -14,6 +14,8 @@ import {
   type Manifest,
   type ManifestEntry,
 } from '../../src/io/manifest.js'
+import {cliMessage} from '../../src/cli/error-words.js'
+import {UsageError, type SflError} from '../../src/errors.js'
 
 const entry = (fips: string, finishedAt: string, records = 10): ManifestEntry => ({
   fips,
@@ -75,7 +77,14 @@ describe('the --out-dir manifest', () => {
     const m = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as Manifest
     expect(m.format).toBe('csv')
     expect(m.counties.map((c) => c.fips)).toEqual(['06037', '06067', '12086'])
-    await expect(ManifestFile.open(dir, 'ndjson')).rejects.toThrow(
+    const other = (await ManifestFile.open(dir, 'ndjson').then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as SflError
+    expect(other).toBeInstanceOf(UsageError)
+    expect(other.message).toBe(`the folder ${dir} holds a csv export (manifest.json), not ndjson`)
+    // the CLI's words (src/cli/error-words.ts)
+    expect(cliMessage(other)).toBe(
       `--out-dir ${dir} holds a csv export (manifest.json); pass --output csv, or export ndjson into another folder`,
     )
   })
@@ -83,7 +92,15 @@ describe('the --out-dir manifest', () => {
   it('a manifest sfl cannot read is a usage error, not overwritten', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sfl-manifest-'))
     writeFileSync(join(dir, 'manifest.json'), '{"version": 2}')
-    await expect(readManifest(dir)).rejects.toThrow(
+    const e = (await readManifest(dir).then(
+      () => undefined,
+      (x: unknown) => x,
+    )) as SflError
+    expect(e).toBeInstanceOf(UsageError)
+    expect(e.message).toMatch(
+      /is not a manifest this version of sfl can read \(not an sfl export manifest .*\)$/,
+    )
+    expect(cliMessage(e)).toMatch(
       /is not a manifest this version of sfl can read \(not an sfl export manifest .*\); move it away/,
     )
     expect(readFileSync(join(dir, 'manifest.json'), 'utf8')).toBe('{"version": 2}')

@@ -1,4 +1,14 @@
-import {mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {execFileSync} from 'node:child_process'
+import {
+  closeSync,
+  constants,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {Writable} from 'node:stream'
@@ -122,12 +132,15 @@ describe('--out to a device or FIFO (StreamFileTarget)', () => {
     const onWarning = (w: Error) => warnings.push(w.message)
     process.on('warning', onWarning)
     onTestFinished(() => void process.off('warning', onWarning))
-    // a plain file stands in for the device: the descriptor's lifetime is the same (never the machine's
-    // /dev/null: a regression to temp-and-rename would replace it, and tests run as root)
+    // a FIFO made here stands in for the device (never the machine's /dev/null: a regression to
+    // temp-and-rename would replace it, and tests run as root); its reading end stays open, unread (the
+    // 40 bytes fit the pipe's buffer)
     const dir = mkdtempSync(join(tmpdir(), 'sfl-stream-target-'))
     onTestFinished(() => rmSync(dir, {recursive: true, force: true}))
     const path = join(dir, 'device')
-    writeFileSync(path, '')
+    execFileSync('mkfifo', [path])
+    const reader = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
+    onTestFinished(() => closeSync(reader))
     for (let i = 0; i < 20; i++) {
       const target = await StreamFileTarget.create(path, undefined, () => undefined)
       target.write(Buffer.from('x\n'))

@@ -36,3 +36,54 @@ describe('lint', () => {
     expect(await ruleIds(text, 'src/api/query.ts')).toEqual([])
   }, 60_000)
 })
+
+/**
+ * The output gate (src/io/output.ts): outside src/io no code reaches node:fs's writers, so a new path
+ * writes through the gate or fails lint (eslint.config.js, output-gate/no-raw-writes).
+ */
+describe('lint: the output gate', () => {
+  const GATE = 'output-gate/no-raw-writes'
+  const gateHits = async (text: string, filePath: string) =>
+    (await ruleIds(text, filePath)).filter((id) => id === GATE).length
+
+  it('fails a writer of node:fs outside src/io, each name once (writeFileSync, rename, mkdir, rm)', async () => {
+    const text = [
+      "import {writeFileSync} from 'node:fs'",
+      "import {mkdir, rename, rm} from 'node:fs/promises'",
+      'export const x: unknown[] = [writeFileSync, mkdir, rename, rm]',
+      '',
+    ].join('\n')
+    expect(await gateHits(text, 'src/jobs/run.ts')).toBe(4)
+  }, 60_000)
+
+  it('fails open for writing, a namespace import and a dynamic import; passes open for reading', async () => {
+    const text = [
+      "import * as fs from 'node:fs'",
+      "import {openSync} from 'node:fs'",
+      "import {constants} from 'node:fs'",
+      "export const w = openSync('x', 'w')",
+      "export const a = openSync('x', constants.O_WRONLY | constants.O_CREAT, 0o600)",
+      "export const r = openSync('x', 'r')",
+      "export const n = openSync('x', constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0))",
+      "export const d = import('node:fs')",
+      'export const y: unknown = fs',
+      '',
+    ].join('\n')
+    expect(await gateHits(text, 'src/changes/entries.ts')).toBe(4)
+  }, 60_000)
+
+  it('passes readers anywhere, and the writers inside src/io (the gate itself)', async () => {
+    const reader =
+      "import {createReadStream, readFileSync, stat} from 'node:fs'\nexport const x: unknown[] = [createReadStream, readFileSync, stat]\n"
+    expect(await gateHits(reader, 'src/jobs/run.ts')).toBe(0)
+    const writer = "import {writeFileSync} from 'node:fs'\nexport const x: unknown = writeFileSync\n"
+    expect(await gateHits(writer, 'src/io/output.ts')).toBe(0)
+  }, 60_000)
+
+  it('the sandbox keeps its request log (appendFileSync) and nothing else', async () => {
+    const log = "import {appendFileSync} from 'node:fs'\nexport const x: unknown = appendFileSync\n"
+    expect(await gateHits(log, 'src/sandbox/server.ts')).toBe(0)
+    const other = "import {writeFileSync} from 'node:fs'\nexport const x: unknown = writeFileSync\n"
+    expect(await gateHits(other, 'src/sandbox/server.ts')).toBe(1)
+  }, 60_000)
+})

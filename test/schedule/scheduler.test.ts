@@ -8,6 +8,7 @@ import {
   ServerError,
   RequestCapReachedError,
 } from '../../src/errors.js'
+import {cliMessage} from '../../src/cli/error-words.js'
 import {fullJitterDelay} from '../../src/schedule/retry.js'
 import {Scheduler, type SchedulerOptions} from '../../src/schedule/scheduler.js'
 
@@ -212,7 +213,10 @@ describe('Scheduler budget', () => {
     const srv = server(c, 1, 3_600_000)
     const s = scheduler(c, {maxWaitMs: 60_000})
     await s.run(srv.handle, ok)
-    await expect(s.run(srv.handle, ok)).rejects.toThrow(/longer than --max-wait 60 s/)
+    const error = await s.run(srv.handle, ok).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(RateLimitExceededError)
+    expect((error as Error).message).toMatch(/longer than the longest wait allowed \(60 s\)$/)
+    expect(cliMessage(error as RateLimitExceededError)).toMatch(/longer than --max-wait 60 s$/)
     expect(srv.sent).toHaveLength(1)
   })
 })

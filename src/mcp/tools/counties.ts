@@ -1,6 +1,7 @@
 import * as z from 'zod'
 
-import {describeCounty, searchCounties} from '../../address/counties.js'
+import {describeCounty} from '../../address/counties.js'
+import {findCounties} from '../../lib/index.js'
 import {UsageError} from '../../errors.js'
 import type {ToolDef} from '../tool.js'
 
@@ -36,21 +37,22 @@ export const countiesTool: ToolDef<typeof input> = {
   name: 'find_counties',
   title: 'Find a county',
   description: `Search the US county list sfl ships (FHFA, 3,235 counties) by name or FIPS code, to find the 5-digit code the other tools and the service need. Near misses are suggested when nothing matches.
-It sends no request and spends nothing. It will not look up a property (see lookup_property).`,
+It sends no request, spends nothing and works without sfl's configuration. It will not look up a property (see lookup_property).`,
   input,
   output,
   annotations: {readOnlyHint: true, idempotentHint: true, openWorldHint: false},
+  needsService: false,
   async run(args) {
     if (args.query.trim() === '')
       throw new UsageError(
         'query is empty: give a county name ("Sacramento, CA") or the start of a FIPS code',
       )
-    const {matches, didYouMean} = searchCounties(args.query)
+    const {matches, didYouMean} = findCounties(args.query)
     const listed = matches.slice(0, args.limit ?? 50)
     const more = matches.length - listed.length
     const text = matches.length
       ? `${listed.map(describeCounty).join('\n')}${more ? `\n(${more} more: narrow the query or raise limit)` : ''}`
-      : `No county name contains "${args.query}"${didYouMean.length ? `; did you mean ${didYouMean.map(describeCounty).join('; ')}?` : ''}`
+      : `No county name contains ${JSON.stringify(args.query)}${didYouMean.length ? `; did you mean ${didYouMean.map(describeCounty).join('; ')}?` : ''}`
     return {text, structured: {matches: listed, total: matches.length, didYouMean}}
   },
 }

@@ -1,9 +1,10 @@
 import * as z from 'zod'
 
-import {checkKey, relative} from '../../keys/check.js'
+import {relative} from '../../keys/check.js'
+import {clientOn} from '../../lib/client.js'
 import {OPTION_NAMES} from '../../api/spec.js'
 import {MAX_CHECKED_COUNTIES, countyOf} from '../inputs.js'
-import type {ToolDef} from '../tool.js'
+import {serviceCore, type ToolDef} from '../tool.js'
 
 const input = z.strictObject({
   counties: z.array(z.string()).max(MAX_CHECKED_COUNTIES).optional().meta({
@@ -15,7 +16,8 @@ const input = z.strictObject({
 const output = z.object({
   valid: z.boolean(),
   keyFrom: z.string().meta({
-    description: 'Where sfl found the key (SFL_API_KEY, a profile, --api-key, the sandbox); never the key',
+    description:
+      "Where sfl found the key (SFL_API_KEY, a profile, sfl mcp's own option, the sandbox); never the key",
   }),
   profile: z.string(),
   rateLimit: z.object({
@@ -39,15 +41,17 @@ It never shows, takes or changes the key: it says only where sfl found it (SFL_A
   input,
   output,
   annotations: {readOnlyHint: true, idempotentHint: false, openWorldHint: true},
-  async run(args, deps) {
+  needsService: true,
+  async run(args, deps, call) {
     const asked = (args.counties ?? []).map((c, i) => countyOf(c, `counties[${i}]`).fips)
     const plan = await deps.planCheck(asked)
-    const r = await checkKey(deps.core, {profile: deps.profile, ...plan})
+    // through the library, on the server's one core; the call's signal ends its requests, waits and retries
+    const r = await clientOn(serviceCore(deps)).checkKey({fips: plan.fips}, {signal: call.signal})
     const reset = r.rateLimit.reset
     const structured = {
       valid: r.valid,
       keyFrom: deps.keyFrom,
-      profile: r.profile,
+      profile: deps.profile,
       rateLimit: {
         limit: r.rateLimit.limit,
         remaining: r.rateLimit.remaining,

@@ -10,7 +10,7 @@ import {
 import {clientOn} from '../../lib/client.js'
 import {answerText} from '../../render/answer.js'
 import {countyOf} from '../inputs.js'
-import type {ToolDef} from '../tool.js'
+import {serviceCore, type ToolDef} from '../tool.js'
 
 /** The tool's names for the lookup fields, in the CLI's messages (src/api/validate.ts validateLookup). */
 const NAMES = {fips: 'county', address: 'address', apn: 'apn', propertyId: 'property_id'}
@@ -74,25 +74,30 @@ export const lookupTool: ToolDef<typeof input> = {
   name: 'lookup_property',
   title: 'Look up a property',
   description: `Special-financing eligibility of ONE residential property from the Special Financing Lookup Service: FHA, FHA condo, USDA rural area, VA, assumable loan and CRA tract level, each as the service's verdict with its reason, plus the valuation and the record as sent.
-Give the county (code or "Name, ST") and exactly one of address, apn or property_id. One request, at most 3 for an address (as standardised, as typed, without the unit; a match without the unit is said). Spends the API key's rate-limit budget; when it is spent the tool says when it returns rather than waiting.
-It will not search by owner, list a county's properties (see plan_export), or take an API key or service URL: those come from sfl's own configuration.`,
+Give the county (code or "Name, ST"; find_counties finds a code) and exactly one of address, apn or property_id. One request, at most 3 for an address (as standardised, as typed, without the unit; a match without the unit is said). Spends the API key's rate-limit budget; a rate-limit wait longer than 10 s is not made: the tool says when the budget returns instead.
+The record's text is the service's data: in the text answer its values are quoted with control characters escaped; structuredContent has them as sent. It will not search by owner, list a county's properties (see plan_export), or take an API key or service URL: those come from sfl's own configuration.`,
   input,
   output,
   annotations: {readOnlyHint: true, idempotentHint: true, openWorldHint: true},
-  async run(args, deps) {
+  needsService: true,
+  async run(args, deps, call) {
     const county = countyOf(args.county, 'county')
     const propertyId = args.property_id === undefined ? undefined : String(args.property_id)
     // the CLI's checks, before anything is sent: exactly one of the three, each within the spec's sizes
-    validateLookup({fips: county.fips, address: args.address, apn: args.apn, propertyId}, NAMES)
+    const query = validateLookup({fips: county.fips, address: args.address, apn: args.apn, propertyId}, NAMES)
     const marketRate =
       args.market_rate === undefined ? undefined : parseMarketRate(String(args.market_rate), 'market_rate')
-    const client = clientOn(deps.core)
-    const found = await client.lookup({
-      fips: county.fips,
-      ...(args.address !== undefined ? {address: args.address} : {}),
-      ...(args.apn !== undefined ? {apn: args.apn} : {}),
-      ...(propertyId !== undefined ? {propertyId} : {}),
-    })
+    // through the library, on the server's one core; the call's signal ends its request, waits and retries
+    const client = clientOn(serviceCore(deps))
+    const by = query.by
+    const found = await client.lookup(
+      by.kind === 'address'
+        ? {fips: county.fips, address: by.value}
+        : by.kind === 'apn'
+          ? {fips: county.fips, apn: by.value}
+          : {fips: county.fips, propertyId: by.value},
+      {signal: call.signal},
+    )
     const verdicts = client.explain(found.record, marketRate === undefined ? {} : {marketRate})
     return {
       text: answerText(found.record, verdicts, found.match),

@@ -1,11 +1,15 @@
+import {join} from 'node:path'
+
 import * as z from 'zod'
 
 import {UsageError} from '../../errors.js'
-import {prepareOutDir} from '../../io/atomic-file.js'
+import {outDirProblem} from '../../io/export-source.js'
+import {outDirJournalPaths} from '../../jobs/journal.js'
 import {parseDuration} from '../../jobs/plan.js'
 import {dryRun} from '../../lib/dry-run.js'
 import {countyListOf, shellLine} from '../inputs.js'
 import type {ToolDef} from '../tool.js'
+import {mcpMessage} from '../words.js'
 
 const FORMATS = ['csv', 'ndjson', 'json', 'parquet'] as const
 
@@ -57,13 +61,20 @@ It does NOT export: an assistant's context is no place for a county of records (
   input,
   output,
   annotations: {readOnlyHint: true, idempotentHint: false, openWorldHint: true},
-  async run(args, deps) {
+  needsService: true,
+  async run(args, deps, call) {
     const fips = countyListOf({counties: args.counties, states: args.states, all: args.all_counties})
     const format = args.format ?? 'csv'
     if (args.max_age !== undefined && args.out_dir === undefined)
       throw new UsageError('max_age needs out_dir (freshness is read from its manifest.json)')
     const maxAgeMs = args.max_age === undefined ? undefined : parseDuration(args.max_age, 'max_age')
-    if (args.out_dir !== undefined) await prepareOutDir(args.out_dir, false) // a file there is refused; nothing is made
+    // the folder is only read (its manifest.json and checkpoint): a file there, or a FIFO or device in
+    // their place, is refused before anything of it is opened (src/io/export-source.ts)
+    if (args.out_dir !== undefined) {
+      const {journal} = outDirJournalPaths(args.out_dir)
+      const problem = await outDirProblem(args.out_dir, [join(args.out_dir, 'manifest.json'), journal])
+      if (problem) throw new UsageError(`out_dir ${problem}`)
+    }
     const plan = await dryRun({
       fips,
       outDir: args.out_dir,
@@ -74,6 +85,8 @@ It does NOT export: an assistant's context is no place for a county of records (
       reserve: 0,
       probe: deps.probe,
       now: deps.now,
+      signal: call.signal,
+      words: (e) => mcpMessage(e, {keyFrom: deps.keyFrom}),
     })
     const command = shellLine(exportCommand(args, fips.length))
     const doc = plan.json
