@@ -26,6 +26,8 @@ const LAYERS = {
   // record pipeline's field ids and text's cell rule
   changes: ['api', 'io', 'json', 'model', 'pipeline', 'text'],
   lookup: ['api', 'address', 'pipeline', 'schedule', 'text'],
+  // a batch's plan: the cost of lookups against a scan, and the exact match of rows to a county's records
+  plan: ['api', 'address', 'io', 'json', 'pipeline', 'text'],
   jobs: [
     'api',
     'address',
@@ -35,6 +37,7 @@ const LAYERS = {
     'lookup',
     'model',
     'pipeline',
+    'plan',
     'schedule',
     'stats',
     'text',
@@ -52,6 +55,7 @@ const LAYERS = {
     'lookup',
     'model',
     'pipeline',
+    'plan',
     'render',
     'schedule',
     'stats',
@@ -69,6 +73,7 @@ const LAYERS = {
     'lookup',
     'model',
     'pipeline',
+    'plan',
     'render',
     'schedule',
     'stats',

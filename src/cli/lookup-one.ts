@@ -40,6 +40,10 @@ const BATCH_ONLY = [
   'no-stats',
   'stats-by-county',
   'stats-json',
+  'plan',
+  'several',
+  'dry-run',
+  'json',
 ] as const
 
 /**
