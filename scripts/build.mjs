@@ -17,7 +17,7 @@
 // time: users run exactly the versions package-lock.json pins. Their licence texts go to
 // dist/THIRD-PARTY-LICENSES.txt. All are permissive (MIT, ISC, Apache-2.0 for ejs, BlueOak-1.0.0 for
 // minimatch); the build fails on a licence outside ALLOWED.
-import {copyFileSync, existsSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {parse} from 'acorn'
@@ -102,6 +102,45 @@ const lazyRequires = (table) => ({
   },
 })
 rmSync(dist, {recursive: true, force: true})
+/**
+ * undici's HTTP/1 parser, llhttp, is WebAssembly that undici ships as two modules of base64 text
+ * (lib/llhttp/llhttp_simd-wasm.js, and llhttp-wasm.js for CPUs or Nodes without SIMD: ppc64 before Node
+ * 24.12, UNDICI_NO_WASM_SIMD=1). Each is 72 kB of JS, in both bundles that hold undici (dist/lookup.cjs and
+ * the ESM chunk), four copies in all: about 97 kB of the packed tarball. The build writes each once to
+ * dist/ as the binary it decodes to (which also packs smaller than its base64) and bundles a module that
+ * reads the file at first use, as undici's read the text at first use (lazyllhttp in client-h1.js, at the
+ * first request); reading 0.05 MB is cheaper than parsing and decoding 0.07 MB of base64. `where` gives
+ * the file's path from the output file that holds the reader: __dirname in dist/lookup.cjs; in the ESM
+ * chunk (in dist/chunks/, checked after the build) the chunk's URL, which the banner keeps, because
+ * import.meta in the module itself would make esbuild wrap it as ESM, where `module` does not exist, and
+ * `require.resolve` would be esbuild's shim, the require of whichever chunk holds the runtime helpers.
+ * The build fails if undici's module changes.
+ */
+const LLHTTP = {'llhttp_simd-wasm.js': 'llhttp_simd.wasm', 'llhttp-wasm.js': 'llhttp.wasm'}
+const llhttpFiles = (where) => ({
+  name: 'llhttp-files',
+  setup(b) {
+    b.onLoad({filter: /[\\/]undici[\\/]lib[\\/]llhttp[\\/]llhttp(_simd)?-wasm\.js$/}, (args) => {
+      const code = readFileSync(args.path, 'utf8')
+      const m = /^const wasmBase64 = '([A-Za-z0-9+/=]+)'$/m.exec(code)
+      const out = LLHTTP[args.path.replaceAll('\\', '/').split('/').pop()]
+      if (!m || !out || !code.includes("Buffer.from(wasmBase64, 'base64')"))
+        throw new Error(
+          `${args.path}: expected undici's base64 llhttp module (see llhttpFiles in scripts/build.mjs)`,
+        )
+      const wasm = Buffer.from(m[1], 'base64')
+      const file = join(dist, out)
+      if (existsSync(file) && !readFileSync(file).equals(wasm))
+        throw new Error(`${file}: two different llhttp builds`)
+      mkdirSync(dist, {recursive: true})
+      writeFileSync(file, wasm)
+      return {
+        contents: `'use strict'\nlet wasm\nObject.defineProperty(module, 'exports', {get: () => (wasm ??= require('node:fs').readFileSync(${where(out)}))})\n`,
+        loader: 'js',
+      }
+    })
+  },
+})
 
 // `npm run coverage:e2e` builds with source maps, unminified and without the factory rewrite below (which
 // would move code under the maps), so V8 coverage of the spawned CLI maps back to src/
@@ -166,16 +205,31 @@ const result = await build({
   external: ['typescript'],
   // bundled CommonJS (oclif, undici, cli-table3) calls require() for Node's built-ins
   banner: {
-    js: "import {createRequire as __sflCreateRequire} from 'node:module';const require = __sflCreateRequire(import.meta.url);",
+    // (and the chunk's URL, for the llhttp readers: llhttpFiles)
+    js: "import {createRequire as __sflCreateRequire} from 'node:module';const __sflChunkUrl = import.meta.url, require = __sflCreateRequire(__sflChunkUrl);",
   },
   sourcemap: coverage,
   minifyWhitespace: minify,
   minifySyntax: minify,
   legalComments: 'none',
-  plugins: [plainSort, lazyRequires(LAZY_UNDICI)],
+  plugins: [
+    plainSort,
+    lazyRequires(LAZY_UNDICI),
+    llhttpFiles((f) => `new URL(${JSON.stringify(`../${f}`)}, __sflChunkUrl)`),
+  ],
   metafile: true,
   logLevel: 'warning',
 })
+
+// the llhttp readers find their file one folder up (llhttpFiles): they must be in dist/chunks/
+for (const [out, o] of Object.entries(result.metafile.outputs))
+  if (
+    Object.keys(o.inputs).some((i) => /undici\/lib\/llhttp\/llhttp(_simd)?-wasm\.js$/.test(i)) &&
+    !out.startsWith('dist/chunks/')
+  )
+    throw new Error(
+      `${out}: holds an llhttp reader outside dist/chunks/ (see llhttpFiles in scripts/build.mjs)`,
+    )
 
 /**
  * dist/lookup.cjs: a single lookup (src/cli/lookup-fast.ts) and everything it can load, oclif's parser but
@@ -199,7 +253,10 @@ const fast = await build({
   minifyWhitespace: minify,
   minifySyntax: minify,
   legalComments: 'none',
-  plugins: [lazyRequires({...LAZY_UNDICI, ...LAZY_OCLIF_PARSER})],
+  plugins: [
+    lazyRequires({...LAZY_UNDICI, ...LAZY_OCLIF_PARSER}),
+    llhttpFiles((f) => `require('node:path').join(__dirname, ${JSON.stringify(f)})`),
+  ],
   metafile: true,
   logLevel: 'silent',
 })
