@@ -18,7 +18,7 @@
 // dist/THIRD-PARTY-LICENSES.txt. All are permissive (MIT, ISC, Apache-2.0 for ejs, BlueOak-1.0.0 for
 // minimatch); the build fails on a licence outside ALLOWED.
 import {copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
-import {join} from 'node:path'
+import {dirname, join} from 'node:path'
 
 import {parse} from 'acorn'
 import {build} from 'esbuild'
@@ -158,6 +158,8 @@ const entry = await build({
   sourcemap: coverage,
   minifyWhitespace: minify,
   minifySyntax: minify,
+  minifyIdentifiers: minify,
+  keepNames: true,
   metafile: true,
   logLevel: 'warning',
 })
@@ -211,6 +213,8 @@ const result = await build({
   sourcemap: coverage,
   minifyWhitespace: minify,
   minifySyntax: minify,
+  minifyIdentifiers: minify,
+  keepNames: true,
   legalComments: 'none',
   plugins: [
     plainSort,
@@ -252,6 +256,8 @@ const fast = await build({
   sourcemap: coverage,
   minifyWhitespace: minify,
   minifySyntax: minify,
+  minifyIdentifiers: minify,
+  keepNames: true,
   legalComments: 'none',
   plugins: [
     lazyRequires({...LAZY_UNDICI, ...LAZY_OCLIF_PARSER}),
@@ -271,39 +277,169 @@ for (const [file, input] of Object.entries(fast.metafile.inputs))
       throw new Error(`dist/lookup.cjs: ${file} imports ${i.path} with import() (see scripts/build.mjs)`)
 
 /**
- * Bundled CommonJS (oclif, undici) runs inside esbuild's `__commonJS({"path"(exports, module) {...}})`
- * factories. V8 compiles such a function lazily, at its first call: after a preparse at load, a second
- * full parse, and on Node 22+ outside the compile cache, which holds what was compiled when the file was
- * (Node writes it then). Every factory that is bundled on the start-up path runs at start-up, so this
- * rewrites each as a parenthesised function expression, `"path": (function (exports, module) {...})`,
- * which V8 compiles with the file (its heuristic for functions called at once): one parse, and cached.
+ * Bundled CommonJS (oclif, undici) runs inside esbuild's `__commonJS` factories: `__commonJS({"path"(exports,
+ * module) {...}})`, or with identifiers minified `A((e, m) => {...})`. V8 compiles such a function lazily,
+ * at its first call: after a preparse at load, a second full parse, and on Node 22+ outside the compile
+ * cache, which holds what was compiled when the file was (Node writes it then). Every factory that is
+ * bundled on the start-up path runs at start-up, so this rewrites each as a parenthesised function
+ * expression, `"path": (function (exports, module) {...})` or `A((function (e, m) {...}))`, which V8
+ * compiles with the file (its heuristic for functions called at once, which a parenthesised arrow does
+ * not get): one parse, and cached.
+ *
+ * The helper is found by its shape, not its name, because minified identifiers rename it in every file
+ * (`var A = (t, e) => () => {... (e = {exports: {}}).exports ...}`), and in the ESM chunks it is declared in
+ * one chunk and imported by the others under their own names (`import {d as w} from "./chunk-X.js"`), so
+ * the export's name is followed into every chunk that imports it. An arrow factory becomes a `function`:
+ * esbuild already rewrote a CommonJS module's top-level `this` to `exports`, and the build fails if a
+ * factory still reads `this` or `arguments` (which a function would give their own value). `outputs`:
+ * the bundle's files (dist/...), which import one another by relative paths.
  */
-function eagerFactories(code, file) {
-  const edits = []
-  const visit = (node) => {
-    if (!node || typeof node.type !== 'string') return
-    if (
-      node.type === 'CallExpression' &&
-      node.callee.type === 'Identifier' &&
-      node.callee.name === '__commonJS' &&
-      node.arguments[0]?.type === 'ObjectExpression'
-    )
-      for (const p of node.arguments[0].properties) if (p.method) edits.push(p.value)
-    for (const value of Object.values(node))
-      if (Array.isArray(value)) value.forEach(visit)
-      else if (value && typeof value === 'object') visit(value)
-  }
-  visit(parse(code, {ecmaVersion: 'latest', sourceType: 'module'}))
-  let out = code
-  for (const fn of edits.sort((a, b) => b.start - a.start))
-    out = `${out.slice(0, fn.start)}:(function${out.slice(fn.start, fn.end)})${out.slice(fn.end)}`
-  if (edits.length) writeFileSync(file, out)
-  return edits.length
+const EXPORTS_SHAPE = /\(\s*\w+\s*=\s*\{\s*exports:\s*\{\s*\}\s*\}\s*\)\.exports/
+function walk(node, enter) {
+  if (!node || typeof node.type !== 'string') return
+  if (enter(node) === false) return
+  for (const value of Object.values(node))
+    if (Array.isArray(value)) for (const v of value) walk(v, enter)
+    else if (value && typeof value === 'object') walk(value, enter)
 }
-let factories = 0
-for (const file of [...Object.keys(result.metafile.outputs), ...Object.keys(fast.metafile.outputs)])
-  if ((file.endsWith('.js') || file.endsWith('.cjs')) && !coverage)
-    factories += eagerFactories(readFileSync(join(ROOT, file), 'utf8'), join(ROOT, file))
+function eagerFactories(outputs) {
+  const files = outputs.map((file) => {
+    const code = readFileSync(join(ROOT, file), 'utf8')
+    return {file, code, ast: parse(code, {ecmaVersion: 'latest', sourceType: 'module'}), helpers: new Set()}
+  })
+  // the helper's declarations, by shape, and the names each file exports it under
+  const exported = new Map()
+  for (const f of files) {
+    walk(f.ast, (n) => {
+      if (
+        n.type === 'VariableDeclarator' &&
+        n.id.type === 'Identifier' &&
+        n.init?.type === 'ArrowFunctionExpression' &&
+        n.init.params.length === 2 &&
+        (n.init.body.type === 'FunctionExpression' || n.init.body.type === 'ArrowFunctionExpression') &&
+        EXPORTS_SHAPE.test(f.code.slice(n.init.start, n.init.end))
+      )
+        f.helpers.add(n.id.name)
+    })
+    for (const n of f.ast.body)
+      if (n.type === 'ExportNamedDeclaration' && !n.source)
+        for (const sp of n.specifiers)
+          if (f.helpers.has(sp.local.name)) exported.set(`${f.file}#${sp.exported.name}`, true)
+  }
+  // ... and the names the other files import it under
+  for (const f of files)
+    for (const n of f.ast.body)
+      if (n.type === 'ImportDeclaration' && n.source.value.startsWith('.')) {
+        const from = join(dirname(f.file), n.source.value)
+        for (const sp of n.specifiers)
+          if (sp.type === 'ImportSpecifier' && exported.has(`${from}#${sp.imported.name}`))
+            f.helpers.add(sp.local.name)
+      }
+  let count = 0
+  let named = 0
+  for (const f of files) {
+    // replacements of [at, end) by text, none overlapping another
+    const edits = []
+    walk(f.ast, (n) => {
+      named += nameClass(f.code, n, edits)
+      if (n.type !== 'CallExpression' || n.callee.type !== 'Identifier' || !f.helpers.has(n.callee.name))
+        return
+      const arg = n.arguments[0]
+      if (arg?.type === 'ObjectExpression')
+        for (const p of arg.properties)
+          if (p.method) {
+            edits.push({at: p.value.start, end: p.value.start, text: ':(function'})
+            edits.push({at: p.value.end, end: p.value.end, text: ')'})
+            count++
+          }
+      if (arg?.type === 'ArrowFunctionExpression' && arg.body.type === 'BlockStatement' && !arg.async) {
+        walk(arg.body, (m) => {
+          if (
+            m.type === 'FunctionExpression' ||
+            m.type === 'FunctionDeclaration' ||
+            m.type === 'PropertyDefinition' ||
+            m.type === 'StaticBlock' ||
+            m.method
+          )
+            return false
+          if (m.type === 'ThisExpression' || (m.type === 'Identifier' && m.name === 'arguments'))
+            throw new Error(
+              `${f.file}: a CommonJS factory at ${arg.start} reads this or arguments (see eagerFactories)`,
+            )
+        })
+        const params = f.code.slice(arg.params[0]?.start ?? arg.start, arg.params.at(-1)?.end ?? arg.start)
+        edits.push({at: arg.start, end: arg.body.start, text: `(function(${params})`})
+        edits.push({at: arg.end, end: arg.end, text: ')'})
+        count++
+      }
+    })
+    let out = f.code
+    for (const e of edits.sort((a, b) => b.at - a.at))
+      out = `${out.slice(0, e.at)}${e.text}${out.slice(e.end)}`
+    if (edits.length) writeFileSync(join(ROOT, f.file), out)
+  }
+  return {factories: count, classes: named}
+}
+
+/**
+ * keepNames keeps a class's `name` (`var e = class {static {__name(this, "Connection")}}`), which
+ * `instanceof`-free checks, messages and oclif read, but V8 names a stack frame's receiver by the name it
+ * parsed: `at e.request` where the source said `at Connection.request`. So an anonymous class expression
+ * whose name keepNames sets gets that name back in the source, `class Connection {...}`, unless the name
+ * appears as an identifier anywhere in the class (which the inner binding would then shadow) or is not a
+ * plain identifier. Classes with a minified inner name (declarations, or expressions that refer to
+ * themselves) keep it: renaming one means renaming its references. Returns 1 for a class named.
+ */
+const RESERVED = new Set([
+  'await',
+  'yield',
+  'let',
+  'static',
+  'implements',
+  'interface',
+  'package',
+  'private',
+  'protected',
+  'public',
+  'enum',
+  'arguments',
+  'eval',
+])
+function nameClass(code, n, edits) {
+  if (n.type !== 'ClassExpression' || n.id) return 0
+  const first = n.body.body[0]
+  const call = first?.type === 'StaticBlock' && first.body.length === 1 && first.body[0].expression
+  if (
+    call?.type !== 'CallExpression' ||
+    call.arguments.length !== 2 ||
+    call.arguments[0].type !== 'ThisExpression' ||
+    typeof call.arguments[1].value !== 'string'
+  )
+    return 0
+  const name = call.arguments[1].value
+  if (!/^[A-Za-z_$][\w$]*$/.test(name) || RESERVED.has(name)) return 0
+  let clash = false
+  walk(n, (m) => {
+    if (m.type === 'Identifier' && m.name === name) clash = true
+  })
+  if (clash) return 0
+  try {
+    // a keyword (class, if, ...) cannot name a class
+    parse(`(class ${name} {})`, {ecmaVersion: 'latest', sourceType: 'module'})
+  } catch {
+    return 0
+  }
+  edits.push({at: n.start + 'class'.length, end: n.start + 'class'.length, text: ` ${name}`})
+  return 1
+}
+
+const {factories, classes} = coverage
+  ? {factories: 0, classes: 0}
+  : eagerFactories(
+      [...Object.keys(result.metafile.outputs), ...Object.keys(fast.metafile.outputs)].filter(
+        (file) => file.endsWith('.js') || file.endsWith('.cjs'),
+      ),
+    )
 
 // Licences of the bundled packages, from each package.json found above a bundled file.
 const packages = new Map()
@@ -343,7 +479,7 @@ const sizes = Object.entries({
 }).map(([f, o]) => [f, o.bytes])
 const total = sizes.reduce((a, [, b]) => a + b, 0)
 console.log(
-  `built ${sizes.length} files (${factories} CommonJS factories compiled eagerly), ${(total / 1024).toFixed(0)} kB (dist/sfl.js ${(sizes.find(([f]) => f === 'dist/sfl.js')[1] / 1024).toFixed(0)} kB), ${packages.size} bundled packages`,
+  `built ${sizes.length} files (${factories} CommonJS factories compiled eagerly, ${classes} classes named), ${(total / 1024).toFixed(0)} kB (dist/sfl.js ${(sizes.find(([f]) => f === 'dist/sfl.js')[1] / 1024).toFixed(0)} kB), ${packages.size} bundled packages`,
 )
 
 // The library's declarations: one file, only the types its exports reach (src/lib/index.ts)
