@@ -407,15 +407,17 @@ const RESERVED = new Set([
 ])
 function nameClass(code, n, edits) {
   if (n.type !== 'ClassExpression' || n.id) return 0
-  const first = n.body.body[0]
-  const call = first?.type === 'StaticBlock' && first.body.length === 1 && first.body[0].expression
-  if (
-    call?.type !== 'CallExpression' ||
-    call.arguments.length !== 2 ||
-    call.arguments[0].type !== 'ThisExpression' ||
-    typeof call.arguments[1].value !== 'string'
-  )
-    return 0
+  // keepNames's `static {__name(this, "Name")}`, after the class's fields when it has some
+  const call = n.body.body
+    .map((m) => m.type === 'StaticBlock' && m.body.length === 1 && m.body[0].expression)
+    .find(
+      (c) =>
+        c?.type === 'CallExpression' &&
+        c.arguments.length === 2 &&
+        c.arguments[0].type === 'ThisExpression' &&
+        typeof c.arguments[1].value === 'string',
+    )
+  if (!call) return 0
   const name = call.arguments[1].value
   if (!/^[A-Za-z_$][\w$]*$/.test(name) || RESERVED.has(name)) return 0
   let clash = false
