@@ -142,6 +142,37 @@ const llhttpFiles = (where) => ({
   },
 })
 
+/**
+ * The county table (src/address/counties-data.ts, 3,235 rows of FIPS, state and name, 78 kB) is a string
+ * both bundles that resolve counties held (dist/lookup.cjs and an ESM chunk): about 25 kB of the packed
+ * tarball twice. The build writes it once, to dist/counties.txt, and bundles in its place a module that
+ * reads the file when the bundle loads it; src/address/counties.ts splits it only at its first use, as
+ * before. Reading 78 kB is about what V8 spends taking the same string out of the code cache, and the
+ * lookup bundle's code-cache key (its SHA-256, src/cli/code-cache.ts) hashes 78 kB less. `where` as for
+ * llhttpFiles (the ESM module must be in dist/chunks/, checked after the build). Line ends are LF, as in
+ * the template literal (which reads a CRLF checkout as LF); the build fails if the module changes shape.
+ */
+const COUNTY_TABLE = 'counties.txt'
+const countiesFile = (where) => ({
+  name: 'counties-file',
+  setup(b) {
+    b.onLoad({filter: /[\\/]src[\\/]address[\\/]counties-data\.ts$/}, (args) => {
+      const code = readFileSync(args.path, 'utf8').replaceAll('\r\n', '\n')
+      const m = /^export const COUNTY_ROWS = `([^`\\$]*)`\n?$/m.exec(code)
+      if (!m || code.split('export ').length !== 2)
+        throw new Error(
+          `${args.path}: expected one COUNTY_ROWS template (see countiesFile in scripts/build.mjs)`,
+        )
+      mkdirSync(dist, {recursive: true})
+      writeFileSync(join(dist, COUNTY_TABLE), m[1])
+      return {
+        contents: `export const COUNTY_ROWS = require('node:fs').readFileSync(${where(COUNTY_TABLE)}, 'utf8')\n`,
+        loader: 'js',
+      }
+    })
+  },
+})
+
 // `npm run coverage:e2e` builds with source maps, unminified and without the factory rewrite below (which
 // would move code under the maps), so V8 coverage of the spawned CLI maps back to src/
 const coverage = process.env.SFL_BUILD_COVERAGE === '1'
@@ -220,19 +251,19 @@ const result = await build({
     plainSort,
     lazyRequires(LAZY_UNDICI),
     llhttpFiles((f) => `new URL(${JSON.stringify(`../${f}`)}, __sflChunkUrl)`),
+    countiesFile((f) => `new URL(${JSON.stringify(`../${f}`)}, __sflChunkUrl)`),
   ],
   metafile: true,
   logLevel: 'warning',
 })
 
-// the llhttp readers find their file one folder up (llhttpFiles): they must be in dist/chunks/
+// the llhttp readers and the county table's find their file one folder up (llhttpFiles, countiesFile):
+// they must be in dist/chunks/
+const READERS = /(undici\/lib\/llhttp\/llhttp(_simd)?-wasm\.js|src\/address\/counties-data\.ts)$/
 for (const [out, o] of Object.entries(result.metafile.outputs))
-  if (
-    Object.keys(o.inputs).some((i) => /undici\/lib\/llhttp\/llhttp(_simd)?-wasm\.js$/.test(i)) &&
-    !out.startsWith('dist/chunks/')
-  )
+  if (Object.keys(o.inputs).some((i) => READERS.test(i)) && !out.startsWith('dist/chunks/'))
     throw new Error(
-      `${out}: holds an llhttp reader outside dist/chunks/ (see llhttpFiles in scripts/build.mjs)`,
+      `${out}: holds a data file's reader outside dist/chunks/ (see llhttpFiles in scripts/build.mjs)`,
     )
 
 /**
@@ -262,6 +293,7 @@ const fast = await build({
   plugins: [
     lazyRequires({...LAZY_UNDICI, ...LAZY_OCLIF_PARSER}),
     llhttpFiles((f) => `require('node:path').join(__dirname, ${JSON.stringify(f)})`),
+    countiesFile((f) => `require('node:path').join(__dirname, ${JSON.stringify(f)})`),
   ],
   metafile: true,
   logLevel: 'silent',
