@@ -109,7 +109,7 @@ rmSync(dist, {recursive: true, force: true})
  * the ESM chunk), four copies in all: about 97 kB of the packed tarball. The build writes each once to
  * dist/ as the binary it decodes to (which also packs smaller than its base64) and bundles a module that
  * reads the file at first use, as undici's read the text at first use (lazyllhttp in client-h1.js, at the
- * first request); reading 0.05 MB is cheaper than parsing and decoding 0.07 MB of base64. `where` gives
+ * first request; `npm run bench:startup` against the build before, interleaved: no slower). `where` gives
  * the file's path from the output file that holds the reader: __dirname in dist/lookup.cjs; in the ESM
  * chunk (in dist/chunks/, checked after the build) the chunk's URL, which the banner keeps, because
  * import.meta in the module itself would make esbuild wrap it as ESM, where `module` does not exist, and
@@ -147,8 +147,9 @@ const llhttpFiles = (where) => ({
  * both bundles that resolve counties held (dist/lookup.cjs and an ESM chunk): about 25 kB of the packed
  * tarball twice. The build writes it once, to dist/counties.txt, and bundles in its place a module that
  * reads the file when the bundle loads it; src/address/counties.ts splits it only at its first use, as
- * before. Reading 78 kB is about what V8 spends taking the same string out of the code cache, and the
- * lookup bundle's code-cache key (its SHA-256, src/cli/code-cache.ts) hashes 78 kB less. `where` as for
+ * before. Every lookup reads it (a --fips is checked against it); the lookup bundle is 78 kB smaller to
+ * read and to hash for its code-cache key (src/cli/code-cache.ts), and bench:startup, interleaved against
+ * the build before, showed the lookup no slower on Node 20 or 24. `where` as for
  * llhttpFiles (the ESM module must be in dist/chunks/, checked after the build). Line ends are LF, as in
  * the template literal (which reads a CRLF checkout as LF); the build fails if the module changes shape.
  */
