@@ -6,6 +6,8 @@ import {open} from 'node:fs/promises'
 import {OutputClosedError} from '../errors.js'
 import {AtomicFile} from './atomic-file.js'
 import {localIoError} from './fs-errors.js'
+import {classifyOutputName} from './output-name.js'
+import type {OutputTarget} from './output-target.js'
 import {assertOpenedStream, assertWritableTarget} from './target-kind.js'
 
 /**
@@ -26,23 +28,16 @@ import {assertOpenedStream, assertWritableTarget} from './target-kind.js'
  * inherits these rules by having no other way to write.
  *
  * A new kind of destination (an object store, s3://) is a new `OutputTarget` below, chosen in
- * `openOutput` from the path's form before the file-system kinds; a new file format (xlsx, gzip) is a
- * writer over an `OutputTarget` (as src/io/record-writer.ts and parquet-writer.ts are), never a target
- * of its own.
+ * `openOutput` from the path's form before the file-system kinds; a new file format (xlsx) is a writer
+ * over an `OutputTarget` (as src/io/record-writer.ts and parquet-writer.ts are), never a target of its
+ * own; compression the name asks for (`.gz`) wraps the target here, so every path that writes gets it.
  *
  * Where a run's records go: a file written atomically beside --out, or stdout. Writes follow the
  * stream's backpressure (`write` returns false: await `drain`). A failure of the destination (disk full,
  * the reader of stdout gone) is remembered, reported through `onFailure` at once (so the run stops sending)
  * and thrown by the next `drain`/`commit`.
  */
-export interface OutputTarget {
-  write(chunk: Buffer | string): boolean
-  drain(): Promise<void>
-  /** Everything written: flush (and for a file, fsync and rename into place). */
-  commit(): Promise<void>
-  /** Give up: a file target removes its temp file; the target is untouched. */
-  abort(): Promise<void>
-}
+export type {OutputTarget} from './output-target.js'
 
 abstract class StreamTarget implements OutputTarget {
   protected failure: Error | undefined
@@ -213,8 +208,21 @@ export async function openOutput(
   flag = '--out',
 ): Promise<OutputTarget> {
   const kind = await assertWritableTarget(out, flag)
-  if (kind.kind === 'stream') return StreamFileTarget.create(out, kind.fd, onFailure, kind.viaLink)
-  return FileTarget.create(out, onFailure)
+  const inner =
+    kind.kind === 'stream'
+      ? await StreamFileTarget.create(out, kind.fd, onFailure, kind.viaLink)
+      : await FileTarget.create(out, onFailure)
+  if (!gzipNamed(out)) return inner
+  // a name ending .gz is written as gzip (RFC 1952) on every path that writes through here; zlib loads
+  // only then (src/io/output-name.ts is the one rule for names: callers refused what it cannot write)
+  const {GzipTarget} = await import('./gzip.js')
+  return new GzipTarget(inner)
+}
+
+/** Does `out`'s name ask for gzip (`.csv.gz`, `.ndjson.gz`, `.json.gz`: src/io/output-name.ts)? */
+export function gzipNamed(out: string): boolean {
+  const named = classifyOutputName(out)
+  return named.ok && named.compression === 'gzip'
 }
 
 /**
