@@ -415,3 +415,40 @@ describe("plan_export's out_dir is only read, and safely", () => {
     expect(s.requests).toHaveLength(0)
   }, 15_000)
 })
+
+describe('lookup_property without a county', () => {
+  const record = {
+    Fips: '06067',
+    ServicePropertyID: 30000000006,
+    APN: '078-0123-045',
+    CompleteStreetAddress: '3526 High St',
+    City: 'Sacramento',
+    State: 'CA',
+    Zip: '95838',
+    FinalValue: 532000,
+  }
+
+  it("an address ending in a ZIP is looked up in the ZIP's county, and the answer names it", async () => {
+    const s = await startScenario((): Reply => ({status: 200, body: {status: 'success', data: record}}))
+    cleanups.push(() => s.close())
+    const {call} = await serve({baseUrl: s.baseUrl})
+    const r = await call('lookup_property', {address: '3526 High St, Sacramento, CA 95838'})
+    expect(r.isError, r.text).toBe(false)
+    // the one request went to the ZIP's county (95838 lies in Sacramento County alone)
+    expect(s.requests.map((q) => q.fips)).toEqual(['06067'])
+    expect(r.structured?.['county']).toMatchObject({fips: '06067'})
+    expect(String((r.structured?.['county'] as {name: string}).name)).toMatch(/Sacramento County, CA/)
+  })
+
+  it('an apn, or an address without a ZIP, still needs the county: one line saying so, nothing sent', async () => {
+    const s = await startScenario((): Reply => ({status: 200, body: {status: 'success', data: record}}))
+    cleanups.push(() => s.close())
+    const {call} = await serve({baseUrl: s.baseUrl})
+    for (const args of [{apn: '078-0123-045'}, {address: '3526 High St, Sacramento'}]) {
+      const r = await call('lookup_property', args)
+      expect(r.isError).toBe(true)
+      expect(r.text).toMatch(/^county is required: .*unless the address ends in a ZIP code/)
+    }
+    expect(s.requests).toEqual([])
+  })
+})
