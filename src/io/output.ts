@@ -4,6 +4,7 @@ import {constants, createWriteStream} from 'node:fs'
 import {open} from 'node:fs/promises'
 
 import {OutputClosedError} from '../errors.js'
+import {isObjectUrl} from '../text/object-url.js'
 import {AtomicFile} from './atomic-file.js'
 import {localIoError} from './fs-errors.js'
 import {assertOpenedStream, assertWritableTarget} from './target-kind.js'
@@ -25,10 +26,13 @@ import {assertOpenedStream, assertWritableTarget} from './target-kind.js'
  * Outside src/io, lint refuses node:fs's writers (eslint.config.js, "the output gate"), so a new path
  * inherits these rules by having no other way to write.
  *
- * A new kind of destination (an object store, s3://) is a new `OutputTarget` below, chosen in
- * `openOutput` from the path's form before the file-system kinds; a new file format (xlsx, gzip) is a
- * writer over an `OutputTarget` (as src/io/record-writer.ts and parquet-writer.ts are), never a target
- * of its own.
+ * - An `s3://bucket/key` (issue 34) is the object store's target (src/io/object-store.ts, on
+ *   src/objstore/target.ts): chosen in `openOutput` from the value's form before the file-system kinds,
+ *   and loaded with import() only then. Its bytes go up in parts as they come (memory bounded by the part
+ *   size) and `commit` completes the upload, so the object appears whole or not at all, as a renamed
+ *   file does; `abort` aborts the upload. `assertWritableTarget` checks it with a probe write first.
+ * A new file format (xlsx, gzip) is a writer over an `OutputTarget` (as src/io/record-writer.ts and
+ * parquet-writer.ts are), never a target of its own.
  *
  * Where a run's records go: a file written atomically beside --out, or stdout. Writes follow the
  * stream's backpressure (`write` returns false: await `drain`). A failure of the destination (disk full,
@@ -212,14 +216,18 @@ export async function openOutput(
   onFailure: (error: Error) => void,
   flag = '--out',
 ): Promise<OutputTarget> {
+  // no signal: after Ctrl-C a run still writes what finished (README "Exit codes", 130), as to a file
+  if (isObjectUrl(out)) return (await import('./object-store.js')).openObjectTarget(out, onFailure, flag)
   const kind = await assertWritableTarget(out, flag)
+  if (kind.kind === 'object') throw new Error(`openOutput: ${out} is an object`) // checked just above
   if (kind.kind === 'stream') return StreamFileTarget.create(out, kind.fd, onFailure, kind.viaLink)
   return FileTarget.create(out, onFailure)
 }
 
 /**
  * A small file written whole (--stats-json, an `--out-dir` manifest, the rejects) on the same rules as a
- * streamed output: a regular file atomically (mode 0644 before the umask), a FIFO or device written into.
+ * streamed output: a regular file atomically (mode 0644 before the umask), a FIFO or device written into,
+ * an object put whole.
  */
 export async function writeOutputFile(path: string, data: string, flag = '--out'): Promise<void> {
   let failure: Error | undefined
