@@ -89,18 +89,29 @@ changes, like git diff --exit-code).`
     const ignore = changes.ignoreList(f['ignore-fields'])
     const counties = changes.countyList(f.fips)
     if (f.out) await (await import('../io/atomic-file.js')).assertWritableTarget(f.out)
-    // both sides readable before the long part (spec-independent: no request is ever sent)
-    await checkSide(args.previous)
-    await checkSide(args.current)
     const worker = scanWorkerUrl()
     this.debugLine(`sfl changes: ${worker ? 'a worker thread per side' : 'both sides on the main thread'}`)
     const {withCleanInterrupt} = await import('../cli/session.js')
-    const {current, previous} = args
     const format = changes.changeFormat(f.output, f.out)
-    // a closed stdout (`| head`) ends it with OutputClosedError: exit 141, quietly (src/cli/base-command.ts)
-    const s = await withCleanInterrupt(() =>
-      changes.compareExports({previous, current, counties, ignore, out: f.out, format, worker}),
-    )
+    // an s3:// side is read through a private local copy (src/io/export-source.ts)
+    const {withLocalExports} = await import('../io/export-source.js')
+    const s = await withLocalExports([args.previous, args.current], async ([previous, current]) => {
+      // both sides readable before the long part (spec-independent: no request is ever sent)
+      await checkSide(previous!)
+      await checkSide(current!)
+      // a closed stdout (`| head`) ends it with OutputClosedError: exit 141, quietly (src/cli/base-command.ts)
+      return withCleanInterrupt(() =>
+        changes.compareExports({
+          previous: previous!,
+          current: current!,
+          counties,
+          ignore,
+          out: f.out,
+          format,
+          worker,
+        }),
+      )
+    })
     this.notice(changes.changeSummaryLine(s))
     for (const line of changes.oneSidedNotices(s)) this.notice(line)
     if (f['exit-code'] && s.added + s.updated + s.deleted > 0) process.exitCode = 1
