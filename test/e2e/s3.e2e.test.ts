@@ -304,7 +304,7 @@ describe('refusals before any request to the service (a probe write)', () => {
 })
 
 describe('--out s3://bucket/key, and readers of s3:// (stats, changes)', () => {
-  it('county-export --out s3://bucket/key.csv; stats reads it back; changes compares two s3:// exports into an s3:// --out', async () => {
+  it('county-export --out s3://bucket/key.csv; stats reads it back; changes compares two s3:// exports into an s3:// --out; --changes-since s3:// and --stats-json s3://', async () => {
     await withStore(async (s3) =>
       withSandbox({}, async (sb) => {
         const env = {...storeEnv(s3, tmp()), SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'}
@@ -348,6 +348,33 @@ describe('--out s3://bucket/key, and readers of s3:// (stats, changes)', () => {
           .map((l) => JSON.parse(l) as {Change: string})
         expect(changes.map((c) => c.Change).sort()).toEqual(['added', 'updated'])
         expect(s3.keys('exports')).toEqual(['nov/changes.ndjson', 'nov/cur.csv', 'oct/prev.csv'])
+
+        // the next month: --changes-since an s3:// export, --stats-json to an object
+        const dec = await sfl(
+          [
+            'county-export',
+            '--fips',
+            '06067',
+            '--out',
+            's3://exports/dec/cur.csv',
+            '--changes-since',
+            's3://exports/oct/prev.csv',
+            '--stats-json',
+            's3://exports/dec/stats.json',
+          ],
+          {env},
+        )
+        expect(dec.code, dec.stderr).toBe(0)
+        expect(dec.stderr).toContain('1 added, 1 updated, 0 deleted, 1,998 unchanged in 1 county')
+        expect(s3.keys('exports').filter((k) => k.startsWith('dec/'))).toEqual([
+          'dec/cur.changes.csv',
+          'dec/cur.csv',
+          'dec/stats.json',
+        ])
+        const doc = JSON.parse(s3.object('exports', 'dec/stats.json')!.body.toString('utf8')) as {
+          run: {records: number}
+        }
+        expect(doc.run.records).toBe(2000)
       }),
     )
   }, 120_000)
