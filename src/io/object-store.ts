@@ -14,7 +14,13 @@ import {type ObjectUrl, formatObjectUrl, joinKey, parseObjectUrl, parsePrefixUrl
 import {writeFileAtomic} from './atomic-file.js'
 import type {ExportDir, LocalFile} from './export-dir.js'
 import {objectHooks} from './object-hooks.js'
-import {createPrivateDir, makePrivateDir, removeFile, streamToPrivateFile} from './private-files.js'
+import {
+  createPrivateDir,
+  makePrivateDir,
+  removeEmptyDir,
+  removeFile,
+  streamToPrivateFile,
+} from './private-files.js'
 
 /**
  * The output gate's object-store side (issue 34), loaded with import() only when a value is `s3://`, so a
@@ -153,6 +159,11 @@ export interface ObjectRunPlace {
   lock(notice: (line: string) => void): Promise<() => Promise<void>>
   /** Abort the uploads a killed run left at the run's keys (the caller holds the lock); their keys. */
   abortAbandoned(): Promise<string[]>
+  /**
+   * After a finished run (its checkpoint and parts removed, its locks released): remove the state folder,
+   * unless another run has begun in it meanwhile. A stopped run keeps it, to be continued.
+   */
+  forget(): Promise<void>
 }
 
 /**
@@ -175,10 +186,8 @@ export async function objectRunPlace(
   await makePrivateDir(stateDir, 'the run folder')
   const shown = formatObjectUrl(url)
   // what the folder is for, for a person who finds it
-  await writeFileAtomic(
-    join(stateDir, 'location.json'),
-    `${JSON.stringify({location: shown, endpoint}, null, 2)}\n`,
-  )
+  const about = join(stateDir, 'location.json')
+  await writeFileAtomic(about, `${JSON.stringify({location: shown, endpoint}, null, 2)}\n`)
   // a name the engines skip (`.`): beside the object, or first under the prefix
   const slash = url.key.lastIndexOf('/')
   const lockKey = opts.prefix
@@ -196,6 +205,10 @@ export async function objectRunPlace(
           ? OUR_UPLOADS.test(key.slice(url.key.length))
           : key === url.key || key === `${url.key}.rejects.ndjson`,
       ),
+    async forget() {
+      await removeFile(about)
+      await removeEmptyDir(stateDir)
+    },
   }
 }
 

@@ -53,6 +53,9 @@ export class RunState {
   private unregister: Array<() => void> = []
   /** An `s3://` run: the release of its lock object in the bucket. */
   private releaseObject: (() => Promise<void>) | undefined
+  /** An `s3://` run: the removal of its local state folder, once the run has finished (`finish`). */
+  private forgetPlace: (() => Promise<void>) | undefined
+  private finished = false
 
   private constructor(
     private readonly deps: JobDeps,
@@ -124,6 +127,7 @@ export class RunState {
       const run = new RunState(deps, journal, lock, undefined)
       run.unregister.push(unlockOnExit)
       run.releaseObject = releaseObject
+      run.forgetPlace = () => place.forget()
       return run
     } catch (error) {
       unlockOnExit()
@@ -226,6 +230,7 @@ export class RunState {
       return this.journal.path
     }
     await this.journal.remove()
+    this.finished = true
     return undefined
   }
 
@@ -244,5 +249,7 @@ export class RunState {
     this.lock?.release()
     for (const u of this.unregister) u()
     if (this.scratch) await removeTree(this.scratch)
+    // an s3:// run's state folder has nothing left to continue: removed, so the cache does not grow
+    if (this.finished) await this.forgetPlace?.().catch(() => undefined)
   }
 }

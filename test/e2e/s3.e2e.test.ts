@@ -1,4 +1,4 @@
-import {existsSync, writeFileSync} from 'node:fs'
+import {existsSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {parse} from 'csv-parse/sync'
@@ -85,9 +85,12 @@ describe('county-export --out-dir s3://bucket/prefix (built CLI, loopback S3 ser
   it('a Parquet run: every county object read back holds each record once, the manifest is last, nothing else is left', async () => {
     await withStore(async (s3) =>
       withSandbox({}, async (sb) => {
-        const env = {...storeEnv(s3, tmp()), SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'}
+        const cache = tmp()
+        const env = {...storeEnv(s3, cache), SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'}
         const r = await sfl([...EXPORT, '-o', 'parquet', '--out-dir', 's3://exports/2026-11'], {env})
         expect(r.code, r.stderr).toBe(0)
+        // a finished run leaves no state folder behind
+        expect(readdirSync(join(cache, 's3-runs'))).toEqual([])
         expect(r.stderr).toContain('102,000 records written to 2 county files in s3://exports/2026-11')
         // the probe and the lock object are gone: only what an engine reads, and the manifest
         expect(s3.keys('exports')).toEqual([
@@ -124,7 +127,8 @@ describe('county-export --out-dir s3://bucket/prefix (built CLI, loopback S3 ser
     await withStore(async (s3) => {
       const log = join(tmp(), 'requests.ndjson')
       await withSandbox({log}, async (sb) => {
-        const env = {...storeEnv(s3, tmp()), SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'}
+        const cache = tmp()
+        const env = {...storeEnv(s3, cache), SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'}
         // Harris County as CSV is about 30 MB: several 8 MiB parts of one multipart upload
         const args = [...EXPORT, '-o', 'csv', '--out-dir', 's3://exports/run', '--concurrency', '1']
         await killWhen(args, env, () => s3.log.some((l) => l.query['partNumber'] === '1'))
@@ -132,6 +136,22 @@ describe('county-export --out-dir s3://bucket/prefix (built CLI, loopback S3 ser
         expect([...s3.uploads.values()].map((u) => u.key)).toEqual(['run/state=TX/fips=48201/data.csv'])
         expect(s3.keys('exports').filter((k) => k.includes('48201'))).toEqual([])
         expect(manifestOf(s3, 'run').counties.map((c) => c.fips)).toEqual(['06067'])
+        // the checkpoint is in the cache folder, keyed by the location; it names no credentials
+        const runs = join(cache, 's3-runs')
+        expect(readdirSync(runs)).toHaveLength(1)
+        const state = join(runs, readdirSync(runs)[0]!)
+        expect(readdirSync(state).sort()).toEqual([
+          '.sfl-checkpoint',
+          '.sfl-lock',
+          '.sfl-parts',
+          'location.json',
+        ])
+        expect(JSON.parse(readFileSync(join(state, 'location.json'), 'utf8'))).toEqual({
+          location: 's3://exports/run/',
+          endpoint: `${s3.endpoint}/`,
+        })
+        for (const f of ['.sfl-checkpoint', 'location.json'])
+          expect(readFileSync(join(state, f), 'utf8')).not.toContain(KEY_ID.slice(4))
         const before = readLog(log).length
         expect(
           readLog(log)
@@ -145,6 +165,7 @@ describe('county-export --out-dir s3://bucket/prefix (built CLI, loopback S3 ser
         expect(again.stderr).toContain('aborted 1 unfinished upload a stopped run left at s3://exports/run/')
         // both counties were whole in the checkpoint: not one request to the service
         expect(readLog(log)).toHaveLength(before)
+        expect(readdirSync(runs)).toEqual([])
         expect(s3.uploads.size).toBe(0)
         expect(s3.keys('exports')).toEqual([
           'run/manifest.json',
