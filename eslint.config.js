@@ -1,3 +1,5 @@
+import {dirname, isAbsolute, relative, resolve, sep} from 'node:path'
+
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
@@ -74,32 +76,71 @@ const LAYERS = {
   // the sandbox is an independent reading of the spec: it imports nothing of the client's
   sandbox: [],
 }
-const FOLDERS = [...Object.keys(LAYERS), 'cli', 'commands', 'hooks']
+const SRC = resolve(import.meta.dirname, 'src')
 
-const layerRules = Object.entries(LAYERS).map(([folder, allowed]) => ({
-  files: [`src/${folder}/**/*.ts`],
-  rules: {
-    'no-restricted-imports': [
-      'error',
-      {
-        patterns: [
-          {
-            group: FOLDERS.filter((f) => f !== folder && !allowed.includes(f)).map((f) => `../${f}/*`),
-            message: `src/${folder} may import only ${allowed.length ? allowed.map((f) => `src/${f}`).join(', ') : 'nothing of src'}${folder === 'sandbox' ? '' : ' and src/errors.ts'}: layers point down (CONTRIBUTING.md)`,
-          },
-          ...(folder === 'sandbox'
-            ? [
-                {
-                  group: ['../errors.js'],
-                  message: 'the sandbox imports nothing of the client (an independent reading of the spec)',
-                },
-              ]
-            : []),
-        ],
-      },
-    ],
+/**
+ * The layer a path of src/ lies in: its first folder (`src/mcp/tools/x.ts`: mcp), `errors` for
+ * src/errors.ts, undefined outside src/ (a package, a test helper).
+ */
+function layerOf(path) {
+  const rel = relative(SRC, path)
+  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return undefined
+  const [first, ...rest] = rel.split(sep)
+  return rest.length > 0 ? first : first.replace(/\.[cm]?[jt]sx?$/, '')
+}
+
+/** Pure: why a file of layer `from` may not import layer `to`, or undefined when it may. */
+function layerRefusal(from, to) {
+  if (from === to) return undefined
+  if (from === 'errors') return 'src/errors.ts imports nothing: every layer imports it'
+  if (to === 'errors')
+    return from === 'sandbox'
+      ? 'the sandbox imports nothing of the client (an independent reading of the spec)'
+      : undefined
+  if (from === 'commands') return undefined // the top layer
+  if (from === 'cli' || from === 'hooks')
+    return to === 'commands' ? 'nothing imports a command (commands are the top layer)' : undefined
+  const allowed = LAYERS[from]
+  if (allowed === undefined || allowed.includes(to)) return undefined
+  return `src/${from} may import only ${allowed.length ? allowed.map((f) => `src/${f}`).join(', ') : 'nothing of src'}${from === 'sandbox' ? '' : ' and src/errors.ts'}: layers point down (CONTRIBUTING.md); this imports src/${to}`
+}
+
+/**
+ * The layer rule, on every import at any folder depth: each relative specifier (static, dynamic, type-only,
+ * re-exported) is resolved against the importing file, and the layer it lands in is checked against the
+ * table. Patterns such as `../cli/*` would miss `src/mcp/tools/x.ts` importing `../../cli/...`.
+ */
+const layersRule = {
+  meta: {type: 'problem', schema: [], docs: {description: 'imports point down the layers of src/'}},
+  create(context) {
+    const file = context.physicalFilename ?? context.filename
+    const from = layerOf(file)
+    if (from === undefined) return {}
+    const check = (node) => {
+      const spec = node?.type === 'Literal' ? node.value : undefined
+      if (typeof spec !== 'string' || !spec.startsWith('.')) return
+      const to = layerOf(resolve(dirname(file), spec))
+      const problem = to === undefined ? undefined : layerRefusal(from, to)
+      if (problem) context.report({node, message: problem})
+    }
+    return {
+      ImportDeclaration: (n) => check(n.source),
+      ExportNamedDeclaration: (n) => check(n.source),
+      ExportAllDeclaration: (n) => check(n.source),
+      ImportExpression: (n) => check(n.source),
+      TSImportType: (n) => check(n.argument?.literal ?? n.source),
+      TSExternalModuleReference: (n) => check(n.expression),
+    }
   },
-}))
+}
+
+const layerRules = [
+  {
+    files: ['src/**/*.ts'],
+    plugins: {sfl: {rules: {layers: layersRule}}},
+    rules: {'sfl/layers': 'error'},
+  },
+]
 
 /**
  * The output gate (src/io/output.ts): every byte sfl writes to a path goes through src/io, so outside it
@@ -209,6 +250,50 @@ const outputGate = {
   },
 }
 
+/**
+ * Server data goes out only through the redactor (src/api/secrets.ts): the record view, the spool, the
+ * sinks, the lookup's answer and the renderers take a `Redacted` value, which only that module makes. This
+ * rule refuses making one anywhere else: a cast (`as Redacted<...>`, `<Redacted<...>>x`), a type guard
+ * that claims one (`x is Redacted<...>`), or an alias of the type (which would hide a cast from this rule).
+ */
+const redactorOnly = {
+  rules: {
+    'no-redacted-cast': {
+      meta: {
+        type: 'problem',
+        messages: {
+          cast: 'only src/api/secrets.ts makes a Redacted value: pass the data through the redactor (RecordRedactor.record / .parsed), or derive it from a Redacted value (derived, redactedText, parseRedacted)',
+        },
+        schema: [],
+      },
+      create(context) {
+        const names = (t) =>
+          t?.type === 'TSTypeReference' && t.typeName?.type === 'Identifier' && t.typeName.name === 'Redacted'
+        const mentions = (t) => {
+          if (!t || typeof t !== 'object') return false
+          if (names(t)) return true
+          return Object.entries(t).some(
+            ([k, v]) =>
+              k !== 'parent' &&
+              (Array.isArray(v)
+                ? v.some(mentions)
+                : v && typeof v === 'object' && typeof v.type === 'string' && mentions(v)),
+          )
+        }
+        const check = (node, type) => {
+          if (mentions(type)) context.report({node, messageId: 'cast'})
+        }
+        return {
+          TSAsExpression: (node) => check(node, node.typeAnnotation),
+          TSTypeAssertion: (node) => check(node, node.typeAnnotation),
+          TSTypePredicate: (node) => check(node, node.typeAnnotation?.typeAnnotation),
+          TSTypeAliasDeclaration: (node) => check(node, node.typeAnnotation),
+        }
+      },
+    },
+  },
+}
+
 const outputGateRules = [
   {
     files: ['src/**/*.ts'],
@@ -247,25 +332,9 @@ export default tseslint.config(
   ...layerRules,
   ...outputGateRules,
   {
-    files: ['src/errors.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {patterns: [{group: ['./*'], message: 'src/errors.ts imports nothing: every layer imports it'}]},
-      ],
-    },
-  },
-  {
-    files: ['src/cli/**/*.ts', 'src/hooks/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {group: ['../commands/*'], message: 'nothing imports a command (commands are the top layer)'},
-          ],
-        },
-      ],
-    },
+    files: ['src/**/*.ts'],
+    ignores: ['src/api/secrets.ts'],
+    plugins: {'sfl-redactor': redactorOnly},
+    rules: {'sfl-redactor/no-redacted-cast': 'error'},
   },
 )

@@ -125,7 +125,8 @@ const entry = await build({
 // the modules the entry may bundle, each importing only built-ins: the stdout/stderr guard (in place before
 // `--version` and oclif's help write anything), and what loads the lookup bundle (the package.json fields
 // and folders oclif's Config would give, the code cache, the V8 flag set before it compiles), with the
-// output gate's few synchronous primitives the code cache writes through and the owner rule they apply
+// output gate's few synchronous primitives the code cache writes through and the owner rule they apply, and
+// the one line for the machine's limits (too many open files while loading the rest)
 const ENTRY_INPUTS = new Set([
   'src/cli/main.ts',
   'src/cli/std-streams.ts',
@@ -134,6 +135,7 @@ const ENTRY_INPUTS = new Set([
   'src/cli/wasm-budget.ts',
   'src/io/private-sync.ts',
   'src/io/owner-rule.ts',
+  'src/io/system-limits.ts',
 ])
 if (Object.keys(entry.metafile.inputs).some((f) => !ENTRY_INPUTS.has(f)))
   throw new Error(

@@ -283,7 +283,7 @@ function wrapResponse(
     try {
       return await work()
     } catch (error) {
-      throw deadline.reason(error)
+      throw deadline.reason(bodyError(error, url))
     } finally {
       deadline.clear()
     }
@@ -297,7 +297,7 @@ function wrapResponse(
         try {
           for await (const chunk of body) yield chunk as Buffer
         } catch (error) {
-          throw deadline.reason(error)
+          throw deadline.reason(bodyError(error, url))
         } finally {
           deadline.clear()
         }
@@ -311,6 +311,37 @@ function wrapResponse(
       body.destroy()
     },
   }
+}
+
+/**
+ * What a failure while reading the body is. The connection closing in the middle of a chunked body is
+ * the same fault as a Content-Length body cut short (a truncation, retried like a reset): undici sees
+ * it as llhttp's "Invalid EOF state" when the answer said `Connection: close` (RFC 9112 7.1: a chunked
+ * body ends only with its last chunk), and as UND_ERR_SOCKET otherwise. Any other parse error in the
+ * body is a broken answer (exit 6, not retried), as it is in the headers (`guard`).
+ */
+function bodyError(error: unknown, url: string): unknown {
+  const parse = parserFault(error)
+  if (parse === undefined) return error
+  if (parse === 'Invalid EOF state' || systemCode(error) === 'HPE_INVALID_EOF_STATE')
+    return new TruncatedBodyError(
+      `the connection to ${hostOf(url)} closed in the middle of the response body (a chunk was cut short)`,
+      {cause: error},
+    )
+  return new BadResponseError(
+    `the server at ${hostOf(url)} sent a response body sfl cannot read (${parse}); check the base URL or the proxy in between`,
+    {cause: error},
+  )
+}
+
+/**
+ * llhttp's reason for an undici HTTPParserError ("Invalid status code", "Invalid EOF state"), or
+ * undefined for any other error. undici 7 leaves such errors without a code (it looks llhttp's error
+ * number up in a map of names), so the name and the message are what tell them.
+ */
+function parserFault(error: unknown): string | undefined {
+  if (!(error instanceof Error) || error.name !== 'HTTPParserError') return undefined
+  return /\(([^()]+)\)\s*$/.exec(error.message)?.[1] ?? error.message
 }
 
 function rateLimitSummary(h: Record<string, string>): string {
@@ -418,9 +449,10 @@ async function guard<T>(url: string, send: () => Promise<T>): Promise<T> {
         cause,
       )
     // llhttp parse errors (HPE_*) and undici's response errors: a broken answer, not a local failure
-    if (/^HPE_/.test(code) || code === 'UND_ERR_INFO' || code === 'UND_ERR_RESPONSE')
+    const parse = parserFault(error)
+    if (/^HPE_/.test(code) || parse !== undefined || code === 'UND_ERR_INFO' || code === 'UND_ERR_RESPONSE')
       throw new ServerError(
-        `the server at ${host} sent an HTTP answer sfl cannot read (${code}); check the base URL or the proxy in between`,
+        `the server at ${host} sent an HTTP answer sfl cannot read (${code || parse}); check the base URL or the proxy in between`,
         cause,
       )
     if (code === 'ENOTFOUND')

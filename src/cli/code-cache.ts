@@ -1,6 +1,6 @@
-import {closeSync, constants, fstatSync, openSync, readdirSync, readFileSync} from 'node:fs'
+import {closeSync, constants, fstatSync, openSync, readdirSync, readFileSync, statSync} from 'node:fs'
 import nodeModule, {createRequire} from 'node:module'
-import {basename, dirname, join} from 'node:path'
+import {basename, dirname, isAbsolute, join, relative, sep} from 'node:path'
 import type {Script} from 'node:vm'
 
 import {ownerProblem} from '../io/owner-rule.js'
@@ -19,12 +19,24 @@ import {makePrivateDirSync, removeFileSync, writeFileAtomicSync} from '../io/pri
  * owned by the user, opened without following a link. It is keyed by the bundle's SHA-256 and Node's
  * version and architecture (V8 also refuses data of another V8 version or flags, but checks the source by
  * its length only), written to a temp file and renamed, so a reader never sees half of it. Anything that
- * fails (no home folder, a read-only disk, a foreign owner, data V8 rejects) falls back to compiling
- * without the cache, silently; NODE_DISABLE_COMPILE_CACHE (Node's own switch) turns it off.
+ * fails (no home folder, a read-only disk, a foreign owner, data V8 rejects) or takes longer than
+ * BUDGET_MS (a slow network mount) falls back to compiling without the cache, silently;
+ * NODE_DISABLE_COMPILE_CACHE (Node's own switch) turns it off.
+ *
+ * Folders are made one level at a time below a folder that must already exist (`codeCacheFolder`): never
+ * from `/` for a mistyped XDG_CACHE_HOME, and never by Node's recursive mkdir, which loops forever where
+ * mkdir says ENOENT for a parent that exists (/proc).
  */
 export interface CodeCacheOptions {
   /** The folder of the cache files; undefined: no cache. */
   dir: string | undefined
+  /**
+   * The folder above `dir` that must already exist: only the folders between the two are made. Default:
+   * `dir`'s parent.
+   */
+  existing?: string | undefined
+  /** A clock in milliseconds for the time budget (tests); performance.now otherwise. */
+  now?: () => number
   env?: NodeJS.ProcessEnv
   /** Whether Node has its own compile cache (module.enableCompileCache): then plain require. */
   nodeHasCompileCache?: boolean
@@ -33,7 +45,45 @@ export interface CodeCacheOptions {
 }
 
 /** What loading did: for tests and the benchmark, never printed. */
-export type CodeCacheOutcome = 'node' | 'off' | 'hit' | 'miss' | 'rejected' | 'unsafe'
+export type CodeCacheOutcome = 'node' | 'off' | 'hit' | 'miss' | 'rejected' | 'unsafe' | 'slow'
+
+/**
+ * The most the folder checks (and then the read) may take before the cache is given up for this run: it
+ * saves about 25 ms of compiling, so a folder that costs more than a few is not worth reading or writing
+ * (a local disk answers in under a millisecond, about 1.5 ms with the read of the 1 MB file; a slow network
+ * mount does not). Wide enough that a busy machine's scheduling does not turn a local disk into a miss.
+ */
+export const BUDGET_MS = 10
+
+export interface CacheFolder {
+  dir: string
+  existing: string
+}
+
+/**
+ * Pure: the code cache's folder (`<cache folder>/code-cache`) and the folder above it that must already
+ * exist, from the cache folder oclif's rules give for an environment (cli-config.ts oclifDirs). The XDG
+ * Base Directory rules: a relative XDG_CACHE_HOME is invalid and ignored (as if unset), and the folder a
+ * variable names is never created, nor anything above it: $XDG_CACHE_HOME/sfl is made only when
+ * $XDG_CACHE_HOME exists, SFL_CACHE_DIR only when its parent does, ~/.cache/sfl only when the home folder
+ * does. Undefined (no cache) when the folder is not absolute (a relative SFL_CACHE_DIR or HOME).
+ */
+export function codeCacheFolder(
+  cacheDirOf: (env: NodeJS.ProcessEnv) => string,
+  env: NodeJS.ProcessEnv,
+): CacheFolder | undefined {
+  const xdg = env['XDG_CACHE_HOME']
+  const usable = xdg && !isAbsolute(xdg) ? {...env, XDG_CACHE_HOME: ''} : env
+  const root = cacheDirOf(usable)
+  if (!isAbsolute(root)) return undefined
+  const dir = join(root, 'code-cache')
+  const parent = dirname(root)
+  // no variable named it: the home folder's .cache/<name>, of which .cache may be made
+  const named =
+    Boolean(usable['XDG_CACHE_HOME']) || Object.keys(env).some((k) => /_CACHE_DIR$/.test(k) && env[k])
+  const existing = !named && basename(parent) === '.cache' ? dirname(parent) : parent
+  return {dir, existing}
+}
 
 export interface Loaded {
   exports: unknown
@@ -59,8 +109,16 @@ export function requireWithCodeCache(file: string, opts: CodeCacheOptions): Load
     return {exports: createRequire(file)(file), outcome: 'off'}
   const source = readFileSync(file, 'utf8')
   const cacheFile = join(opts.dir, cacheFileName(file, source))
-  const safe = safeFolder(opts.dir)
-  const stored = safe ? readOwnFile(cacheFile) : undefined
+  const now = opts.now ?? (() => performance.now())
+  const started = now()
+  const late = () => now() - started > BUDGET_MS
+  const safe = safeFolder(opts.dir, opts.existing ?? dirname(opts.dir))
+  // a folder that took longer than the budget to check is on a slow or hung file system: nothing is read
+  // from it or written to it this run
+  const slowFolder = safe && late()
+  const stored = safe && !slowFolder ? readOwnFile(cacheFile) : undefined
+  // a read that took longer is used (it is paid for), but nothing is written back there
+  const slow = slowFolder || late()
   // V8 checks the data's version, flags and source length, but on Node 20 not its bytes: a damaged file
   // could be taken, so the file carries the data's SHA-256 and damaged data is never handed to V8
   const cached = stored && unsealed(stored)
@@ -72,12 +130,14 @@ export function requireWithCodeCache(file: string, opts: CodeCacheOptions): Load
   })
   const outcome: CodeCacheOutcome = !safe
     ? 'unsafe'
-    : !stored
-      ? 'miss'
-      : !cached || script.cachedDataRejected
-        ? 'rejected'
-        : 'hit'
-  if (outcome === 'miss' || outcome === 'rejected')
+    : slowFolder
+      ? 'slow'
+      : !stored
+        ? 'miss'
+        : !cached || script.cachedDataRejected
+          ? 'rejected'
+          : 'hit'
+  if ((outcome === 'miss' || outcome === 'rejected') && !slow)
     (opts.onExit ?? ((w) => process.once('exit', w)))(() => writeCache(script, cacheFile))
   const fn = script.runInThisContext() as (...args: unknown[]) => void
   const module = {exports: {} as unknown}
@@ -90,9 +150,27 @@ function hasNodeCompileCache(): boolean {
   return typeof (nodeModule as {enableCompileCache?: unknown}).enableCompileCache === 'function'
 }
 
-/** The folder, made 0700 when missing, is a real folder of this user's and nobody else may write to it. */
-function safeFolder(dir: string): boolean {
-  return makePrivateDirSync(dir, {recursive: true})
+/**
+ * The folder, made 0700 when missing, is this user's and nobody else may write to it. Only the folders
+ * between `existing` (which must be a folder already) and `dir` are made, one mkdir each (never a recursive
+ * mkdir, which spins under /proc), through the output gate's private primitive.
+ */
+function safeFolder(dir: string, existing: string): boolean {
+  const below = relative(existing, dir)
+  if (below === '' || isAbsolute(below) || below.split(sep)[0] === '..') return false
+  try {
+    if (!statSync(existing).isDirectory()) return false
+  } catch {
+    return false
+  }
+  let path = existing
+  let made = false
+  // a folder between `existing` and `dir` may be another's (a shared cache root): only `dir` must be private
+  for (const name of below.split(sep)) {
+    path = join(path, name)
+    made = makePrivateDirSync(path)
+  }
+  return made
 }
 
 function ownedAndPrivate(st: {uid: number; mode: number}): boolean {

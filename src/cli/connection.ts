@@ -131,6 +131,16 @@ export class Connection {
   }
 
   /**
+   * The base URL a run would use (flag > env > profile), without the key (nothing is read from stdin) or a
+   * client: what `county-export --dry-run` checks a checkpoint against. Undefined when none is set.
+   */
+  async baseUrlInUse(): Promise<string | undefined> {
+    const {config} = await loadConfigLenient(this.o.configDir)
+    return resolveSettings({profile: this.f.profile, baseUrl: this.f['base-url']}, process.env, config)
+      .baseUrl
+  }
+
+  /**
    * Register every key the config holds as a secret, before reading a file that could contain one (a batch
    * input): a message quoting a cell then masks any 8-character run of it (src/api/secrets.ts `redact`).
    */

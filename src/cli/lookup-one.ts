@@ -86,7 +86,8 @@ export async function lookupOne(f: LookupFlagValues, host: SingleLookupHost): Pr
     raw: found.raw,
     colour: format === 'table' && colourEnabled(process.stdout, process.env),
   })
-  // a key inside a record is the server's echo: masked (src/pipeline/key-echo.ts), and the user must know
+  // a key (or part of it) inside a record is the server's echo: masked (src/api/secrets.ts
+  // RecordRedactor), and the user must know
   if (found.keyEchoes > 0) host.warnAlways(keyEchoWarning(found.keyEchoes))
   process.stdout.write(out)
 }

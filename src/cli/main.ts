@@ -1,10 +1,10 @@
 import {readFileSync} from 'node:fs'
 import {arch, release} from 'node:os'
-import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
-import {cliConfigOf, readPackageJson, type CliConfig} from './cli-config.js'
-import {requireWithCodeCache} from './code-cache.js'
+import {limitLine} from '../io/system-limits.js'
+import {cliConfigOf, oclifDirs, readPackageJson, type CliConfig, type PackageJson} from './cli-config.js'
+import {codeCacheFolder, requireWithCodeCache} from './code-cache.js'
 import {guardStdStreams} from './std-streams.js'
 import {raiseWasmTieringBudget} from './wasm-budget.js'
 
@@ -14,13 +14,26 @@ import {raiseWasmTieringBudget} from './wasm-budget.js'
  * command runs, and a single lookup loads its own bundle (dist/lookup.cjs) without them, so `sfl
  * --version` costs little more than Node's own start-up. scripts/build.mjs fails if this file grows an
  * import beyond the small modules that import only built-ins: src/cli/std-streams.ts, cli-config.ts,
- * code-cache.ts and wasm-budget.ts, and the output gate's synchronous primitives the code cache writes
- * through (src/io/private-sync.ts, src/io/owner-rule.ts).
+ * code-cache.ts, wasm-budget.ts, src/io/system-limits.ts, and the output gate's synchronous primitives the
+ * code cache writes through (src/io/private-sync.ts, src/io/owner-rule.ts).
  */
 export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
   // before anything is written: a stdout on /dev/full or a closed pipe ends every command the same way,
   // `--version` and oclif's help included (exit 8 with one line, or 141 quietly)
   guardStdStreams()
+  try {
+    await start(argv)
+  } catch (error) {
+    // sfl's own code could not be loaded for the machine's limits (with `ulimit -n 20`, Node's loader
+    // opens more chunks at once than allowed): one line and exit 8, not Node's report of an uncaught error
+    const line = limitLine(error, 'loading sfl')
+    if (line === undefined) throw error
+    process.stderr.write(`Error: ${line}\n`)
+    process.exitCode = 8
+  }
+}
+
+async function start(argv: string[]): Promise<void> {
   const version = argv[0] === '--version' ? versionLine() : undefined
   if (version !== undefined) {
     process.stdout.write(`${version}\n`)
@@ -43,15 +56,18 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
  */
 async function lookupFast(argv: string[]): Promise<boolean> {
   let cli: CliConfig
+  let pjson: PackageJson
   try {
-    cli = cliConfigOf(readPackageJson(import.meta.url))
+    pjson = readPackageJson(import.meta.url)
+    cli = cliConfigOf(pjson)
   } catch {
     return false // oclif reports a missing or broken package.json its own way
   }
   // before the bundle is compiled: V8 keys its code cache by its flags, and the run changes this one
   raiseWasmTieringBudget()
   const bundle = fileURLToPath(new URL('./lookup.cjs', import.meta.url))
-  const {exports} = requireWithCodeCache(bundle, {dir: join(cli.cacheDir, 'code-cache')})
+  const folder = codeCacheFolder((env) => oclifDirs(pjson, env, process.platform).cacheDir, process.env)
+  const {exports} = requireWithCodeCache(bundle, {dir: folder?.dir, existing: folder?.existing})
   return (exports as typeof import('./lookup-fast.js')).runLookupFast(argv, cli)
 }
 

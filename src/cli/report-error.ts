@@ -1,4 +1,5 @@
 import {ExitCode, SflError} from '../errors.js'
+import {limitError} from '../io/fs-errors.js'
 import {forTerminal} from '../render/terminal.js'
 import {nextStep} from './error-hints.js'
 
@@ -6,14 +7,16 @@ import {nextStep} from './error-hints.js'
  * How a run ends on an error that is not a flag or argument mistake (README "Exit codes"), for the base
  * command (src/cli/base-command.ts) and the lookup fast path (src/cli/lookup-fast.ts) alike: an SflError is
  * its one `Error:` line and its exit code (nothing for a reader that went away, exit 141); anything else is
- * an unexpected failure, exit 1, with its stack under --debug. `message` adds the run's hints (the base URL
- * in use, where the key came from: src/cli/error-hints.ts).
+ * an unexpected failure, exit 1, with its stack under --debug, except the machine's limits (too many open
+ * files, no memory: one line, exit 8, src/io/system-limits.ts), met where no layer named the file. `message`
+ * adds the run's hints (the base URL in use, where the key came from: src/cli/error-hints.ts).
  */
 export function reportError(
-  err: Error,
+  thrown: Error,
   opts: {message: (err: SflError) => string; debug: boolean; now?: number},
   stderr: NodeJS.WritableStream = process.stderr,
 ): void {
+  const err = limitError(thrown) ?? thrown
   if (err instanceof SflError) {
     // the reader of stdout went away (`| head`): that is how such a pipeline ends, not worth a word
     // a timeout or a spent rate limit: the flag that helps, and when the budget returns on this clock

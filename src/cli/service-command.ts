@@ -51,6 +51,11 @@ export abstract class ServiceCommand<T extends typeof Command> extends BaseComma
     return this.connection ? this.connection.errorMessage(err) : super.errorMessage(err)
   }
 
+  /** The base URL a run would use (flag > env > profile), or undefined; no key needed, nothing sent. */
+  protected async baseUrlInUse(): Promise<string | undefined> {
+    return this.conn().baseUrlInUse()
+  }
+
   /** Register every key the config holds as a secret, before reading a file that could contain one. */
   protected async maskConfiguredKeys(): Promise<void> {
     await this.conn().maskConfiguredKeys()

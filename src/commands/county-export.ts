@@ -213,6 +213,10 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
         maxAgeMs,
         maxAge: f['max-age'],
         restart: f.restart,
+        // the checkpoint is checked against the run these flags would make (it refuses what the run would)
+        fields,
+        strict: f.strict,
+        baseUrl: f.sandbox ? undefined : await this.baseUrlInUse(),
         reserve: f.reserve,
         maxRequests: f['max-requests'],
         // the one probe: no retries and no waiting for a reset, so it stays one request

@@ -2,10 +2,11 @@ import type {Stats} from 'node:fs'
 import {lstat, readFile, stat} from 'node:fs/promises'
 import {dirname, join, resolve} from 'node:path'
 
-import {UsageError} from '../errors.js'
+import {LocalIoError, SflError, systemCode, UsageError} from '../errors.js'
 import {writeFileAtomic} from '../io/atomic-file.js'
+import {localIoError} from '../io/fs-errors.js'
 import {ownerProblem} from '../io/owner-rule.js'
-import {createPrivateDir} from '../io/private-files.js'
+import {makeDirLevel} from '../io/private-files.js'
 
 /**
  * Credential profiles in `<configDir>/config.json` (oclif's configDir: $XDG_CONFIG_HOME/sfl on Linux, or
@@ -180,11 +181,47 @@ export function parseConfig(text: string, path: string): ConfigFile {
 export async function saveConfig(configDir: string, config: ConfigFile): Promise<string> {
   const path = configPath(configDir)
   await assertTrustedConfig(configDir)
-  // 0700; checked by the config's own rule, before and after (it follows the user's own link to a folder)
-  await createPrivateDir(dirname(path), {recursive: true})
+  await makeConfigFolder(resolve(configDir))
   await assertTrustedConfig(configDir) // the folder may have been created by someone else meanwhile
-  await writeFileAtomic(path, `${JSON.stringify(config, null, 2)}\n`, 0o600)
+  try {
+    await writeFileAtomic(path, `${JSON.stringify(config, null, 2)}\n`, 0o600)
+  } catch (error) {
+    throw configIoError(error, 'writing the config file', path)
+  }
   return path
+}
+
+/**
+ * Make the config folder (0700) and, when missing, the folder holding it (~/.config), never more: a
+ * missing home folder or a mistyped SFL_CONFIG_DIR is named (exit 8), not built from `/` as a recursive
+ * mkdir would (as root it succeeds anywhere). One mkdir a level also gets the true cause: on a read-only
+ * file system a recursive mkdir says ENOENT, and under /proc it loops forever.
+ */
+async function makeConfigFolder(dir: string): Promise<void> {
+  for (const [path, what] of [
+    [dirname(dir), 'creating the folder that holds the config folder'],
+    [dir, 'creating the config folder'],
+  ] as const) {
+    try {
+      await makeDirLevel(path)
+    } catch (error) {
+      const code = systemCode(error)
+      if (code === 'ENOENT')
+        throw new LocalIoError(
+          `cannot save the config: the folder ${dirname(path)} does not exist (sfl makes the config folder and the one holding it, never a home folder); create it, or set SFL_CONFIG_DIR to a folder of yours`,
+        )
+      throw configIoError(error, what, path)
+    }
+  }
+}
+
+/** A file-system failure while saving the config: one line naming the folder (exit 8), whatever the errno. */
+function configIoError(error: unknown, doing: string, path: string): Error {
+  const mapped = localIoError(error, doing, path)
+  if (mapped instanceof LocalIoError)
+    return new LocalIoError(`${mapped.message} (SFL_CONFIG_DIR sets where sfl keeps its config)`)
+  if (mapped instanceof SflError || systemCode(error) === '') return mapped
+  return new LocalIoError(`cannot save the config: ${(error as Error).message}`, {cause: error})
 }
 
 export interface ResolvedSettings {

@@ -10,7 +10,7 @@ import {
   rmSync,
   type WriteStream,
 } from 'node:fs'
-import {open, readdir, rename, rm, type FileHandle} from 'node:fs/promises'
+import {link, open, readdir, rename, rm, type FileHandle} from 'node:fs/promises'
 import {basename, dirname, join} from 'node:path'
 
 import {localIoError} from './fs-errors.js'
@@ -34,6 +34,37 @@ const live = new Set<string>()
 /** Open `path` for writing only if nothing (not even a dangling symlink) is there. */
 export async function openExclusive(path: string, mode: number): Promise<FileHandle> {
   return open(path, EXCLUSIVE, mode)
+}
+
+/**
+ * Create `path` holding `data` only if nothing is there (not even a dangling link), in one step: the data
+ * goes to an exclusive temp file first, which is then hard-linked to `path` (link(2) fails with EEXIST
+ * when the name is taken), so no reader ever sees `path` empty or half written (a lock, a lock's claim:
+ * src/jobs/lock.ts). Throws the EEXIST as it comes; on a file system without hard links, `path` is
+ * created exclusively and written in place.
+ */
+export async function createExclusiveWith(path: string, data: string, mode: number): Promise<void> {
+  const tmp = tempPathFor(path)
+  const fh = await openExclusive(tmp, mode)
+  try {
+    await fh.writeFile(data)
+  } finally {
+    await fh.close()
+  }
+  try {
+    await link(tmp, path)
+  } catch (error) {
+    const code = (error as {code?: unknown}).code
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw error
+    const direct = await openExclusive(path, mode)
+    try {
+      await direct.writeFile(data)
+    } finally {
+      await direct.close()
+    }
+  } finally {
+    await rm(tmp, {force: true})
+  }
 }
 
 /** A file being written beside its target; `commit` makes it the target, `abort` removes it. */

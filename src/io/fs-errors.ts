@@ -1,4 +1,5 @@
 import {LocalIoError, SflError, systemCode} from '../errors.js'
+import {limitLine, limitMessage} from './system-limits.js'
 
 /**
  * Turn a file-system failure into one line that says what failed, where, and what to do (exit 8), instead
@@ -22,10 +23,12 @@ export function localIoError(error: unknown, doing: string, where: string): Erro
       return new LocalIoError(
         `refusing to write through an existing file or symlink (${code}) while ${what}; someone else may be writing there`,
       )
-    case 'EFBIG':
-    case 'EIO':
     case 'EMFILE':
     case 'ENFILE':
+    case 'ENOMEM':
+      return new LocalIoError(limitMessage(code, what)!)
+    case 'EFBIG':
+    case 'EIO':
     case 'ENOENT':
     case 'ENOTDIR':
     case 'EISDIR':
@@ -33,4 +36,16 @@ export function localIoError(error: unknown, doing: string, where: string): Erro
     default:
       return error instanceof Error ? error : new Error(String(error))
   }
+}
+
+/**
+ * An error that is not sfl's own and reached the end of a command (src/cli/report-error.ts) or the entry
+ * (src/cli/main.ts): when it is one of the machine's limits (too many open files, no memory), the
+ * LocalIoError that says so in one line (exit 8); undefined otherwise. Wherever a stream or a library
+ * met the limit, the run ends the same way, never with a stack trace.
+ */
+export function limitError(error: unknown): LocalIoError | undefined {
+  if (error instanceof SflError) return undefined
+  const line = limitLine(error)
+  return line === undefined ? undefined : new LocalIoError(line, {cause: error})
 }

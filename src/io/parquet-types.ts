@@ -89,7 +89,8 @@ export function toParquetValue(type: ParquetType, v: unknown): ParquetValue | ty
     case 'STRING':
       return typeof v === 'string' ? v : JSON.stringify(v)
     case 'DOUBLE':
-      return typeof v === 'number' ? v : UNFIT
+      // `1e400` parses as infinity: no double holds it (a spec violation the checks count); never stored
+      return typeof v === 'number' && Number.isFinite(v) ? v : UNFIT
     case 'INT32':
       return typeof v === 'number' && Number.isInteger(v) && v >= -(2 ** 31) && v < 2 ** 31 ? v : UNFIT
     case 'INT64':

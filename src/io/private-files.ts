@@ -56,6 +56,18 @@ export async function createPrivateDir(dir: string, opts: {recursive?: boolean} 
 }
 
 /**
+ * One folder level made 0700 (never a recursive mkdir: the caller says which levels it may make); one that
+ * exists is fine, any other failure is thrown as the system gave it, for the caller to word.
+ */
+export async function makeDirLevel(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, {mode: 0o700})
+  } catch (error) {
+    if ((error as {code?: string}).code !== 'EEXIST') throw error
+  }
+}
+
+/**
  * A private folder of the run (the parts folder): made 0700 when missing, and used only when it is a
  * real folder of this user's that no other user may write. Exit 2 otherwise, naming it and the fix.
  */

@@ -9,7 +9,7 @@ import {
   type SflError,
 } from '../errors.js'
 import {fetchLookup, type LookupContext} from '../lookup/fetch-lookup.js'
-import {redact} from '../api/secrets.js'
+import {RecordRedactor, redact, type Redacted} from '../api/secrets.js'
 import type {LookupQuery} from '../api/validate.js'
 import {flattenRecord} from '../io/export-reader.js'
 import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
@@ -112,11 +112,13 @@ const CODE: Record<RowStatus, number> = {
 /** Lookups waiting for the scheduler at once: enough to keep it busy, few enough to stay small. */
 const QUEUE_PER_WORKER = 4
 
-/** A row's answer: its status, the reason for any but ok, and the record(s) found (several: one output row each). */
+type Rec = Record<string, unknown>
+
+/** A row's answer: its status, the reason for any but ok, and the record(s) found (several: one output row each), redacted. */
 interface Answer {
   status: RowStatus
   error: string | null
-  records: Array<Record<string, unknown>> | null
+  records: Array<Redacted<Rec>> | null
 }
 
 /** The note a row gets when its lookup was answered by several records (each written as a row of its own). */
@@ -160,6 +162,8 @@ class BatchRun {
   private readonly transient = new Map<string, Answer>()
   private readonly violations = new Map<string, number>()
   private keyEchoes = 0
+  /** Records read back from the checkpoint pass the redactor again (an older sfl may have written it). */
+  private readonly redactor: RecordRedactor
   private journalName: string
   private run!: RunState
 
@@ -168,6 +172,7 @@ class BatchRun {
     private readonly req: BatchRequest,
   ) {
     this.journalName = req.out ? journalPaths(req.out).journal : 'the checkpoint'
+    this.redactor = new RecordRedactor(deps.apiKey)
   }
 
   replay(raw: Record<string, unknown>, offset: number, length: number): void {
@@ -194,7 +199,7 @@ class BatchRun {
       violations: [...this.violations]
         .map(([field, records]) => ({field, records}))
         .sort((a, b) => b.records - a.records),
-      keyEchoes: this.keyEchoes,
+      keyEchoes: this.keyEchoes + this.redactor.occurrences,
       stopped: run.stopped,
       checkpoint,
       ...(written.stats ? {stats: written.stats} : {}),
@@ -295,11 +300,10 @@ class BatchRun {
       try {
         const found = await fetchLookup(deps, sent, this.run.signal)
         this.keyEchoes += found.keyEchoes
+        // counted by the field each problem names (src/pipeline/checks.ts RecordProblem), as the export counts
+        for (const p of found.faults.flat())
+          this.violations.set(p.field, (this.violations.get(p.field) ?? 0) + 1)
         const problems = found.problems.flat()
-        for (const p of problems) {
-          const field = p.slice(0, p.indexOf(':'))
-          this.violations.set(field, (this.violations.get(field) ?? 0) + 1)
-        }
         if (req.strict && problems.length)
           return {
             status: 'malformed',
@@ -339,7 +343,12 @@ class BatchRun {
     const at = this.answered.get(key)
     if (at !== undefined) {
       const e = decodeEvent(batchEvent, this.run.journal.read(at, this.lengths.get(at)!), this.journalName)
-      if (e.t === 'row') return {status: e.s, error: e.e, records: e.r === null ? null : recordsOf(e.r)}
+      if (e.t === 'row')
+        return {
+          status: e.s,
+          error: e.e,
+          records: e.r === null ? null : recordsOf(e.r).map((r) => this.redactor.parsed(r)),
+        }
     }
     return this.transient.get(key) ?? {status: 'error', error: unanswered, records: null}
   }
@@ -455,7 +464,7 @@ class OutputRows {
     writer: RecordWriter,
     values: Record<string, string>,
     a: Answer,
-    rec: Record<string, unknown> | null,
+    rec: Redacted<Rec> | null,
     note: string | undefined,
   ): boolean {
     const {req, names} = this

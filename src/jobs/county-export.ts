@@ -8,7 +8,7 @@ import {headerCells, StreamSink} from '../pipeline/sinks.js'
 import {verifyPages, type PagePart} from '../pipeline/spool.js'
 import {RecordStages} from '../pipeline/stages.js'
 import type {Rejected} from '../pipeline/records.js'
-import {decodeEvent, exportEvent, type ExportEvent} from './events.js'
+import {decodeEvent, exportEvent, exportHeader, type ExportEvent} from './events.js'
 import {ExportOutputs} from './export-outputs.js'
 import {ExportStats, type PageStats} from './export-stats.js'
 import {journalPaths, outDirJournalPaths} from './journal.js'
@@ -41,19 +41,7 @@ export async function runCountyExport(deps: ExportDeps, req: ExportRequest): Pro
     out: req.out,
     dir: req.outDir,
     restart: req.restart,
-    header: {
-      // 4: typed events, the run's one schema, duplicates and checks per page
-      v: 4,
-      kind: 'county-export',
-      params: {
-        fips: req.fips,
-        format: req.format,
-        fields: req.fields ?? null,
-        baseUrl: deps.baseUrl,
-        strict: req.strict === true,
-        ...(req.outDir ? {layout: 'out-dir'} : {}),
-      },
-    },
+    header: exportHeader(req, deps.baseUrl),
     replay: (e) => exp.replay(e),
   })
   try {

@@ -2,13 +2,18 @@ import * as z from 'zod/mini'
 
 import {CheckpointError} from '../errors.js'
 import {PART_NAME} from '../pipeline/spool.js'
+import type {JournalHeader} from './journal.js'
 
 /**
  * Every event a long run writes to its checkpoint journal (src/jobs/journal.ts), typed, with the one
- * decoder that reads them back. An event the decoder does not know, or one whose values are not what
- * this version writes (a part file named with a folder or `..`, a negative count), is refused: the
- * checkpoint was edited or written by another version, and the run says so (exit 2, naming --restart)
- * rather than act on it. A part file is only ever a plain name inside the run's own parts folder.
+ * decoder that reads them back, and the header a county export's journal starts with. Everything that
+ * reads a checkpoint reads it through `readJournal` (the header check) and `decodeEvent`: the run that
+ * continues it and the plan of `--dry-run` and `plan_export` (src/lib/dry-run.ts), so the plan refuses
+ * what the run refuses, with the same message. An event the decoder does not know, or one whose values
+ * are not what this version writes (a part file named with a folder or `..`, a negative count), is
+ * refused: the checkpoint was edited or written by another version, and the run says so (exit 2, naming
+ * --restart) rather than act on it. A part file is only ever a plain name inside the run's own parts
+ * folder.
  */
 const fips = z.string().check(z.regex(/^\d{5}$/))
 const count = z.int().check(z.nonnegative())
@@ -59,6 +64,34 @@ export const batchEvent = z.discriminatedUnion('t', [
   z.object({t: z.literal('window'), resetAt: z.number(), limit: z.optional(count)}),
 ])
 export type BatchEvent = z.infer<typeof batchEvent>
+
+/** What a county export was asked for: continuing its checkpoint needs the same (src/jobs/journal.ts). */
+export interface ExportRun {
+  fips: string[]
+  format: string
+  fields?: string[] | undefined
+  strict?: boolean | undefined
+  outDir?: string | undefined
+}
+
+/**
+ * The first line of a county export's journal. Version 4: typed events, the run's one schema, duplicates
+ * and checks per page.
+ */
+export function exportHeader(run: ExportRun, baseUrl: string): JournalHeader {
+  return {
+    v: 4,
+    kind: 'county-export',
+    params: {
+      fips: run.fips,
+      format: run.format,
+      fields: run.fields ?? null,
+      baseUrl,
+      strict: run.strict === true,
+      ...(run.outDir ? {layout: 'out-dir'} : {}),
+    },
+  }
+}
 
 /** Decode one journal line's event with `schema`, or refuse the checkpoint. */
 export function decodeEvent<T>(schema: z.ZodMiniType<T>, raw: unknown, journal: string): T {

@@ -1,7 +1,7 @@
 import {closeSync, openSync, readSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {CheckpointError} from '../errors.js'
+import {CheckpointError, systemCode} from '../errors.js'
 import {localIoError} from '../io/fs-errors.js'
 import {readLines} from '../io/lines.js'
 import {AppendFile, makePrivateDir, removeFile, removeTree, statPrivateFile} from '../io/private-files.js'
@@ -13,7 +13,7 @@ import {count} from '../text/count.js'
  * spooled, a unit's final outcome, a batch answer). Appending costs the same at page 100,000 as at page 1,
  * and a line cut short by a crash is dropped when the journal is read back. Holds no key: a next-page URL
  * is stored only when `redactUrl` finds nothing in it to clean (src/pipeline/county.ts), a record that
- * echoes the key is masked before it is spooled (src/pipeline/key-echo.ts), and the key never enters an
+ * echoes the key is masked before it is spooled (src/api/secrets.ts RecordRedactor), and the key never enters an
  * event.
  */
 export interface JournalHeader {
@@ -72,28 +72,12 @@ export class Journal {
     // a checkpoint is trusted only when it is this user's (src/io/private-files.ts): never another's plant
     const existing = await statPrivateFile(paths.journal, 'the checkpoint')
     if (existing) {
-      let good = 0
-      let first = true
-      for await (const line of readLines(paths.journal)) {
-        if (!line.complete) break // cut short by a crash: dropped, and overwritten below
-        let event: Record<string, unknown>
-        try {
-          event = JSON.parse(line.bytes.toString('utf8')) as Record<string, unknown>
-        } catch {
-          if (first) throw unreadable(paths)
-          break
-        }
-        if (first) {
-          checkHeader(paths, event, header)
-          first = false
-        } else opts.replay(event, line.offset, line.bytes.length)
-        good = line.offset + line.bytes.length + 1
-      }
-      if (!first) {
+      const read = await readJournal(paths, header, opts.replay)
+      if (read.headed) {
         const file = openAppend(paths.journal)
-        if (good < existing.size) file.truncate(good)
+        if (read.good < existing.size) file.truncate(read.good)
         await makePrivateDir(paths.parts, 'the parts folder')
-        return {journal: new Journal(paths.journal, paths.parts, file, good), resumed: true}
+        return {journal: new Journal(paths.journal, paths.parts, file, read.good), resumed: true}
       }
       // an empty or headless journal: nothing to continue
       await Journal.discard(paths)
@@ -152,6 +136,46 @@ export class Journal {
   }
 }
 
+/**
+ * Read a run's journal as the run does, and only so: the header checked against the run's own (a journal
+ * of another version, or of other arguments, is refused with the flag that settles it), then each event
+ * handed to `replay` with where it lies, for the caller to decode (src/jobs/events.ts `decodeEvent`, which
+ * refuses what this version does not write). A last line cut short by a crash is dropped. `Journal.open`
+ * continues a run with it; the plan of `--dry-run` reads the checkpoint with it, so the two agree
+ * (src/lib/dry-run.ts). `header` is the run's, or made from the one recorded (a plan that cannot know one
+ * of the run's arguments takes the recorded one). `headed` is false for a missing, empty or headless
+ * journal (nothing to continue); `good` is the length of the lines read.
+ */
+export async function readJournal(
+  paths: Pick<JournalPaths, 'journal'>,
+  header: JournalHeader | ((recorded: Record<string, unknown>) => JournalHeader),
+  replay: (event: Record<string, unknown>, offset: number, length: number) => void,
+): Promise<{headed: boolean; good: number}> {
+  let good = 0
+  let first = true
+  try {
+    for await (const line of readLines(paths.journal)) {
+      if (!line.complete) break // cut short by a crash: dropped (the run overwrites it)
+      let event: Record<string, unknown>
+      try {
+        event = JSON.parse(line.bytes.toString('utf8')) as Record<string, unknown>
+      } catch {
+        if (first) throw unreadable(paths)
+        break
+      }
+      if (first) {
+        checkHeader(paths, event, typeof header === 'function' ? header(event) : header)
+        first = false
+      } else replay(event, line.offset, line.bytes.length)
+      good = line.offset + line.bytes.length + 1
+    }
+  } catch (error) {
+    if (systemCode(error) === 'ENOENT') return {headed: false, good: 0}
+    throw error
+  }
+  return {headed: !first, good}
+}
+
 function openAppend(path: string, fresh = false): AppendFile {
   try {
     return AppendFile.open(path, {fresh})
@@ -160,13 +184,17 @@ function openAppend(path: string, fresh = false): AppendFile {
   }
 }
 
-function unreadable(paths: JournalPaths): CheckpointError {
+function unreadable(paths: Pick<JournalPaths, 'journal'>): CheckpointError {
   return new CheckpointError(
     `the checkpoint ${paths.journal} cannot be read (not written by this version of sfl?); add --restart to discard it and start over`,
   )
 }
 
-function checkHeader(paths: JournalPaths, event: Record<string, unknown>, header: JournalHeader): void {
+function checkHeader(
+  paths: Pick<JournalPaths, 'journal'>,
+  event: Record<string, unknown>,
+  header: JournalHeader,
+): void {
   if (event['v'] !== header.v || event['kind'] !== header.kind) throw unreadable(paths)
   const had = JSON.stringify(event['params'])
   if (had !== JSON.stringify(header.params))

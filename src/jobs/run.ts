@@ -5,6 +5,7 @@ import type {BudgetView, Scheduler} from '../schedule/scheduler.js'
 import {redact} from '../api/secrets.js'
 import {isObjectUrl} from '../text/object-url.js'
 import {onImmediateExit} from '../io/atomic-file.js'
+import {limitError} from '../io/fs-errors.js'
 import {FileTarget, openOutput, StdoutTarget, type OutputTarget} from '../io/output.js'
 import {makeScratchDir, removeTree} from '../io/private-files.js'
 import {removeTreeSync} from '../io/private-sync.js'
@@ -168,8 +169,10 @@ export class RunState {
    * means "not this unit's outcome". Anything else is the unit's own failure.
    */
   absorbStop(error: unknown): boolean {
-    if (stopsTheRun(error)) {
-      this.stop(error)
+    // the machine's limits (too many open files, no memory) stop the run as a full disk does: exit 8
+    const stop = limitError(error) ?? error
+    if (stopsTheRun(stop)) {
+      this.stop(stop)
       return true
     }
     // an aborted request of a run that already stopped

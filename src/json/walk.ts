@@ -17,11 +17,18 @@ export const NULL = 5
 export const OBJECT = 6
 export const ARRAY = 7
 export const KIND_MASK = 7
-/** Flags beside the kind: a string value holding escapes, a key holding escapes, a string holding a comma, a number with a fraction or exponent. */
+/**
+ * Flags beside the kind: a string value holding escapes, a key holding escapes, a string holding a comma,
+ * a number with a fraction or exponent, a number that may lie outside the range of a double (it has an
+ * exponent, or more than WIDE_DIGITS characters: `1e400` and a 400-digit integer are read as infinity).
+ */
 export const ESCAPED = 8
 export const KEY_ESCAPED = 16
 export const HAS_COMMA = 32
 export const NOT_INTEGER = 64
+export const WIDE = 128
+/** A number written with more characters than this, or with an exponent, is WIDE (a double's largest integer has 309 digits). */
+export const WIDE_DIGITS = 300
 
 /**
  * A member entry is ENTRY ints in `Walk.entries`: its parent (-1 for a member of the record, else the
@@ -116,6 +123,8 @@ export class Walk {
   flags = 0
   /** The last value walked had whitespace outside its strings (it was pretty-printed). */
   spaced = false
+  /** The last value walked holds an escape in a string or a member name, at any depth (the redactor decodes those, src/api/secrets.ts). */
+  escapes = false
   readonly closers: Uint8Array
   readonly opened: Int32Array
   readonly owner: Int32Array
@@ -175,6 +184,9 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
   let depth = 0
   let needKey = false
   let spaced = false
+  let esc = 0
+  // a number that broke the grammar mid-exponent may have left it set
+  exponent = false
   owner[0] = -1
   const names = w.names
   if (names !== undefined && w.viewOf !== b) {
@@ -221,7 +233,7 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
           for (let j = words.length * 4; j < len; j++) if (b[ks + j] !== cb[j]) continue next
           node = cand
           q = ks + len
-          if (cand.escaped) kflags = KEY_ESCAPED
+          if (cand.escaped) kflags = esc = KEY_ESCAPED
           break
         }
       }
@@ -233,6 +245,7 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
           q = scanString(b, q, n, w)
           if (q < 0) return q
           kflags = w.flags & ESCAPED ? KEY_ESCAPED : 0
+          esc |= kflags
         }
         if (named)
           node = names.miss(
@@ -289,6 +302,7 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
         q = scanString(b, q, n, w)
         if (q < 0) return q
         kind = STRING | w.flags
+        esc |= w.flags
       }
       p = q + 1
     } else if (c === OPEN_OBJ || c === OPEN_ARR) {
@@ -320,6 +334,7 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
         // an empty record ends here, as any record ends at its closing bracket (no byte after it needed)
         w.count = count
         w.spaced = spaced
+        w.escapes = false
         return p
       }
     } else if (c === MINUS || (c >= ZERO && c <= NINE)) {
@@ -327,6 +342,11 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
       if (q < 0) return -q >= n ? INCOMPLETE : w.fail('a number JSON does not allow', -q)
       kind = q & 0x40000000 ? NUMBER | NOT_INTEGER : NUMBER
       p = q & 0x3fffffff
+      // numberEnd notes an exponent; a long number is wide too (both rare: two tests per number)
+      if (exponent || p - vs > WIDE_DIGITS) {
+        exponent = false
+        kind |= WIDE
+      }
     } else if (c === 0x74) {
       if (p + 3 >= n || b[p + 1] !== 0x72 || b[p + 2] !== 0x75 || b[p + 3] !== 0x65)
         return literalFail(b, p, n, 'true', w)
@@ -364,6 +384,7 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
       if (depth === 0) {
         w.count = count
         w.spaced = spaced
+        w.escapes = (esc & (ESCAPED | KEY_ESCAPED)) !== 0
         return p
       }
       const close = closers[depth - 1]!
@@ -398,6 +419,7 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
       if (depth === 0) {
         w.count = count
         w.spaced = spaced
+        w.escapes = (esc & (ESCAPED | KEY_ESCAPED)) !== 0
         return p
       }
     }
@@ -487,10 +509,13 @@ function hex4(b: Uint8Array, p: number, n: number): number {
   return v
 }
 
+/** Set by `numberEnd` when the number it read has an exponent (the walk reads and clears it: the number is WIDE). */
+let exponent = false
+
 /**
  * The offset after the number at p (RFC 8259 section 6: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`),
- * with bit 30 set when it has a fraction or an exponent; or minus the offset where it breaks the grammar
- * (minus n when the bytes end first).
+ * with bit 30 set when it has a fraction or an exponent (and `exponent` set for an exponent); or minus the
+ * offset where it breaks the grammar (minus n when the bytes end first).
  */
 export function numberEnd(b: Uint8Array, p: number, n: number): number {
   let frac = 0
@@ -516,6 +541,7 @@ export function numberEnd(b: Uint8Array, p: number, n: number): number {
   }
   if (c === 0x65 || c === 0x45) {
     frac = 0x40000000
+    exponent = true
     if (++p >= n) return -n
     c = b[p]!
     if (c === PLUS || c === MINUS) {

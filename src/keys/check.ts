@@ -3,7 +3,8 @@ import {ForbiddenError, InvalidKeyError, NotFoundError, RateLimitExceededError} 
 import {countyUrl, endpointUrl, buildQueryString} from '../api/query.js'
 import {nextLink} from '../api/link.js'
 import {OPTION_NAMES, type OptionName} from '../api/spec.js'
-import {RecordScanner} from '../pipeline/records.js'
+import {readBody, RecordStages, type BodyOutcome} from '../pipeline/stages.js'
+import type {RecordView} from '../pipeline/view.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 
 export type Permission = 'permitted' | 'not permitted'
@@ -55,18 +56,45 @@ export function optionsOf(record: Record<string, unknown> | undefined): Record<O
   return out
 }
 
-/** Read records until the first one, then drop the connection: a county page costs one record of bandwidth. */
-async function firstRecord(res: HttpResponse): Promise<Record<string, unknown> | undefined> {
-  // the records stage every path reads bodies with (src/pipeline/records.ts): one envelope rule
-  const scanner = new RecordScanner()
-  for await (const chunk of res.body) {
-    if (scanner.push(chunk) > 0) {
-      res.cancel()
-      return JSON.parse(scanner.records[0]!.toString('utf8')) as Record<string, unknown>
-    }
+/**
+ * The body read through the stages every path reads bodies with (src/pipeline/stages.ts `readBody`: the
+ * key masked wherever it is echoed, one validating scan, the spec's checks), keeping the first record that
+ * passes them, until `enough` says so; then the connection is dropped. Returns the first record and what
+ * the stages counted.
+ */
+async function readFirst(
+  res: HttpResponse,
+  apiKey: string | undefined,
+  enough: (seen: {record: boolean; bytes: number}) => boolean,
+): Promise<{record: Record<string, unknown> | undefined; outcome: BodyOutcome}> {
+  // a probe writes nothing: the records are looked at (which options they carry), never kept or printed
+  const stages = new RecordStages({strict: false, apiKey})
+  let record: Record<string, unknown> | undefined
+  let bytes = 0
+  const counted = {
+    async *[Symbol.asyncIterator]() {
+      for await (const chunk of res.body) {
+        bytes += chunk.length
+        yield chunk
+      }
+    },
   }
-  scanner.end()
-  return undefined
+  const sink = {
+    record: (view: RecordView) => {
+      record ??= JSON.parse(view.bytes.toString('utf8')) as Record<string, unknown>
+      return undefined
+    },
+  }
+  const outcome = await readBody(counted, stages, sink, undefined, () =>
+    enough({record: record !== undefined, bytes}),
+  )
+  if (outcome.stopped) res.cancel()
+  return {record, outcome}
+}
+
+/** Read records until the first one, then drop the connection: a county page costs one record of bandwidth. */
+async function firstRecord(res: HttpResponse, apiKey?: string): Promise<Record<string, unknown> | undefined> {
+  return (await readFirst(res, apiKey, (seen) => seen.record)).record
 }
 
 /**
@@ -77,25 +105,16 @@ async function firstRecord(res: HttpResponse): Promise<Record<string, unknown> |
  */
 async function firstPage(
   res: HttpResponse,
+  apiKey?: string,
 ): Promise<{record: Record<string, unknown> | undefined; page: PageFinding}> {
   const next = nextLink(res.headers['link'], res.url) !== undefined
   const t = res.headers['x-total-count']?.trim()
   const total = t !== undefined && /^\d{1,15}$/.test(t) ? Number(t) : null
-  if (!next) return {record: await firstRecord(res), page: {next, total, pageRecords: null}}
-  const scanner = new RecordScanner()
-  let record: Record<string, unknown> | undefined
-  let bytes = 0
-  for await (const chunk of res.body) {
-    bytes += chunk.length
-    if (scanner.push(chunk) > 0 && record === undefined)
-      record = JSON.parse(scanner.records[0]!.toString('utf8')) as Record<string, unknown>
-    if (bytes > PAGE_COUNT_MAX_BYTES) {
-      res.cancel()
-      return {record, page: {next, total, pageRecords: null}}
-    }
-  }
-  scanner.end() // a page cut short is not counted as a page size: it throws (the probe failed)
-  return {record, page: {next, total, pageRecords: scanner.seen}}
+  if (!next) return {record: await firstRecord(res, apiKey), page: {next, total, pageRecords: null}}
+  // a page cut short is not counted as a page size: the scan throws (the probe failed)
+  const {record, outcome} = await readFirst(res, apiKey, (seen) => seen.bytes > PAGE_COUNT_MAX_BYTES)
+  const pageRecords = outcome.stopped ? null : outcome.records + outcome.rejected.length
+  return {record, page: {next, total, pageRecords}}
 }
 
 /**
@@ -103,7 +122,7 @@ async function firstPage(
  * both whether the key may use the county and which options it carries), or one probe lookup.
  */
 export async function checkKey(
-  deps: {client: HttpClient; scheduler: Scheduler; baseUrl: string},
+  deps: {client: HttpClient; scheduler: Scheduler; baseUrl: string; apiKey?: string | undefined},
   opts: {
     profile: string
     keySource: KeySource
@@ -161,10 +180,10 @@ export async function checkKey(
     try {
       let rec: Record<string, unknown> | undefined
       if (i === 0 && opts.countPages && !opts.probe) {
-        const first = await deps.scheduler.run(send(url), firstPage, opts.signal)
+        const first = await deps.scheduler.run(send(url), (res) => firstPage(res, deps.apiKey), opts.signal)
         rec = first.record
         report.firstPage = {fips, ...first.page}
-      } else rec = await deps.scheduler.run(send(url), firstRecord, opts.signal)
+      } else rec = await deps.scheduler.run(send(url), (res) => firstRecord(res, deps.apiKey), opts.signal)
       sample ??= rec
       if (asked) report.counties[fips] = 'permitted'
     } catch (error) {

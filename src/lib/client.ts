@@ -304,7 +304,10 @@ async function lookup(
         fips: 'fips',
         county: 'county',
       })
-  const records = found.records as SpecialFinancingRecord[]
+  // the records come redacted (src/api/secrets.ts); a program gets them as the spec's record type
+  const records: SpecialFinancingRecord[] = found.records.map(
+    (r) => r as Record<string, unknown> as SpecialFinancingRecord,
+  )
   return {
     record: records[0]!,
     records,

@@ -4,8 +4,8 @@ import {join} from 'node:path'
 import {ExitCode, SflError} from '../errors.js'
 import {redact} from '../api/secrets.js'
 import {countyByFips, describeCounty} from '../address/counties.js'
-import {readLines} from '../io/lines.js'
-import {journalPaths, outDirJournalPaths} from '../jobs/journal.js'
+import {decodeEvent, exportEvent, exportHeader} from '../jobs/events.js'
+import {journalPaths, outDirJournalPaths, readJournal} from '../jobs/journal.js'
 import {checkFormat, freshCounties, readManifest} from '../io/manifest.js'
 import {
   countyNeeds,
@@ -28,6 +28,8 @@ export interface ProbeConnection {
   client: HttpClient
   scheduler: Scheduler
   baseUrl: string
+  /** The key, masked wherever the probe's answer echoes it (src/keys/check.ts reads through the stages). */
+  apiKey?: string | undefined
   profile: string
   /** Set when the connection is the embedded sandbox (the report's key label). */
   sandbox?: unknown
@@ -48,6 +50,14 @@ export interface DryRunRequest {
   /** --max-age as typed, for the text. */
   maxAge?: string | undefined
   restart: boolean
+  /** --fields and --strict as the run would have them: a checkpoint of other ones is refused, as by the run. */
+  fields?: string[] | undefined
+  strict?: boolean | undefined
+  /**
+   * The base URL the run would use (flag > env > profile). Undefined when there is none to know (none
+   * set, or the embedded sandbox, whose address is new each run): the checkpoint's own is taken then.
+   */
+  baseUrl: string | undefined
   reserve: number
   /** --max-requests: the run would stop after this many. */
   maxRequests?: number | undefined
@@ -82,7 +92,7 @@ export async function dryRun(req: DryRunRequest): Promise<DryRunResult> {
     : req.out
       ? journalPaths(req.out).journal
       : undefined
-  const checkpoint = journal && !req.restart ? await readCheckpoint(journal, req.fips) : undefined
+  const checkpoint = journal && !req.restart ? await readCheckpoint(journal, req) : undefined
   const known = {...(fresh ? {fresh} : {}), lastPages, ...(checkpoint ? {checkpoint} : {})}
   const target = probeTarget(countyNeeds(req.fips, known))
   const probed: Probed = !target
@@ -203,38 +213,30 @@ async function probeBudget(
 }
 
 /**
- * An unfinished run's checkpoint for the same counties: which ended and how many pages each kept. A
- * checkpoint of other counties (the run would refuse it) or one that cannot be read is left out.
+ * An unfinished run's checkpoint: which counties ended and how many pages each kept. Read as the run reads
+ * it (src/jobs/journal.ts `readJournal`, src/jobs/events.ts `decodeEvent`): a checkpoint of other
+ * arguments, of another version or with an event this version does not write is refused (exit 2) with
+ * the run's own message, since the run would refuse it too. None: undefined.
  */
 async function readCheckpoint(
   path: string,
-  fips: string[],
+  req: DryRunRequest,
 ): Promise<Map<string, CheckpointUnit> | undefined> {
   const units = new Map<string, CheckpointUnit>()
-  let first = true
-  try {
-    for await (const line of readLines(path)) {
-      if (!line.complete) break
-      const e = JSON.parse(line.bytes.toString('utf8')) as Record<string, unknown>
-      if (first) {
-        const params = e['params'] as {fips?: unknown} | undefined
-        if (JSON.stringify(params?.fips) !== JSON.stringify(fips)) return undefined
-        first = false
-        continue
-      }
-      const u = String(e['u'])
-      const unit = units.get(u) ?? {ended: false, pages: 0}
-      units.set(u, unit)
-      if (e['t'] === 'page') unit.pages++
-      else if (e['t'] === 'reset') Object.assign(unit, {ended: false, pages: 0})
-      else if (e['t'] === 'end') {
-        const kind = (e['outcome'] as {kind?: string})?.kind
-        unit.ended = kind !== 'failed'
-        unit.forbidden = kind === 'forbidden'
-      }
+  // the base URL the run would use; when there is none to know, the one the checkpoint names
+  const header = (recorded: Record<string, unknown>) =>
+    exportHeader(req, req.baseUrl ?? String((recorded['params'] as {baseUrl?: unknown})?.baseUrl))
+  const read = await readJournal({journal: path}, header, (raw) => {
+    const e = decodeEvent(exportEvent, raw, path)
+    if (e.t === 'layout' || e.t === 'window' || e.t === 'written') return
+    const unit = units.get(e.u) ?? {ended: false, pages: 0}
+    units.set(e.u, unit)
+    if (e.t === 'page') unit.pages++
+    else if (e.t === 'reset') Object.assign(unit, {ended: false, pages: 0, forbidden: false})
+    else {
+      unit.ended = e.outcome.kind !== 'failed'
+      unit.forbidden = e.outcome.kind === 'forbidden'
     }
-  } catch {
-    return undefined
-  }
-  return units
+  })
+  return read.headed ? units : undefined
 }

@@ -2,7 +2,9 @@ import {BadResponseError, NotFoundError} from '../errors.js'
 import {isMissingEndpoint, missingEndpointError} from '../api/endpoint-check.js'
 import type {HttpClient} from '../api/client.js'
 import {lookupUrl} from '../api/query.js'
+import {parseRedacted, redactedText, type Redacted} from '../api/secrets.js'
 import type {LookupQuery} from '../api/validate.js'
+import {problemLine, type RecordProblem} from '../pipeline/checks.js'
 import {readBody, RecordStages} from '../pipeline/stages.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 
@@ -10,17 +12,20 @@ export type ServiceRecord = Record<string, unknown>
 
 /**
  * What one lookup answered: its records, each with its JSON text exactly as the service sent it (numbers
- * such as `121000.0`, key order; a key the service echoed masked) and its problems against the spec's
- * rules. Read by the same record stages as an export's pages (src/pipeline/stages.ts): one envelope rule,
- * one JSON grammar, one set of spec checks for every path.
+ * such as `121000.0`, key order; the key, and any run of 8 or more of its characters, masked) and its
+ * problems against the spec's rules. Read by the same record stages as an export's pages
+ * (src/pipeline/stages.ts): one redactor, one envelope rule, one JSON grammar, one set of spec checks for
+ * every path. The records and their texts are `Redacted` (src/api/secrets.ts): the renderers take nothing else.
  */
 export interface LookupAnswer {
-  records: ServiceRecord[]
+  records: Array<Redacted<ServiceRecord>>
   /** Each record's JSON text as sent, in the order of `records`. */
-  raw: string[]
-  /** Each record's problems against the spec's rules (src/pipeline/checks.ts), one line each; none when it conforms. */
+  raw: Array<Redacted<string>>
+  /** Each record's problems against the spec's rules (src/pipeline/checks.ts), as data; none when it conforms. */
+  faults: RecordProblem[][]
+  /** The same problems as lines (`problemLine`: "Field: what is wrong"), for warnings and tool results. */
   problems: string[][]
-  /** Places where the answer echoed the API key (masked in `records` and `raw`). */
+  /** Places where the answer echoed the API key, whole or in part (masked in `records` and `raw`). */
   keyEchoes: number
 }
 
@@ -53,13 +58,15 @@ export async function fetchLookup(
       () => ctx.client.get(url, signal),
       async (res) => {
         const stages = new RecordStages({strict: false, apiKey: ctx.apiKey})
-        const answer: LookupAnswer = {records: [], raw: [], problems: [], keyEchoes: 0}
+        const answer: LookupAnswer = {records: [], raw: [], faults: [], problems: [], keyEchoes: 0}
         const body = await readBody(res.body, stages, {
           record(view) {
-            const text = view.bytes.toString('utf8')
+            const text = redactedText(view.bytes)
             answer.raw.push(text)
-            answer.records.push(JSON.parse(text) as ServiceRecord)
-            answer.problems.push(stages.checks.problems(view))
+            answer.records.push(parseRedacted<ServiceRecord>(text))
+            const faults = stages.checks.problems(view)
+            answer.faults.push(faults)
+            answer.problems.push(faults.map(problemLine))
             return undefined
           },
         })

@@ -1,4 +1,4 @@
-import {csvCell, isFormulaStart} from '../text/csv-cell.js'
+import {csvCell, FORMULA_START, QUOTE, QUOTED} from '../text/csv-cell.js'
 import {ESCAPED, FALSE, HAS_COMMA, KIND_MASK, NULL, NUMBER, STRING, TRUE} from '../json/walk.js'
 import {compactJson, hasLayout, stringValue} from '../json/values.js'
 import type {RecordView} from './view.js'
@@ -7,10 +7,20 @@ import type {RecordView} from './view.js'
  * CSV rows made from a record's bytes where the walk found its values (src/json/walk.ts), written
  * straight into an output buffer: a string without escapes, a number, true and false are copied byte for
  * byte (numbers exactly as sent: `688600.0` stays `688600.0`), so the usual cell makes no JavaScript
- * string at all. The cell rules are src/text/csv-cell.ts's: the formula guard on strings (never numbers)
- * and RFC 4180 quoting (an unescaped JSON string can hold a comma, but never a quote or a line break:
- * those come escaped, and take the decoding path). Null and absent values are empty cells.
+ * string at all. The cell rule is src/text/csv-cell.ts's, read from its tables: the formula guard
+ * (`FORMULA_START`) on strings, never numbers, and RFC 4180 quoting (`QUOTED`). Of the bytes `QUOTED`
+ * names, a JSON string without escapes can hold only those the walk flags (`RAW_QUOTED`, checked below
+ * when this module loads); the others come escaped and take the decoding path, which is csvCell itself.
+ * Null and absent values are empty cells.
  */
+
+/** The bytes of the quoting rule a JSON string can hold without an escape (not a quote, backslash or control). */
+const RAW_QUOTED = [...QUOTED.keys()].filter((c) => QUOTED[c] === 1 && c >= 0x20 && c !== 0x22 && c !== 0x5c)
+// the walk flags a string holding a comma (HAS_COMMA): that must be every such byte, or a cell goes unquoted
+if (RAW_QUOTED.length !== 1 || RAW_QUOTED[0] !== 0x2c)
+  throw new Error(
+    `src/text/csv-cell.ts QUOTED names bytes a JSON string holds raw (${RAW_QUOTED.join(', ')}): the walk's HAS_COMMA flag no longer covers them`,
+  )
 export class CsvRowEncoder {
   constructor(private readonly escapeFormulas: boolean) {}
 
@@ -33,7 +43,7 @@ export class CsvRowEncoder {
       if (kind === STRING && (flags & ESCAPED) === 0) {
         const quote = (flags & HAS_COMMA) !== 0
         if (quote) out[pos++] = 0x22
-        if (this.escapeFormulas && t - s > 2 && isFormulaStart(b[s + 1]!)) out[pos++] = 0x27
+        if (this.escapeFormulas && t - s > 2 && FORMULA_START[b[s + 1]!] === 1) out[pos++] = 0x27
         for (let p = s + 1; p < t - 1; p++) out[pos++] = b[p]!
         if (quote) out[pos++] = 0x22
       } else if (kind === NUMBER || kind === TRUE || kind === FALSE) {
@@ -50,16 +60,17 @@ export class CsvRowEncoder {
   }
 }
 
-/** An object or a list in one cell: its compact JSON text, quoted (quotes doubled) when it holds a quote or a comma (RFC 4180). */
+/** An object or a list in one cell: its compact JSON text (never guarded: it is no text), quoted as the rule says. */
 function jsonCell(b: Buffer, s: number, t: number, out: Buffer, pos: number): number {
   const json = hasLayout(b, s, t) ? compactJson(b.subarray(s, t)) : b.subarray(s, t)
-  const quote = json.includes(0x22) || json.includes(0x2c)
-  if (quote) out[pos++] = 0x22
+  let quote = false
+  for (let p = 0; p < json.length && !quote; p++) quote = QUOTED[json[p]!] === 1
+  if (quote) out[pos++] = QUOTE
   for (let p = 0; p < json.length; p++) {
     const c = json[p]!
     out[pos++] = c
-    if (c === 0x22 && quote) out[pos++] = 0x22
+    if (c === QUOTE && quote) out[pos++] = QUOTE
   }
-  if (quote) out[pos++] = 0x22
+  if (quote) out[pos++] = QUOTE
   return pos
 }

@@ -15,10 +15,42 @@ import {
   TRUE,
   VAL_E,
   VAL_S,
+  WIDE,
 } from '../json/walk.js'
 import {numberValue, stringIs, stringValue} from '../json/values.js'
 import type {Fields} from './fields.js'
 import type {RecordView} from './view.js'
+
+/**
+ * Which rule a field breaks, as a value (counts and summaries key on it, never on the text):
+ * `missing` a required field or option member absent; `repeated` a name given twice in one object;
+ * `null` null where the spec gives no `?`; `type` another JSON type than the spec's; `whole` a fraction
+ * in an int or bigint; `double` a number outside the range of a double (JSON.parse reads it as infinity);
+ * `range` under the minimum or over the maximum; `size` a string longer than its size; `values` a text
+ * not among the allowed values; `shape` not the stated digits, state abbreviation, date or datetime.
+ */
+export type ProblemRule =
+  'missing' | 'repeated' | 'null' | 'type' | 'whole' | 'double' | 'range' | 'size' | 'values' | 'shape'
+
+/** One field of one record that breaks one of the spec's rules (section 2). */
+export interface RecordProblem {
+  /** The field's column name: `K`, or `Option.Field` for a member of an option object. */
+  field: string
+  rule: ProblemRule
+  /** What is wrong, for a person ("150 is over the maximum 100"). */
+  detail: string
+}
+
+/** A problem as one line ("ConfidenceScore: 150 is over the maximum 100"), the form warnings and rejects show. */
+export function problemLine(p: RecordProblem): string {
+  return `${p.field}: ${p.detail}`
+}
+
+/** Why a value breaks its rule: which rule, and how. */
+export interface Fault {
+  rule: ProblemRule
+  detail: string
+}
 
 /**
  * The checks stage: the spec's record rules (src/api/spec.ts FIELD_RULES and OPTION_RULES, spec section 2)
@@ -65,14 +97,14 @@ export class RecordChecks {
     return this.walk(view, undefined)
   }
 
-  /** The problems of the record in `view` as lines ("ConfidenceScore: 150 is over the maximum 100"); none when it conforms. */
-  problems(view: RecordView): string[] {
-    const out: string[] = []
+  /** The problems of the record in `view`, as data (field, rule, detail); none when it conforms. */
+  problems(view: RecordView): RecordProblem[] {
+    const out: RecordProblem[] = []
     this.walk(view, out)
     return out
   }
 
-  private walk(view: RecordView, out: string[] | undefined): number {
+  private walk(view: RecordView, out: RecordProblem[] | undefined): number {
     const b = view.bytes
     const m = view.entries
     const first = view.first
@@ -99,7 +131,7 @@ export class RecordChecks {
       if (f.rule === undefined && f.role !== 'option') continue
       // RFC 8259 says names SHOULD be unique; JSON.parse keeps the last, and so does every reader here
       const again = stamp[id] === serial
-      if (again) broken += this.fault(id, 'named twice in one record', out)
+      if (again) broken += this.fault(id, {rule: 'repeated', detail: 'named twice in one record'}, out)
       stamp[id] = serial
       if (f.rule === undefined) {
         if (f.role === 'option') {
@@ -111,7 +143,11 @@ export class RecordChecks {
             // an option named twice is one problem: the members of its last object (JSON.parse's) are fresh
             if (again) this.forgetMembers(id)
           } else if (kind !== NULL)
-            broken += this.fault(id, `expected an object or null, got ${kindName(kind)}`, out)
+            broken += this.fault(
+              id,
+              {rule: 'type', detail: `expected an object or null, got ${kindName(kind)}`},
+              out,
+            )
         }
         continue
       }
@@ -129,13 +165,13 @@ export class RecordChecks {
   }
 
   /** The members an option object must have (spec 2.2, 2.3), when fewer were seen. */
-  private optionDone(option: number, seen: number, serial: number, out: string[] | undefined): number {
+  private optionDone(option: number, seen: number, serial: number, out: RecordProblem[] | undefined): number {
     if (seen >= this.optionMembers.get(option)!) return 0
     let broken = 0
     for (const f of this.fields.list)
       // the spec's members only: an unknown member seen in an earlier record is never missing
       if (f.parent === option && f.role === 'optionField' && f.rule && this.stamp[f.id] !== serial)
-        broken += this.fault(f.id, 'missing', out)
+        broken += this.fault(f.id, MISSING, out)
     return broken
   }
 
@@ -143,16 +179,16 @@ export class RecordChecks {
     for (const f of this.fields.list) if (f.parent === option) this.stamp[f.id] = 0
   }
 
-  private missing(stamp: Int32Array, serial: number, out: string[] | undefined): number {
+  private missing(stamp: Int32Array, serial: number, out: RecordProblem[] | undefined): number {
     let broken = 0
     for (const f of this.fields.list)
       if (f.role === 'standard' && !f.rule!.optional && stamp[f.id] !== serial)
-        broken += this.fault(f.id, 'missing', out)
+        broken += this.fault(f.id, MISSING, out)
     return broken
   }
 
-  private fault(id: number, why: string, out: string[] | undefined): number {
-    if (out) out.push(`${this.fields.list[id]!.name}: ${why}`)
+  private fault(id: number, why: Fault, out: RecordProblem[] | undefined): number {
+    if (out) out.push({field: this.fields.list[id]!.name, rule: why.rule, detail: why.detail})
     else this.counts!.set(id, (this.counts!.get(id) ?? 0) + 1)
     return 1
   }
@@ -166,6 +202,8 @@ export class RecordChecks {
 
 const ZERO = 0x30
 const NINE = 0x39
+const MISSING: Fault = {rule: 'missing', detail: 'missing'}
+const type = (detail: string): Fault => ({rule: 'type', detail})
 
 /** Why a value breaks its field's rule (spec section 2), or undefined; `s, e` its span, `k` its kind and flags. */
 export function valueFault(
@@ -175,27 +213,35 @@ export function valueFault(
   e: number,
   k: number,
   allowed: Uint8Array[] | undefined,
-): string | undefined {
+): Fault | undefined {
   const kind = k & KIND_MASK
-  if (kind === NULL) return rule.nullable ? undefined : 'null where the spec gives no `?`'
+  if (kind === NULL)
+    return rule.nullable ? undefined : {rule: 'null', detail: 'null where the spec gives no `?`'}
   switch (rule.type) {
     case 'boolean':
-      return kind === TRUE || kind === FALSE ? undefined : `expected true or false, got ${kindName(kind)}`
+      return kind === TRUE || kind === FALSE
+        ? undefined
+        : type(`expected true or false, got ${kindName(kind)}`)
     case 'float':
     case 'int':
     case 'bigint': {
-      if (kind !== NUMBER) return `expected a number, got ${kindName(kind)}`
+      if (kind !== NUMBER) return type(`expected a number, got ${kindName(kind)}`)
+      // spec 2 types are numbers a double holds: `1e400` is none (JSON.parse reads it as infinity), in any field
+      if ((k & WIDE) !== 0 && !Number.isFinite(numberValue(b, s, e)))
+        return {rule: 'double', detail: `${shown(b, s, e)} is outside the range of a double (about ±1.8e308)`}
       const integral = rule.type !== 'float'
       if (!integral && rule.min === undefined && rule.max === undefined) return undefined
       const v = numberValue(b, s, e)
       if (integral && (k & NOT_INTEGER) !== 0 && !Number.isSafeInteger(v))
-        return `${shown(b, s, e)} is not a whole number`
-      if (rule.min !== undefined && v < rule.min) return `${shown(b, s, e)} is under the minimum ${rule.min}`
-      if (rule.max !== undefined && v > rule.max) return `${shown(b, s, e)} is over the maximum ${rule.max}`
+        return {rule: 'whole', detail: `${shown(b, s, e)} is not a whole number`}
+      if (rule.min !== undefined && v < rule.min)
+        return {rule: 'range', detail: `${shown(b, s, e)} is under the minimum ${rule.min}`}
+      if (rule.max !== undefined && v > rule.max)
+        return {rule: 'range', detail: `${shown(b, s, e)} is over the maximum ${rule.max}`}
       return undefined
     }
     default:
-      if (kind !== STRING) return `expected a string, got ${kindName(kind)}`
+      if (kind !== STRING) return type(`expected a string, got ${kindName(kind)}`)
       return stringFault(rule, b, s, e, (k & ESCAPED) !== 0, allowed)
   }
 }
@@ -207,7 +253,7 @@ function stringFault(
   e: number,
   escaped: boolean,
   allowed: Uint8Array[] | undefined,
-): string | undefined {
+): Fault | undefined {
   const bytes = e - s - 2
   // the listed values decide when there are some (spec 2.1 CRAEligible: size 11, "Not Available" is 13)
   const size = allowed ? undefined : rule.size
@@ -215,7 +261,7 @@ function stringFault(
     // escapes or more bytes than the size: the decoded text decides (a character may take several bytes)
     const text = stringValue(b, s, e, escaped)
     if (size !== undefined && text.length > size)
-      return `${text.length} characters, over the size ${rule.size} (spec 2)`
+      return {rule: 'size', detail: `${text.length} characters, over the size ${rule.size} (spec 2)`}
     if (allowed && !allowed.some((v) => Buffer.from(text).equals(v))) return notAllowed(rule, text)
     return shapeFault(rule, Buffer.from(text), 0, Buffer.byteLength(text))
   }
@@ -227,19 +273,21 @@ function stringFault(
 }
 
 /** The stated shapes: so many digits, two capital letters, a date or a datetime (text b[s, e)). */
-function shapeFault(rule: FieldRule, b: Uint8Array, s: number, e: number): string | undefined {
+function shapeFault(rule: FieldRule, b: Uint8Array, s: number, e: number): Fault | undefined {
   if (rule.digits !== undefined && (e - s !== rule.digits || !allDigits(b, s, e)))
-    return `expected ${rule.digits} digits`
+    return shape(`expected ${rule.digits} digits`)
   if (rule.upper !== undefined) {
     let ok = e - s === rule.upper
     for (let p = s; ok && p < e; p++) ok = b[p]! >= 0x41 && b[p]! <= 0x5a
-    if (!ok) return 'expected a two-letter state abbreviation'
+    if (!ok) return shape('expected a two-letter state abbreviation')
   }
-  if (rule.type === 'date' && !isDate(b, s, e)) return 'expected YYYY-MM-DD'
+  if (rule.type === 'date' && !isDate(b, s, e)) return shape('expected YYYY-MM-DD')
   if (rule.type === 'datetime' && !isDateTime(b, s, e) && !(rule.orDate && isDate(b, s, e)))
-    return 'expected YYYY-MM-DDTHH:MM:SS'
+    return shape('expected YYYY-MM-DDTHH:MM:SS')
   return undefined
 }
+
+const shape = (detail: string): Fault => ({rule: 'shape', detail})
 
 function allDigits(b: Uint8Array, s: number, e: number): boolean {
   for (let p = s; p < e; p++) if (b[p]! < ZERO || b[p]! > NINE) return false
@@ -272,8 +320,11 @@ function isDateTime(b: Uint8Array, s: number, e: number): boolean {
   )
 }
 
-function notAllowed(rule: FieldRule, text: string): string {
-  return `${JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text)} is not one of ${rule.values!.join(', ')}`
+function notAllowed(rule: FieldRule, text: string): Fault {
+  return {
+    rule: 'values',
+    detail: `${JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text)} is not one of ${rule.values!.join(', ')}`,
+  }
 }
 
 /** A short form of a number's text for a problem line. */
@@ -406,6 +457,8 @@ class QuickRules {
       const flags = m[at + KIND]!
       const kind = flags & KIND_MASK
       if ((this.kinds[id]! & (1 << kind)) === 0) return false
+      // a number that may lie outside a double's range (an exponent, or very long) is read by the slow path
+      if ((flags & WIDE) !== 0) return false
       required += this.requiredTop[id]!
       const opt = this.option[id]!
       if (opt === 0) seen0++

@@ -1,3 +1,4 @@
+import type {RecordRedactor} from '../api/secrets.js'
 import {
   CORE_FIELDS,
   EXTRA_FIELDS,
@@ -130,7 +131,11 @@ export class Namer implements Names {
   /** Ids of fields first met lately, not yet seen in a record written (src/pipeline/schema.ts takes them). */
   readonly fresh: number[] = []
 
-  constructor(readonly fields: Fields) {}
+  constructor(
+    readonly fields: Fields,
+    /** The run's redactor: a name written with escapes is decoded here, so the run its escapes hid is masked here too. */
+    private readonly redactor?: RecordRedactor,
+  ) {}
 
   sub(node: NameNode): NameNode {
     const k = node as KeyNode
@@ -150,7 +155,9 @@ export class Namer implements Names {
     const raw = Buffer.from(b.buffer, b.byteOffset + ks, ke - ks).toString('utf8')
     let node = from.children.get(raw)
     if (!node) {
-      const name = escaped ? decodeEscapes(raw) : raw
+      // raw names come masked (the redactor ran over the bytes); a decoded one is masked by the same rule
+      // (the records stage writes that record again masked, and its names then come to the same field)
+      const name = escaped ? (this.redactor?.maskText(decodeEscapes(raw), false) ?? decodeEscapes(raw)) : raw
       const id = parent === undefined ? this.fields.top(name) : this.fields.member(parent.id, name)
       const option = id >= 0 && this.fields.list[id]!.role === 'option'
       node = new KeyNode(Uint8Array.from(b.subarray(ks, ke)), id, option, escaped)

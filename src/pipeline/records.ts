@@ -1,6 +1,6 @@
 import {isUtf8} from 'node:buffer'
 
-import {redact} from '../api/secrets.js'
+import {RecordRedactor, redact, type Redacted} from '../api/secrets.js'
 import {BadResponseError, TruncatedBodyError} from '../errors.js'
 import {BROKEN, INCOMPLETE, scanString, Walk, walkValue, ESCAPED} from '../json/walk.js'
 import {decodeEscapes} from '../json/values.js'
@@ -16,6 +16,10 @@ import {count} from '../text/count.js'
  * 8.1); a record that breaks either, or the size and depth caps, is rejected (skipped and reported with
  * its position and reason), and the rest of the body is read on. Memory is one chunk and one record,
  * whatever the body's size.
+ *
+ * Before any of that reads a byte, the redactor (src/api/secrets.ts `RecordRedactor`) masks every run of
+ * 8 or more of the key's characters in it, so the walk, the names it gives members, the checks, the
+ * sinks and the rejects only ever see masked bytes; the records come out sealed (`Redacted`).
  */
 export interface Rejected {
   /** 1-based position of the record in the body. */
@@ -51,8 +55,8 @@ const DATA_RECORD = 10
 const isWs = (c: number | undefined): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
 
 export class RecordScanner {
-  /** The records of the last `push`, in order: their bytes, and where their member entries start in `walk.entries`. */
-  readonly records: Buffer[] = []
+  /** The records of the last `push`, in order: their bytes (masked), and where their member entries start in `walk.entries`. */
+  readonly records: Array<Redacted<Buffer>> = []
   first = new Int32Array(256)
   /** Each record's 1-based position in the body (rejected records count too). */
   index = new Int32Array(256)
@@ -68,6 +72,8 @@ export class RecordScanner {
   }
   /** Records seen so far, rejected ones included (positions are 1-based). */
   seen = 0
+  /** Places where the bytes read so far held the key, whole or in part (masked). */
+  keyEchoes = 0
 
   private rejected: Rejected[] = []
   private readonly skipWalk: Walk
@@ -79,12 +85,16 @@ export class RecordScanner {
   private collect: Collector | undefined
   /** The carry holds a record already walked once: if it is still incomplete, the collector takes it. */
   private carried = false
+  /** Where in the buffer being read the bytes kept for the next push (a carry, or a record the collector takes) begin. */
+  private kept = 0
 
   constructor(
     private readonly limits: {maxRecordBytes: number; maxDepth: number} = {
       maxRecordBytes: MAX_RECORD_BYTES,
       maxDepth: MAX_RECORD_DEPTH,
     },
+    /** Masks the key in the bytes before they are read (the run's key; without one, nothing is masked). */
+    readonly redactor: RecordRedactor = new RecordRedactor(undefined),
   ) {
     this.walk = new Walk(limits.maxDepth)
     this.skipWalk = new Walk(limits.maxDepth)
@@ -108,7 +118,10 @@ export class RecordScanner {
     this.walk.count = 0
     let buf = chunk
     let p = 0
+    // the runs masked while this chunk is read (run() may throw: then nothing of it is kept anyway)
+    const before = this.redactor.occurrences
     if (this.collect) {
+      // a collected record is masked whole when it is (finishCollected); the collector reads only its structure
       const done = this.collect.push(chunk)
       if (done < 0) return 0
       p = done
@@ -117,7 +130,16 @@ export class RecordScanner {
       buf = Buffer.concat([this.carry, chunk])
       this.carry = undefined
     }
+    // the key masked before anything reads the bytes (a carry again with them: a run may go on into the
+    // chunk). A run that reaches the end is left as it is while its bytes are kept for the next push
+    // (carried or collected, unread but for their structure): it may go on there. Bytes not kept were read
+    // whole, so such a run is masked as soon as the walk has passed (it lies outside the records).
+    const red = this.redactor
+    if (red.active) red.mask(buf, p, buf.length, true)
+    this.kept = buf.length
     this.run(buf, p)
+    if (red.openFrom >= 0 && red.openFrom < this.kept) red.closeOpen(buf, this.kept)
+    this.keyEchoes += red.occurrences - before
     return this.length
   }
 
@@ -280,11 +302,14 @@ export class RecordScanner {
       return this.hold(buf, p)
     }
     // a big record (collected in pieces) or a broken one (its end found, to skip it)
-    const poison = end === BROKEN ? brokenReason(w, p) : undefined
+    const poison = end === BROKEN ? this.brokenReason(w, buf, p) : undefined
     const collector = new Collector(this.limits.maxRecordBytes, this.limits.maxDepth, poison)
     const done = collector.push(buf.subarray(p))
     this.collect = collector
-    if (done < 0) return -1
+    if (done < 0) {
+      this.kept = p
+      return -1
+    }
     this.finishCollected()
     return p + done
   }
@@ -295,19 +320,29 @@ export class RecordScanner {
     this.collect = undefined
     if (c.poison !== undefined) return this.reject(c.poison)
     const bytes = Buffer.concat(c.pieces)
+    // whole now: masked before it is walked
+    this.redactor.mask(bytes, 0, bytes.length)
     const w = this.walk
     const base = w.count
     const end = walkValue(bytes, 0, bytes.length, w)
     if (end !== bytes.length) {
       w.count = base
-      return this.reject(end === BROKEN ? brokenReason(w, 0) : 'not one JSON object')
+      return this.reject(end === BROKEN ? this.brokenReason(w, bytes, 0) : 'not one JSON object')
     }
     this.accept(bytes, base)
   }
 
-  private accept(bytes: Buffer, base: number): void {
+  /** Why a walk failed: a cap as it is, a break of the grammar with where in the record it is. */
+  private brokenReason(w: Walk, buf: Buffer, start: number): string {
+    // the mask of a run outside a string (inside a number, say) is what broke it
+    if (this.redactor.active && buf[w.at] === 0x2a && w.at > start && buf[w.at - 1] !== 0x22)
+      return `holds 8 or more characters of your API key outside a string (at byte ${w.at - start} of the record): masked, it is no JSON any more`
+    return brokenReason(w, start)
+  }
+
+  private accept(raw: Buffer, base: number): void {
     this.seen++
-    if (bytes.length > this.limits.maxRecordBytes) {
+    if (raw.length > this.limits.maxRecordBytes) {
       this.walk.count = base
       this.rejected.push({
         index: this.seen,
@@ -316,10 +351,20 @@ export class RecordScanner {
       return
     }
     // RFC 8259 section 8.1: JSON text is UTF-8; a record that is not would reach the output as U+FFFD
-    if (!isUtf8(bytes)) {
+    if (!isUtf8(raw)) {
       this.walk.count = base
       this.rejected.push({index: this.seen, reason: 'not valid UTF-8 (RFC 8259 section 8.1)'})
       return
+    }
+    // sealed: masked already; a run an escape hid is masked in the decoded string, which is written again
+    const bytes = this.redactor.record(raw, this.walk.escapes)
+    if (bytes !== raw) {
+      this.walk.count = base
+      if (walkValue(bytes, 0, bytes.length, this.walk) !== bytes.length) {
+        this.walk.count = base
+        this.rejected.push({index: this.seen, reason: 'not one JSON object once the key in it was masked'})
+        return
+      }
     }
     const k = this.length++
     if (k >= this.first.length) {
@@ -351,6 +396,7 @@ export class RecordScanner {
     if (buf.length - p > CARRY_LIMIT)
       throw malformed('a member of the response envelope is larger than 1 MiB')
     this.carry = Buffer.from(buf.subarray(p))
+    this.kept = p
     return -1
   }
 }

@@ -1,6 +1,7 @@
 import {createReadStream} from 'node:fs'
 import {join} from 'node:path'
 
+import {derived, type Redacted} from '../api/secrets.js'
 import {CheckpointError} from '../errors.js'
 import {guardCell} from '../text/csv-cell.js'
 import {readCsv} from '../io/csv-reader.js'
@@ -23,9 +24,9 @@ export type ExportFormat = RecordFormat | 'parquet'
 /** Bytes between write-back starts of an NDJSON part file (see PartFile `syncEvery`). */
 const SYNC_EVERY = 16 * 1024 * 1024
 
-/** The bytes NDJSON writes for a record: as sent, or compact when the service pretty-printed it (one line a record). */
-export function lineOf(view: RecordView): Buffer {
-  return view.spaced ? compactJson(view.bytes) : view.bytes
+/** The bytes NDJSON writes for a record: as sent (redacted), or compact when the service pretty-printed it (one line a record). */
+export function lineOf(view: RecordView): Redacted<Buffer> {
+  return view.spaced ? derived(view.bytes, compactJson) : view.bytes
 }
 
 /** What a page's spool needs from its run: where parts go, the format, and (CSV) the columns now. */

@@ -1,6 +1,7 @@
 import {fdatasync, type WriteStream} from 'node:fs'
 import {join} from 'node:path'
 
+import type {Redacted} from '../api/secrets.js'
 import {localIoError} from '../io/fs-errors.js'
 import {openPartStream, removeFile} from '../io/private-files.js'
 import {readCsv} from '../io/csv-reader.js'
@@ -97,8 +98,8 @@ export class PartFile {
   private batch: Buffer | undefined
   private batchBytes = 0
 
-  /** Write one record's bytes and its newline. */
-  write(bytes: Uint8Array): void {
+  /** Write one record's bytes (redacted: src/api/secrets.ts) and its newline. */
+  write(bytes: Redacted<Uint8Array>): void {
     const n = bytes.length + 1
     if (this.batchBytes + n > BATCH) this.flushBatch()
     if (n > BATCH) {

@@ -1,18 +1,19 @@
+import {RecordRedactor} from '../api/secrets.js'
 import {numberValue} from '../json/values.js'
 import {NUMBER, NOT_INTEGER} from '../json/walk.js'
 import type {RecordFacts} from '../stats/accumulator.js'
-import {RecordChecks} from './checks.js'
+import {problemLine, RecordChecks} from './checks.js'
 import {ViewFacts} from './facts.js'
 import {Fields, Namer} from './fields.js'
 import {IdSet} from './ids.js'
-import {KeyEcho} from './key-echo.js'
 import {MAX_RECORD_BYTES, MAX_RECORD_DEPTH, RecordScanner, type Rejected} from './records.js'
 import {RunSchema} from './schema.js'
 import {RecordView} from './view.js'
 
 /**
- * The record pipeline every path runs over a response body: key echo (masked before anything reads the
- * bytes) -> records (one validating scan: envelope, JSON grammar, UTF-8, size and depth) -> checks (the
+ * The record pipeline every path runs over a response body: the redactor (the key, and every run of 8 or
+ * more of its characters, masked before anything reads the bytes) -> records (one validating scan:
+ * envelope, JSON grammar, UTF-8, size and depth; a name given twice rejects the record) -> checks (the
  * spec's rules, duplicates) -> the caller's sink. The state of a run (its fields, names, schema, checks)
  * is shared by the pages in flight: each record is read synchronously from the scan to the sink, so
  * pages of several counties may interleave at their awaits without sharing a record.
@@ -20,8 +21,12 @@ import {RecordView} from './view.js'
 export interface StageOptions {
   /** `--strict`: a record that breaks the spec's rules is rejected (not written), as the lookup refuses one. */
   strict: boolean
-  /** The key, masked wherever a body echoes it (spec 5.5). */
-  apiKey?: string | undefined
+  /**
+   * The key the answers were asked with: it, and every run of 8 or more of its characters, is masked
+   * wherever a body echoes it (spec 5.5). Required, so no path builds the stages without saying which key
+   * (undefined: none was sent, as for the library's `checkRecord`).
+   */
+  apiKey: string | undefined
   maxRecordBytes?: number | undefined
   /** `--fields`: the columns, fixed. */
   fields?: readonly string[] | undefined
@@ -29,25 +34,29 @@ export interface StageOptions {
 
 export class RecordStages {
   readonly fields = new Fields()
-  readonly namer = new Namer(this.fields)
+  /** The one redactor of the run's records (src/api/secrets.ts): every body's bytes pass it first. */
+  readonly redactor: RecordRedactor
+  readonly namer: Namer
   readonly view = new RecordView(this.fields)
   readonly checks = new RecordChecks(this.fields)
   readonly facts = new ViewFacts(this.fields)
   readonly schema: RunSchema
-  /** Places where the bodies read so far echoed the key (masked). */
+  /** Places where the bodies read so far echoed the key, whole or in part (masked). */
   keyEchoes = 0
   private readonly idField: number
 
   constructor(readonly options: StageOptions) {
+    this.redactor = new RecordRedactor(options.apiKey)
+    this.namer = new Namer(this.fields, this.redactor)
     this.schema = new RunSchema(this.fields, options.fields)
     this.idField = this.fields.idOf('ServicePropertyID')!
   }
 
   scanner(): RecordScanner {
-    const scanner = new RecordScanner({
-      maxRecordBytes: this.options.maxRecordBytes ?? MAX_RECORD_BYTES,
-      maxDepth: MAX_RECORD_DEPTH,
-    })
+    const scanner = new RecordScanner(
+      {maxRecordBytes: this.options.maxRecordBytes ?? MAX_RECORD_BYTES, maxDepth: MAX_RECORD_DEPTH},
+      this.redactor,
+    )
     // the walk names each member with its field id as it reads the key
     scanner.walk.names = this.namer
     return scanner
@@ -66,7 +75,7 @@ export class RecordStages {
 export interface BodyOutcome {
   /** Records handed to the sink. */
   records: number
-  /** Records skipped: broken JSON, not UTF-8, over a cap, or (with --strict) breaking the spec's rules. */
+  /** Records skipped: broken JSON, not UTF-8, over a cap, a name given twice, or (with --strict) breaking the spec's rules. */
   rejected: Rejected[]
   /** Records whose ServicePropertyID the county already had (dropped, the first kept). */
   duplicates: number
@@ -74,10 +83,12 @@ export interface BodyOutcome {
   violations: Map<number, number>
   /** Records that broke any rule. */
   violating: number
-  /** Places where the body echoed the key (masked). */
+  /** Places where the body echoed the key, whole or in part (masked). */
   keyEchoes: number
   /** Whether the envelope said success before the first record (a sink may stream such a page at once). */
   statusFirst: boolean
+  /** `stop` ended the reading before the body's end (a probe that had what it needed): not checked whole. */
+  stopped?: true
 }
 
 export interface BodySink {
@@ -90,16 +101,18 @@ export interface BodySink {
 /**
  * Read one response body through the stages into `sink`. `ids` is the county's record of the
  * ServicePropertyIDs taken (absent: no de-duplication, as for a batch row, whose answer is one lookup).
- * Throws BadResponseError (malformed) or TruncatedBodyError (cut short) from the scan.
+ * `stop`, asked after each chunk, ends the reading early when it says so (`keys check` needs one record of
+ * a county that may be hundreds of MB): the rest of the body is neither read nor checked. Throws
+ * BadResponseError (malformed) or TruncatedBodyError (cut short) from the scan.
  */
 export async function readBody(
   body: AsyncIterable<Buffer>,
   stages: RecordStages,
   sink: BodySink,
   ids?: IdSet,
+  stop?: () => boolean,
 ): Promise<BodyOutcome> {
   const scanner = stages.scanner()
-  const echo = new KeyEcho(stages.options.apiKey)
   const out: BodyOutcome = {
     records: 0,
     rejected: [],
@@ -124,12 +137,16 @@ export async function readBody(
     const rejected = scanner.takeRejected()
     if (rejected.length) out.rejected.push(...rejected)
   }
-  for await (const raw of body) await take(echo.push(raw))
-  const tail = echo.end()
-  if (tail) await take(tail)
-  scanner.end()
-  out.keyEchoes = echo.occurrences
-  stages.keyEchoes += echo.occurrences
+  for await (const raw of body) {
+    await take(raw)
+    if (stop?.()) {
+      out.stopped = true
+      break
+    }
+  }
+  if (!out.stopped) scanner.end()
+  out.keyEchoes = scanner.keyEchoes
+  stages.keyEchoes += scanner.keyEchoes
   out.rejected.sort((a, b) => a.index - b.index)
   return out
 }
@@ -152,10 +169,17 @@ function pass(
     scanner.entriesEnd(k) - first,
     scanner.spaced[k] === 1,
   )
+  // RFC 8259 section 4: names SHOULD be unique, and readers differ on which value counts (JSON.parse and
+  // sfl's own take the last); such a record is no one record: rejected, on every path, before the
+  // checks and before its ServicePropertyID is taken, so it never displaces the record that has that id
+  if (view.repeated) {
+    out.rejected.push({index: scanner.index[k]!, reason: repeatedReason(view.repeatedName())})
+    return undefined
+  }
   if (stages.checks.check(view, out.violations) > 0) {
     out.violating++
     if (stages.options.strict) {
-      const problems = stages.checks.problems(view)
+      const problems = stages.checks.problems(view).map(problemLine)
       out.rejected.push({index: scanner.index[k]!, reason: `breaks the spec's rules: ${problems.join('; ')}`})
       return undefined
     }
@@ -173,6 +197,11 @@ function pass(
   return sink.record(view, scanner.statusOk)
 }
 
+/** The reason a record that gives a member name twice is rejected with. */
+export function repeatedReason(name: string): string {
+  return `names ${name} twice (RFC 8259 section 4: names should be unique; readers differ on which value counts)`
+}
+
 let shared: RecordStages | undefined
 
 /**
@@ -184,7 +213,7 @@ export function recordProblems(record: unknown): string[] {
   const text = typeof record === 'string' ? record : JSON.stringify(record)
   // one set of stages for every call, as a run has (building them per record cost more than the check):
   // the spec's fields are all known up front, and unknown fields (capped) are never a problem
-  const stages = (shared ??= new RecordStages({strict: false}))
+  const stages = (shared ??= new RecordStages({strict: false, apiKey: undefined}))
   const scanner = stages.scanner()
   const n = scanner.push(Buffer.from(`{"status":"success","data":[${text}]}`))
   scanner.end()
@@ -198,5 +227,5 @@ export function recordProblems(record: unknown): string[] {
     scanner.first[0]!,
     scanner.entriesEnd(0) - scanner.first[0]!,
   )
-  return stages.checks.problems(view)
+  return stages.checks.problems(view).map(problemLine)
 }

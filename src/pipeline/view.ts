@@ -1,21 +1,29 @@
-import {ENTRY, ID, KIND, KIND_MASK, VAL_E, VAL_S} from '../json/walk.js'
+import {NO_BYTES, type Redacted} from '../api/secrets.js'
+import {decodeEscapes} from '../json/values.js'
+import {ENTRY, ID, KEY_E, KEY_ESCAPED, KEY_S, KIND, KIND_MASK, PARENT, VAL_E, VAL_S} from '../json/walk.js'
 import type {Fields} from './fields.js'
 
 /**
- * One record as the stages after the scan see it: its bytes, its member entries (src/json/walk.ts, each
- * named with its field id as it was read) and, per field id, the entry that holds it. Reused record after record (nothing is allocated per record); a
+ * One record as the stages after the scan see it: its bytes (sealed by the redactor: nothing else can be
+ * viewed), its member entries (src/json/walk.ts, each named with its field id as it was read) and, per
+ * field id, the entry that holds it. Reused record after record (nothing is allocated per record); a
  * stage reads it synchronously and keeps nothing of it.
  */
 export class RecordView {
-  bytes: Buffer = Buffer.alloc(0)
+  bytes: Redacted<Buffer> = NO_BYTES
   /** The walk's entries (src/json/walk.ts) this record's are among. */
   entries: Int32Array = new Int32Array(0)
   first = 0
   count = 0
   /** The record has whitespace outside its strings (it was pretty-printed). */
   spaced = false
-  /** A field of the record is given twice (the checks stage counts it as a problem). */
+  /**
+   * A member name is given twice in the record or in one of its option objects (the records stage rejects
+   * such a record: which value counts is up to each reader).
+   */
   repeated = false
+  /** The entry of the second occurrence of the first name given twice, or -1. */
+  private again = -1
   private stamp = new Int32Array(64)
   private slot = new Int32Array(64)
   private serial = 0
@@ -28,7 +36,7 @@ export class RecordView {
   }
 
   /** Point the view at a record: its members are named and indexed by field id. */
-  set(bytes: Buffer, entries: Int32Array, first: number, count: number, spaced = false): void {
+  set(bytes: Redacted<Buffer>, entries: Int32Array, first: number, count: number, spaced = false): void {
     this.spaced = spaced
     this.bytes = bytes
     this.entries = entries
@@ -44,16 +52,51 @@ export class RecordView {
     const serial = ++this.serial
     const stamp = this.stamp
     const slot = this.slot
-    let repeated = false
+    let again = -1
+    let unnamed = false
     for (let i = first, end = first + count; i < end; i++) {
       const id = entries[i * ENTRY + ID]!
-      if (id < 0) continue
-      // a name given twice: the last wins, as JSON.parse has it (the checks stage counts it)
-      if (stamp[id] === serial) repeated = true
+      if (id < 0) {
+        unnamed = true
+        continue
+      }
+      // a name given twice: the last wins for `entry`, as JSON.parse has it; the records stage rejects it
+      if (stamp[id] === serial && again < 0) again = i
       stamp[id] = serial
       slot[id] = i
     }
-    this.repeated = repeated
+    // members past the cap on unknown fields have no id: their names are compared as text (rare)
+    if (again < 0 && unnamed) again = this.unnamedAgain()
+    this.again = again
+    this.repeated = again >= 0
+  }
+
+  /** The name given twice (`Option.Field` for a member of an option object), when `repeated`. */
+  repeatedName(): string {
+    return this.again < 0 ? '' : this.nameOf(this.again)
+  }
+
+  /** The column name of entry i: its field's, or its key's text for a member without a field id. */
+  private nameOf(i: number): string {
+    const id = this.id(i)
+    if (id >= 0) return this.fields.list[id]!.name
+    const at = i * ENTRY
+    const m = this.entries
+    const raw = this.bytes.toString('utf8', m[at + KEY_S], m[at + KEY_E])
+    const name = (m[at + KIND]! & KEY_ESCAPED) !== 0 ? decodeEscapes(raw) : raw
+    const parent = m[at + PARENT]!
+    return parent < 0 ? name : `${this.nameOf(this.first + parent)}.${name}`
+  }
+
+  /** The first entry whose name (within its object) came before, comparing every entry's name as text. */
+  private unnamedAgain(): number {
+    const seen = new Set<string>()
+    for (let i = this.first, end = this.first + this.count; i < end; i++) {
+      const name = `${this.entries[i * ENTRY + PARENT]!}\u0000${this.nameOf(i)}`
+      if (seen.has(name)) return i
+      seen.add(name)
+    }
+    return -1
   }
 
   /** The entry holding field `id` in this record, or -1. */

@@ -1,3 +1,4 @@
+import type {Redacted} from '../api/secrets.js'
 import type {OutputFormat} from './formats.js'
 import {RawJson, toJsonText} from './json-text.js'
 import {csvLine} from '../text/csv-cell.js'
@@ -18,14 +19,16 @@ export interface RenderOptions {
   explain?: boolean | undefined
   /** How the lookup matched: a match without the unit is said beside the record in every format. */
   match?: LookupMatch | undefined
-  /** Each record's JSON text as sent (fetch-lookup.ts `recordTexts`); json/ndjson print these tokens. */
-  raw?: ReadonlyArray<string | undefined> | undefined
+  /** Each record's JSON text as sent (fetch-lookup.ts), redacted; json/ndjson print these tokens. */
+  raw?: ReadonlyArray<Redacted<string> | undefined> | undefined
   /** Colour the table (colour.ts decides: a terminal, NO_COLOR, FORCE_COLOR). Never used by other formats. */
   colour?: boolean | undefined
 }
 
 /**
- * Render the record(s) of a lookup.
+ * Render the record(s) of a lookup. They are `Redacted` (src/api/secrets.ts): what the records stage
+ * passed through the redactor, or a record the redactor went over (`RecordRedactor.parsed`); nothing else
+ * can be rendered.
  *
  * json/ndjson: a clean match is the record alone, its tokens as the service sent them (json-text.ts), so
  * `jq .Fips` keeps working. When there is something to say beside it, each record becomes
@@ -39,7 +42,7 @@ export interface RenderOptions {
  * table: the grouped view; a match without the unit is a row of the Address group.
  */
 export async function renderRecords(
-  records: Rec[],
+  records: ReadonlyArray<Redacted<Rec>>,
   format: OutputFormat,
   opts: RenderOptions,
 ): Promise<string> {
@@ -64,7 +67,7 @@ export async function renderRecords(
 const withoutUnit = (opts: RenderOptions) => opts.match?.status === 'matched_without_unit'
 
 /** Each record as it is printed in json/ndjson: alone, or wrapped with what is said beside it. */
-async function wrapped(records: Rec[], opts: RenderOptions): Promise<unknown[]> {
+async function wrapped(records: ReadonlyArray<Redacted<Rec>>, opts: RenderOptions): Promise<unknown[]> {
   const verdicts = opts.explain ? (await import('./verdicts.js')).verdicts : undefined
   return records.map((r, i) => {
     const text = opts.raw?.[i]
@@ -86,7 +89,7 @@ async function wrapped(records: Rec[], opts: RenderOptions): Promise<unknown[]> 
   })
 }
 
-async function csv(records: Rec[], opts: RenderOptions): Promise<string> {
+async function csv(records: ReadonlyArray<Redacted<Rec>>, opts: RenderOptions): Promise<string> {
   const shape = emptyShape()
   for (const r of records) observeShape(shape, r)
   const cols = columnsFor(shape)

@@ -1,5 +1,6 @@
 import Table from 'cli-table3'
 
+import type {Redacted} from '../api/secrets.js'
 import {CORE_FIELDS, ELIGIBILITY_MEANING, EXTRA_FIELDS, OWNER_OCCUPANCY_MIN} from '../api/spec.js'
 import {paint, type Tone} from './colour.js'
 import {date, money, percent, text, yesNo} from './format.js'
@@ -40,8 +41,9 @@ const NONE = 'none for this property'
 /**
  * The vertical, grouped view of one record for a person. Spec 2.2/2.3: an option the key lacks (field
  * omitted) reads "not included with this key"; an option that is null reads "none for this property".
+ * The record is `Redacted` (src/api/secrets.ts): the key and any run of 8 of its characters are masked.
  */
-export function recordGroups(r: Rec, opts: TableOptions = {}): Group[] {
+export function recordGroups(r: Redacted<Rec>, opts: TableOptions = {}): Group[] {
   const groups: Group[] = [
     {
       title: 'Property',
@@ -210,7 +212,7 @@ function condo(r: Rec): Row[] {
  * terminal, NO_COLOR and FORCE_COLOR): group titles bold, each verdict's leading word in its tone.
  */
 export function renderRecordTable(
-  r: Rec,
+  r: Redacted<Rec>,
   width = 100,
   opts: TableOptions & {colour?: boolean | undefined} = {},
 ): string {

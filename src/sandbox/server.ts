@@ -30,12 +30,19 @@ export interface SandboxOptions {
   nullFlatFields?: boolean
   now?: () => number
   random?: () => number
+  /** How --latency waits: a timer by default; injected in tests, which then see each wait asked for. */
+  sleep?: (ms: number) => Promise<void>
 }
 
 export interface Sandbox {
   /** The base URL, with its /v1 segment (spec 9.1). */
   baseUrl: string
   server: Server
+  /**
+   * Resolves once no connection is open and no request is being answered (its --latency wait included):
+   * after a client is killed, every request it sent has been answered and logged, or never arrived.
+   */
+  idle(): Promise<void>
   close(): Promise<void>
 }
 
@@ -71,19 +78,38 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     nullFlatFields: options.nullFlatFields ?? false,
     now: options.now ?? Date.now,
     random: options.random ?? Math.random,
+    sleep: options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
   }
   const service = new Service(o)
   const sockets = new Set<import('node:net').Socket>()
+  let answering = 0
+  let idlers: Array<() => void> = []
+  const settle = () => {
+    if (answering > 0 || sockets.size > 0) return
+    const waiting = idlers
+    idlers = []
+    for (const resolve of waiting) resolve()
+  }
   const server = createServer((req, res) => {
-    void service.handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent)
-        sendJson(res, 500, {status: 'error', code: 500, message: `sandbox error: ${String(error)}`})
-      else res.destroy()
-    })
+    answering++
+    void service
+      .handle(req, res)
+      .catch((error: unknown) => {
+        if (!res.headersSent)
+          sendJson(res, 500, {status: 'error', code: 500, message: `sandbox error: ${String(error)}`})
+        else res.destroy()
+      })
+      .finally(() => {
+        answering--
+        settle()
+      })
   })
   server.on('connection', (s) => {
     sockets.add(s)
-    s.on('close', () => sockets.delete(s))
+    s.on('close', () => {
+      sockets.delete(s)
+      settle()
+    })
   })
   service.baseUrl = await new Promise<string>((resolve, reject) => {
     server.once('error', reject)
@@ -99,6 +125,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   return {
     baseUrl: service.baseUrl,
     server,
+    idle: () =>
+      new Promise<void>((resolve) => {
+        idlers.push(resolve)
+        settle()
+      }),
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy()
@@ -134,7 +165,7 @@ class Service {
         message: `no such endpoint: ${req.method} ${url.pathname}; use GET /v1/special-financing`,
       })
     }
-    if (this.o.latencyMs > 0) await new Promise((r) => setTimeout(r, this.o.latencyMs))
+    if (this.o.latencyMs > 0) await this.o.sleep(this.o.latencyMs)
 
     // spec 5.1, 5.4, 7: a missing or invalid key gives 401
     const key = demoKey(keyText)
@@ -325,9 +356,12 @@ function parameterProblem(q: Record<string, string>, fips: string): Answer | und
   return undefined
 }
 
-/** Write, then wait for drain or for the client to go away, leaving no listener behind either way. */
+/**
+ * Write, then wait for drain or for the client to go away, leaving no listener behind either way. A client
+ * already gone (its 'close' may have been emitted before this write) is not waited for: no drain will come.
+ */
 async function writeDrained(res: ServerResponse, chunk: string): Promise<void> {
-  if (res.write(chunk)) return
+  if (res.write(chunk) || res.destroyed || res.socket === null || res.socket.destroyed) return
   await new Promise<void>((resolve) => {
     const done = () => {
       res.off('drain', done)

@@ -12,7 +12,7 @@ import {
   ServerStatusError,
   SflError,
 } from '../errors.js'
-import {parseRateLimit} from './rate-limit.js'
+import {MAX_RESET_DISTANCE_MS, parseRateLimit} from './rate-limit.js'
 import {fullJitterDelay, type BackoffPolicy, DEFAULT_BACKOFF} from './retry.js'
 
 /**
@@ -77,6 +77,8 @@ const RESET_JITTER_MS = {min: 50, max: 400}
 /** Requests in a row that failed after their retries before the scheduler stops sending. */
 export const BREAK_AFTER = 5
 
+const MAX_RESET_DISTANCE_DAYS = MAX_RESET_DISTANCE_MS / 86_400_000
+
 /** Consecutive 429s for one request before we stop believing waiting helps. */
 const MAX_429_PER_REQUEST = 10
 
@@ -98,6 +100,8 @@ export class Scheduler {
   private readonly haltController = new AbortController()
   private failStreak = 0
   private skewTold = false
+  /** The last reset the service sent that is no plausible time (rate-limit.ts), for the error that needs it. */
+  private unreadableReset: string | undefined
 
   constructor(readonly options: SchedulerOptions) {
     this.pool = pLimit(Math.max(1, options.concurrency))
@@ -265,7 +269,10 @@ export class Scheduler {
       }
       if (this.resetAtMs === undefined)
         throw new RateLimitExceededError(
-          `the key's budget is spent${reserve ? ` (keeping ${reserve} requests in reserve)` : ''} and the service did not say when it resets`,
+          `the key's budget is spent${reserve ? ` (keeping ${reserve} requests in reserve)` : ''} and the service did not say when it resets` +
+            (this.unreadableReset === undefined
+              ? ''
+              : ` (it sent ${this.unreadableReset}, which is no time within ${MAX_RESET_DISTANCE_DAYS} days in seconds or milliseconds)`),
           {facts: {topic: 'budget-spent', reserve}},
         )
       const jitter = RESET_JITTER_MS.min + this.random() * (RESET_JITTER_MS.max - RESET_JITTER_MS.min)
@@ -336,6 +343,9 @@ export class Scheduler {
   private observe(res: HttpResponse): void {
     const now = this.now()
     const o = parseRateLimit(res.headers, now)
+    // an implausible reset is no reset: the budget it belongs to is never waited for
+    if (o.implausible) this.unreadableReset = o.implausible.join(', ')
+    else if (o.resetAtMs !== undefined) this.unreadableReset = undefined
     if (o.skewIgnoredMs !== undefined && !this.skewTold) {
       this.skewTold = true
       this.emit({type: 'clock', skewMs: o.skewIgnoredMs})

@@ -43,7 +43,12 @@ export function statsDocument(
 }
 
 const LABEL = 20
-const int = (x: number) => Math.round(x).toLocaleString('en-US')
+/**
+ * Past 10^15 a double no longer holds every whole number, and a figure of hundreds of digits (a FinalValue
+ * of 1e300 is a double, if no house) does not fit a line: such a figure is written with an exponent.
+ */
+const HUGE = 1e15
+const int = (x: number) => (Math.abs(x) < HUGE ? Math.round(x).toLocaleString('en-US') : x.toExponential(2))
 const pct = (x: number | null) => (x === null ? '-' : `${x.toFixed(1)}%`)
 const fit = (s: string, w: number) => (s.length > w ? `${s.slice(0, w - 1)}…` : s)
 
@@ -52,7 +57,7 @@ function fig(value: number | null, approximate: boolean, fmt: (x: number) => str
   return value === null ? '-' : `${approximate ? '≈' : ''}${fmt(value)}`
 }
 const dollars = (x: number) => `$${int(x)}`
-const rate = (x: number) => `${x.toFixed(2)}%`
+const rate = (x: number) => `${Math.abs(x) < HUGE ? x.toFixed(2) : x.toExponential(2)}%`
 const med = (m: Median, fmt: (x: number) => string) => fig(m.median, m.approximate, fmt)
 
 /**

@@ -77,9 +77,11 @@ describe('a key echoed inside a record', () => {
   it('is warned about in one line that says how often and what to do, never with the key', () => {
     registerSecret(KEY)
     expect(keyEchoWarning(1)).toBe(
-      'the service echoed your API key 1 time in its answers; it is masked with * in the output. Rotate the key and tell the provider',
+      'the service echoed your API key (whole, or 8 or more of its characters) 1 time in its answers; it is masked with * in the output. Rotate the key and tell the provider',
     )
-    expect(keyEchoWarning(12_345)).toMatch(/echoed your API key 12,345 times in its answers/)
+    expect(keyEchoWarning(12_345)).toMatch(
+      /echoed your API key \(whole, or 8 or more of its characters\) 12,345 times in its answers/,
+    )
     for (const n of [0, 1, 2, 1000]) {
       const line = keyEchoWarning(n)
       expect(line).not.toContain('\n')

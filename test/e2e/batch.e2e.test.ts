@@ -7,7 +7,8 @@ import {describe, expect, it} from 'vitest'
 import {countyByFips} from '../../src/sandbox/counties.js'
 import {Dataset} from '../../src/sandbox/dataset.js'
 import {killWhen, sfl} from '../helpers/cli.js'
-import {readLog, spawnSandbox, withSandbox} from '../helpers/sandbox.js'
+import {startSandbox} from '../../src/sandbox/server.js'
+import {readLog, withSandbox} from '../helpers/sandbox.js'
 import {tempDir} from '../helpers/tmp.js'
 
 const tmp = () => tempDir('sfl-e2e-batch-')
@@ -86,16 +87,8 @@ describe('sfl lookup --input end to end', () => {
     writeFileSync(join(d, 'in.csv'), csv)
     const log = join(d, 'log.ndjson')
     writeFileSync(log, '')
-    const sb = await spawnSandbox([
-      '--records',
-      '100000',
-      '--limit',
-      '100000',
-      '--latency',
-      '5',
-      '--log',
-      log,
-    ])
+    // in this process, so the test hears when it is done with the killed run (sb.idle)
+    const sb = await startSandbox({records: 100_000, limit: 100_000, latencyMs: 5, log})
     try {
       const out = join(d, 'out.ndjson')
       const env = {
@@ -116,7 +109,7 @@ describe('sfl lookup --input end to end', () => {
         '4',
       ]
       const results = `${out}.sfl-checkpoint`
-      await killWhen(args, env, () => readFileSync(results, 'utf8').split('\n').length > 600)
+      await killWhen(args, env, () => readFileSync(results, 'utf8').split('\n').length > 600, sb.idle)
       expect(existsSync(out)).toBe(false)
       const answered = new Set(readLog(log).map((e) => JSON.stringify(e.query)))
       const before = readLog(log).length
@@ -135,7 +128,7 @@ describe('sfl lookup --input end to end', () => {
       expect(again.length).toBeLessThanOrEqual(8)
       expect(existsSync(`${out}.sfl-checkpoint`)).toBe(false)
     } finally {
-      await sb.stop()
+      await sb.close()
     }
   }, 120_000)
 

@@ -6,7 +6,8 @@ import {parse} from 'csv-parse/sync'
 import {describe, expect, it} from 'vitest'
 
 import {killWhen, sfl} from '../helpers/cli.js'
-import {BIN, readLog, spawnSandbox, withSandbox} from '../helpers/sandbox.js'
+import {startSandbox} from '../../src/sandbox/server.js'
+import {BIN, readLog, withSandbox} from '../helpers/sandbox.js'
 import {tempDir} from '../helpers/tmp.js'
 
 const tmp = () => tempDir('sfl-e2e-export-')
@@ -171,16 +172,8 @@ describe('sfl county-export end to end', () => {
     const d = tmp()
     const log = join(d, 'log.ndjson')
     writeFileSync(log, '')
-    const sb = await spawnSandbox([
-      '--records',
-      '60000',
-      '--page-size',
-      '1000',
-      '--latency',
-      '20',
-      '--log',
-      log,
-    ])
+    // in this process, so the test hears when it is done with the killed run (sb.idle)
+    const sb = await startSandbox({records: 60_000, pageSize: 1000, latencyMs: 20, log})
     try {
       const out = join(d, 'harris.csv')
       const env: Record<string, string> = {
@@ -199,6 +192,7 @@ describe('sfl county-export end to end', () => {
         ['county-export', '--fips', '48201', '--fips', '06067', '--out', out],
         env,
         () => pagesDone() >= 20,
+        sb.idle,
       )
       expect(existsSync(out)).toBe(false) // nothing half written
       const before = readLog(log).length
@@ -219,7 +213,7 @@ describe('sfl county-export end to end', () => {
       expect(pagesFetched.length).toBeLessThanOrEqual(41)
       expect(readdirSync(d).sort()).toEqual(['harris.csv', 'log.ndjson'])
     } finally {
-      await sb.stop()
+      await sb.close()
     }
   })
 

@@ -100,7 +100,7 @@ describe('sfl county-export: state and nationwide selection, plans and --out-dir
         '--concurrency',
         '1',
       ]
-      await killWhen(args, env, () => existsSync(join(dir, 'state=FL/fips=12086/data.csv')))
+      await killWhen(args, env, () => existsSync(join(dir, 'state=FL/fips=12086/data.csv')), sb.idle)
       expect(existsSync(join(dir, '.sfl-checkpoint'))).toBe(true)
       expect(existsSync(join(dir, 'state=CA'))).toBe(false)
       const before = readLog(log).length

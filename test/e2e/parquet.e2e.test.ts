@@ -329,7 +329,7 @@ describe('county-export --output parquet', () => {
       writeFileSync(out, 'last month')
       const env = {SFL_BASE_URL: server.baseUrl, SFL_API_KEY: 'golden-key-123'}
       const args = ['county-export', '--fips', '06113', '-o', 'parquet', '--out', out, '--concurrency', '1']
-      await killWhen(args, env, () => server.requests.length >= 6)
+      await killWhen(args, env, () => server.requests.length >= 6, server.idle)
       expect(readFileSync(out, 'utf8')).toBe('last month')
       // the checkpoint (lock, journal, parts) stays for the rerun; no output temp file exists
       expect(readdirSync(d).filter((f) => !/^i\.parquet\.sfl-(lock|checkpoint|parts)$/.test(f))).toEqual([

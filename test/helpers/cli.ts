@@ -49,12 +49,15 @@ export function sfl(
 
 /**
  * Start the CLI in the background and kill -9 it as soon as `ready()` holds (polled every 10 ms; a throw
- * counts as "not yet"), then wait for it to exit: a crash with no chance to clean up.
+ * counts as "not yet"), then wait for it to exit: a crash with no chance to clean up. Then wait for
+ * `settled`, the server's signal that it is done with the killed run (its `idle()`: every request the run
+ * left in flight answered and logged, every connection closed), before anyone counts the server's requests.
  */
 export async function killWhen(
   args: string[],
   env: Record<string, string>,
   ready: () => boolean,
+  settled: () => Promise<void>,
 ): Promise<void> {
   const child = spawn(process.execPath, [BIN, ...args], {env: {...process.env, ...env}, stdio: 'ignore'})
   const exited = new Promise((r) => child.once('exit', r))
@@ -74,6 +77,5 @@ export async function killWhen(
     }, 10)
   })
   await exited
-  // let a server log the request the killed run left in flight before anyone counts requests
-  await new Promise((r) => setTimeout(r, 300))
+  await settled()
 }

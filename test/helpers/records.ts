@@ -1,3 +1,4 @@
+import {RecordRedactor, type Redacted} from '../../src/api/secrets.js'
 import {RecordScanner, type Rejected} from '../../src/pipeline/records.js'
 import {RecordStages} from '../../src/pipeline/stages.js'
 import type {RecordView} from '../../src/pipeline/view.js'
@@ -64,7 +65,10 @@ export function envelope(...records: string[]): string {
  * Point `stages.view` at the record `text` (JSON text of one object), walked by the records stage as a
  * body would have it. Throws when the stage rejects it.
  */
-export function viewOf(text: string, stages: RecordStages = new RecordStages({strict: false})): RecordView {
+export function viewOf(
+  text: string,
+  stages: RecordStages = new RecordStages({strict: false, apiKey: undefined}),
+): RecordView {
   const scanner = stages.scanner()
   const n = scanner.push(Buffer.from(envelope(text)))
   scanner.end()
@@ -79,4 +83,14 @@ export function viewOf(text: string, stages: RecordStages = new RecordStages({st
     scanner.spaced[0] === 1,
   )
   return stages.view
+}
+
+/** A record as the redactor hands it on with no key to mask (tests of what renders or spools records). */
+export function sealed<T>(value: T): Redacted<T> {
+  return new RecordRedactor(undefined).parsed(value)
+}
+
+/** A record's bytes as the redactor hands them on with no key to mask. */
+export function sealedBytes(bytes: Buffer): Redacted<Buffer> {
+  return new RecordRedactor(undefined).record(bytes, false)
 }

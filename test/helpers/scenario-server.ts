@@ -1,5 +1,5 @@
 import {createServer, type IncomingMessage, type ServerResponse} from 'node:http'
-import type {AddressInfo} from 'node:net'
+import type {AddressInfo, Socket} from 'node:net'
 
 /**
  * A loopback server whose every answer a test scripts, independent of the sandbox: a county's pages, a
@@ -23,6 +23,8 @@ export type Reply =
 export interface Scenario {
   baseUrl: string
   requests: ScenarioRequest[]
+  /** Resolves once no connection is open (a killed client's are closed, its hung requests let go). */
+  idle(): Promise<void>
   close(): Promise<void>
 }
 
@@ -79,11 +81,30 @@ export async function startScenario(answer: (r: ScenarioRequest) => Reply): Prom
         : JSON.stringify(reply.body ?? {status: 'error', message: `HTTP ${reply.status}`}),
     )
   })
+  const sockets = new Set<Socket>()
+  const idlers: Array<() => void> = []
+  const settle = () => {
+    if (sockets.size > 0) return
+    for (const resolve of idlers.splice(0)) resolve()
+  }
+  server.on('connection', (s: Socket) => {
+    sockets.add(s)
+    s.on('close', () => {
+      sockets.delete(s)
+      for (const res of open) if (res.socket === null || res.socket === s) open.delete(res)
+      settle()
+    })
+  })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const address = () => `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
   return {
     baseUrl: address(),
     requests,
+    idle: () =>
+      new Promise<void>((resolve) => {
+        idlers.push(resolve)
+        settle()
+      }),
     close: () =>
       new Promise<void>((resolve) => {
         for (const res of open) res.destroy()

@@ -49,7 +49,7 @@ describe('a key inside a record is the server’s doing: masked in the output, w
     const warnings = r.stderr.split('\n').filter((l) => l.includes('echoed your API key'))
     expect(warnings).toHaveLength(1)
     expect(warnings[0]).toMatch(
-      /^Warning: the service echoed your API key 1 time in its answers; it is masked .*Rotate the key/,
+      /^Warning: the service echoed your API key \(whole, or 8 or more of its characters\) 1 time in its answers; it is masked .*Rotate the key/,
     )
     expect(leakedRun(r.stderr, KEY)).toBeUndefined()
   })

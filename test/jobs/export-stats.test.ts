@@ -4,7 +4,7 @@ import {ExportStats, type PageStats} from '../../src/jobs/export-stats.js'
 import {RecordStages} from '../../src/pipeline/stages.js'
 import {viewOf} from '../helpers/records.js'
 
-const stages = new RecordStages({strict: false})
+const stages = new RecordStages({strict: false, apiKey: undefined})
 const rec = (fips: string, value: number) =>
   JSON.stringify({Fips: fips, FinalValue: value, FHAEligible: true})
 /** One record's facts, read where the walk found them (the export's path), added to a page's figures. */

@@ -27,6 +27,7 @@ import {
   VAL_S,
   Walk,
   walkValue,
+  WIDE,
 } from '../../src/json/walk.js'
 import {hasLoneSurrogate, jsonRecord, mutate, mutation} from '../helpers/json-arbitraries.js'
 
@@ -66,7 +67,8 @@ describe('walkValue: member entries', () => {
     expect(r.end).toBe(text.length)
     expect(r.entries).toEqual([
       {parent: -1, key: 'a', value: '"x"', kind: STRING, flags: 0},
-      {parent: -1, key: 'n', value: '-1.5e3', kind: NUMBER, flags: NOT_INTEGER},
+      // an exponent: the number may lie outside a double's range, so the checks read it (WIDE)
+      {parent: -1, key: 'n', value: '-1.5e3', kind: NUMBER, flags: NOT_INTEGER | WIDE},
       {parent: -1, key: 'i', value: '42', kind: NUMBER, flags: 0},
       {parent: -1, key: 't', value: 'true', kind: TRUE, flags: 0},
       {parent: -1, key: 'f', value: 'false', kind: FALSE, flags: 0},
@@ -75,6 +77,38 @@ describe('walkValue: member entries', () => {
       {parent: -1, key: 'e', value: '"\\n"', kind: STRING, flags: ESCAPED},
       {parent: -1, key: 'k\\u0041', value: '[1,{"q":2}]', kind: ARRAY, flags: KEY_ESCAPED},
     ])
+  })
+
+  it('marks a number WIDE when it has an exponent or more than 300 characters, and no other', () => {
+    const long = '9'.repeat(301)
+    const text = `{"a":1e400,"b":1.5,"c":${'9'.repeat(300)},"d":${long},"e":-2E-3,"f":12}`
+    const flags = walk(text).entries.map((e) => [e.key, e.flags & WIDE])
+    expect(flags).toEqual([
+      ['a', WIDE],
+      ['b', 0],
+      ['c', 0],
+      ['d', WIDE],
+      ['e', WIDE],
+      ['f', 0],
+    ])
+    // a number cut mid-exponent leaves nothing behind for the next walk's first number
+    const w = new Walk()
+    expect(walkValue(Buffer.from('{"a":1e'), 0, 7, w)).toBe(INCOMPLETE)
+    w.count = 0
+    expect(walk('{"a":5}', w).entries[0]!.flags & WIDE).toBe(0)
+  })
+
+  it('says whether the record holds an escape anywhere, at any depth, in a value or a name', () => {
+    const escapes = (text: string) => {
+      const w = new Walk()
+      walkValue(Buffer.from(text), 0, text.length, w)
+      return w.escapes
+    }
+    expect(escapes('{"a":"x","b":{"c":[1,{"d":"e,f"}]}}')).toBe(false)
+    expect(escapes('{"a":"x","b":{"c":[1,{"d":"e\\f"}]}}')).toBe(true)
+    expect(escapes('{"a":"x","b":{"c":[1,{"d\\n":"ef"}]}}')).toBe(true)
+    expect(escapes('{"a\\u0041":1}')).toBe(true)
+    expect(escapes('{}')).toBe(false)
   })
 
   it("enters the members of the record's objects (the option objects) with their parent, and no deeper", () => {

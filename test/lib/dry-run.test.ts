@@ -1,4 +1,4 @@
-import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
@@ -7,7 +7,7 @@ import {afterEach, describe, expect, it} from 'vitest'
 import {HttpClient} from '../../src/api/client.js'
 import {dryRun} from '../../src/lib/dry-run.js'
 import type {Context} from '../../src/cli/service-command.js'
-import {runCountyExport} from '../../src/jobs/county-export.js'
+import {runCountyExport, type ExportFormat} from '../../src/jobs/county-export.js'
 import {Scheduler, type SchedulerOptions} from '../../src/schedule/scheduler.js'
 import {startSandbox, type Sandbox} from '../../src/sandbox/server.js'
 import {readLog} from '../helpers/sandbox.js'
@@ -81,6 +81,7 @@ const planRequest = (fips: string[], probe: () => Promise<Context>, clock: Clock
   fips,
   format: 'ndjson',
   restart: false,
+  baseUrl: undefined,
   reserve: 0,
   probe,
   now: clock.now,
@@ -218,5 +219,98 @@ describe('counties the last run was refused', () => {
       "Refused    Alameda County, CA (06001): not permitted for this key (HTTP 403 in the checkpoint's run); not asked again",
     )
     expect(json).toMatchObject({notPermitted: ['06001'], endedInCheckpoint: ['06001'], toFetch: ['06067']})
+  })
+})
+
+/** The error `p` rejects with; a test failure when it resolves. */
+async function failure(p: Promise<unknown>): Promise<Error & {exitCode?: number}> {
+  const r = await p.then(
+    () => undefined,
+    (e: unknown) => e as Error & {exitCode?: number},
+  )
+  if (r === undefined) throw new Error('expected a refusal, got a result')
+  return r
+}
+
+describe('the plan reads the checkpoint as the run does (one decoder, one header check)', () => {
+  /** A stopped run: 06001 refused (403), 06067 failing (500), so its checkpoint stays; and a way to rerun it. */
+  async function stoppedRun() {
+    const server = await startScenario((r) => (r.fips === '06001' ? {status: 403} : {status: 500}))
+    cleanups.push(() => server.close())
+    const dir = mkdtempSync(join(tmpdir(), 'sfl-plan-agrees-'))
+    cleanups.push(() => rmSync(dir, {recursive: true, force: true}))
+    const out = join(dir, 'o.ndjson')
+    const clock = virtualClock(Date.parse('2026-11-22T08:25:05Z'))
+    const fips = ['06001', '06067']
+    const run = (o: {strict?: boolean; fields?: string[]; format?: ExportFormat} = {}) =>
+      runCountyExport(
+        {
+          ...context(server.baseUrl, 'test-key-123', clock, {}),
+          signal: new AbortController().signal,
+          notice: () => undefined,
+        },
+        {fips, out, format: o.format ?? 'ndjson', restart: false, bom: false, escapeFormulas: true, ...o},
+      )
+    const first = await run()
+    expect(first.counties.map((c) => c.outcome?.kind)).toEqual(['forbidden', 'failed'])
+    const plan = (o: Partial<Parameters<typeof dryRun>[0]> = {}) =>
+      dryRun({
+        ...planRequest(fips, async () => context(server.baseUrl, 'k', clock, {}), clock),
+        out,
+        probe: undefined,
+        baseUrl: server.baseUrl,
+        ...o,
+      })
+    return {server, out, run, plan, dir}
+  }
+
+  it("--strict after a run without it: the plan refuses the checkpoint with the run's own message (exit 2), nothing sent", async () => {
+    const {server, run, plan, out} = await stoppedRun()
+    const sent = server.requests.length
+    const planned = await failure(plan({strict: true}))
+    const ran = await failure(run({strict: true}))
+    expect(planned.message).toBe(ran.message)
+    expect(planned.message).toBe(
+      `the checkpoint ${out}.sfl-checkpoint belongs to a different run (fips 06001,06067; format ndjson; baseUrl ${server.baseUrl}); rerun with those arguments to finish it, or add --restart to discard it and start over`,
+    )
+    expect([planned.exitCode, ran.exitCode]).toEqual([2, 2])
+    expect(server.requests).toHaveLength(sent)
+  })
+
+  it.each([
+    ['other fields', {fields: ['Fips']}],
+    ['another format', {format: 'csv'}],
+    ['another base URL', {baseUrl: 'https://api.example.com/v1'}],
+    ['the counties in another order', {fips: ['06067', '06001']}],
+  ])('%s: refused as the run refuses', async (_name, o) => {
+    const {plan} = await stoppedRun()
+    await expect(plan(o)).rejects.toThrow(/belongs to a different run/)
+  })
+
+  it('the same arguments: read, not refused; without a base URL of its own the plan takes the recorded one', async () => {
+    const {plan} = await stoppedRun()
+    expect((await plan({baseUrl: undefined})).json).toMatchObject({
+      endedInCheckpoint: ['06001'],
+      toFetch: ['06067'],
+    })
+    expect((await plan()).json).toMatchObject({endedInCheckpoint: ['06001'], toFetch: ['06067']})
+  })
+
+  it("an event this version does not write: the plan refuses it with the decoder's message, as the run does", async () => {
+    const {plan, run, out} = await stoppedRun()
+    appendFileSync(
+      `${out}.sfl-checkpoint`,
+      '{"t":"page","u":"06067","n":1,"records":2,"file":"../../etc/x","next":null}\n',
+    )
+    const planned = await failure(plan())
+    const ran = await failure(run())
+    expect(planned.message).toBe(ran.message)
+    expect(planned.message).toMatch(/holds an event this version of sfl does not write \("page": file\)/)
+  })
+
+  it('a last line cut short by a crash is dropped by both, and what comes before it is read', async () => {
+    const {plan, out} = await stoppedRun()
+    appendFileSync(`${out}.sfl-checkpoint`, '{"t":"end","u":"06067","outc')
+    expect((await plan()).json).toMatchObject({endedInCheckpoint: ['06001'], toFetch: ['06067']})
   })
 })

@@ -10,12 +10,16 @@ import {readCsv} from '../../src/io/csv-reader.js'
 import {columnsFor, emptyShape, observeShape} from '../../src/model/columns.js'
 import {CsvRowEncoder} from '../../src/pipeline/cells.js'
 import {RecordStages} from '../../src/pipeline/stages.js'
-import {csvCell, csvLine, guardCell} from '../../src/text/csv-cell.js'
+import {csvCell, csvLine, csvValueCell, guardCell} from '../../src/text/csv-cell.js'
 import {hasLoneSurrogate, jsonValue, memberName, trickyText} from '../helpers/json-arbitraries.js'
 import {viewOf} from '../helpers/records.js'
 
 /** The records (JSON texts) as CSV: the run's columns over all of them, then one encoded row each. */
-function csvOf(texts: readonly string[], escapeFormulas = true, stages = new RecordStages({strict: false})) {
+function csvOf(
+  texts: readonly string[],
+  escapeFormulas = true,
+  stages = new RecordStages({strict: false, apiKey: undefined}),
+) {
   for (const t of texts) stages.schema.observe(viewOf(t, stages), stages.namer.fresh)
   const columns = stages.schema.columns()
   const encoder = new CsvRowEncoder(escapeFormulas)
@@ -287,7 +291,7 @@ describe('CSV cells: property', () => {
   })
 })
 
-describe('csvCell against the encoder', () => {
+describe('one cell rule, two spellings: the byte encoder and src/text/csv-cell.ts agree on any cell', () => {
   it('a string cell is csvCell of its text', () => {
     fc.assert(
       fc.property(trickyText, fc.boolean(), (t, esc) => {
@@ -295,5 +299,29 @@ describe('csvCell against the encoder', () => {
       }),
       {numRuns: 500},
     )
+  })
+
+  it('any value: a string as a text cell, a number, true/false or JSON text as a value cell, null empty', () => {
+    // spelt as an export's reader reads a cell back: a number as sent, an object or list as compact JSON
+    const literal = fc.oneof(
+      fc.constantFrom('-5', '0', '-0.5e-3', '1E+400', '688600.0'),
+      fc.double({noNaN: true, noDefaultInfinity: true}).map((d) => JSON.stringify(d)),
+    )
+    const value = fc.oneof(
+      trickyText.map((t) => ({json: JSON.stringify(t), text: true, cellText: t})),
+      literal.map((n) => ({json: n, text: false, cellText: n})),
+      fc.boolean().map((b) => ({json: String(b), text: false, cellText: String(b)})),
+      fc
+        .oneof(fc.array(jsonValue, {maxLength: 3}), fc.dictionary(memberName, jsonValue, {maxKeys: 3}))
+        .filter((v) => !hasLoneSurrogate(JSON.stringify(v)))
+        .map((v) => ({json: JSON.stringify(v, null, 1), text: false, cellText: JSON.stringify(v)})),
+    )
+    fc.assert(
+      fc.property(value, fc.boolean(), (v, esc) => {
+        expect(one(v.json, esc)).toBe(csvValueCell(v.cellText, v.text, esc))
+      }),
+      {numRuns: 800},
+    )
+    expect(one('null')).toBe('')
   })
 })

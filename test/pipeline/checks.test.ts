@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 
 import {FIELD_RULES, OPTION_NAMES, OPTION_RULES} from '../../src/api/spec.js'
+import {problemLine} from '../../src/pipeline/checks.js'
 import {RecordStages, recordProblems} from '../../src/pipeline/stages.js'
 import {COUNTIES, countyByFips} from '../../src/sandbox/counties.js'
 import {Dataset} from '../../src/sandbox/dataset.js'
@@ -152,6 +153,21 @@ describe('the spec checks: one line per problem, naming the field and what is wr
       ],
     ],
     [
+      'FinalValue 1e400 (no double holds it: JSON.parse reads infinity)',
+      JSON.stringify(HOUSE).replace(/"FinalValue":\d+/, '"FinalValue":1e400'),
+      ['FinalValue: 1e400 is outside the range of a double (about ±1.8e308)'],
+    ],
+    [
+      'a whole-number field of 400 digits, and a negative one with an exponent',
+      JSON.stringify(HOUSE)
+        .replace(/"FHALoanLimit":\d+/, `"FHALoanLimit":${'9'.repeat(400)}`)
+        .replace(/"HighValue":\d+/, '"HighValue":-2e308'),
+      [
+        'HighValue: -2e308 is outside the range of a double (about ±1.8e308)',
+        `FHALoanLimit: ${'9'.repeat(40)}… is outside the range of a double (about ±1.8e308)`,
+      ],
+    ],
+    [
       'a record that is not one JSON object',
       '{"a":080}',
       ['(record): a number JSON does not allow (at byte 6 of the record)'],
@@ -159,6 +175,25 @@ describe('the spec checks: one line per problem, naming the field and what is wr
   ]
   it.each(cases)('%s', (_what, record, lines) => {
     expect(recordProblems(record)).toEqual(lines)
+  })
+
+  it('a number no double holds is a problem of rule `double`, counted by its field, and the quick test never lets it pass', () => {
+    const stages = new RecordStages({strict: false, apiKey: undefined})
+    const text = JSON.stringify(HOUSE).replace(/"FinalValue":\d+/, '"FinalValue":1e400')
+    const view = viewOf(text, stages)
+    const counts = new Map<number, number>()
+    expect(stages.checks.check(view, counts)).toBe(1)
+    expect(counts).toEqual(new Map([[stages.fields.idOf('FinalValue')!, 1]]))
+    expect(stages.checks.problems(view)).toEqual([
+      {
+        field: 'FinalValue',
+        rule: 'double',
+        detail: '1e400 is outside the range of a double (about ±1.8e308)',
+      },
+    ])
+    // in range, with an exponent: no problem
+    const fine = viewOf(JSON.stringify(HOUSE).replace(/"FinalValue":\d+/, '"FinalValue":2.5e5'), stages)
+    expect(stages.checks.check(fine, new Map())).toBe(0)
   })
 
   it('a required field missing is named even when another is named twice (the count of fields seen is no proof)', () => {
@@ -178,16 +213,16 @@ describe('the spec checks: one line per problem, naming the field and what is wr
   })
 
   it('an unknown member an earlier record had is not missing from the next (one run’s stages)', () => {
-    const stages = new RecordStages({strict: false})
+    const stages = new RecordStages({strict: false, apiKey: undefined})
     const first = viewOf(JSON.stringify(loan({NewMember: 1})), stages)
     expect(stages.checks.problems(first)).toEqual([])
     expect(stages.checks.problems(viewOf(JSON.stringify(loan({LoanType: undefined})), stages))).toEqual([
-      'AssumableMortgage.LoanType: missing',
+      {field: 'AssumableMortgage.LoanType', rule: 'missing', detail: 'missing'},
     ])
   })
 
   it('a top-level field named like an option member is an unknown field, and the member is still read as the spec’s', () => {
-    const stages = new RecordStages({strict: false})
+    const stages = new RecordStages({strict: false, apiKey: undefined})
     // first a record without the options (a key without them), then records with them
     const plain = house({
       'AssumableMortgage.LoanType': 'x',
@@ -200,7 +235,7 @@ describe('the spec checks: one line per problem, naming the field and what is wr
     ).toEqual([])
     expect(stages.checks.problems(viewOf(JSON.stringify(HOUSE), stages))).toEqual([])
     expect(stages.checks.problems(viewOf(JSON.stringify(loan({LoanType: 'Jumbo'})), stages))).toEqual([
-      'AssumableMortgage.LoanType: "Jumbo" is not one of FHA, VA, USDA',
+      {field: 'AssumableMortgage.LoanType', rule: 'values', detail: '"Jumbo" is not one of FHA, VA, USDA'},
     ])
   })
 
@@ -213,7 +248,7 @@ describe('the spec checks: one line per problem, naming the field and what is wr
   })
 
   it('check() counts each problem under its field, and is 0 for a record that conforms', () => {
-    const stages = new RecordStages({strict: false})
+    const stages = new RecordStages({strict: false, apiKey: undefined})
     const counts = new Map<number, number>()
     expect(stages.checks.check(viewOf(JSON.stringify(HOUSE), stages), counts)).toBe(0)
     expect(counts.size).toBe(0)
@@ -358,7 +393,7 @@ const nearRecord = fc
 describe('the spec checks: property', () => {
   it('check() is 0 exactly when problems() is empty, counts as many problems, and names only spec fields', () => {
     // one run's stages for every record: the names, ids and caches of a long run
-    const stages = new RecordStages({strict: false})
+    const stages = new RecordStages({strict: false, apiKey: undefined})
     let conforming = 0
     let broken = 0
     fc.assert(
@@ -372,10 +407,14 @@ describe('the spec checks: property', () => {
         const counts = new Map<number, number>()
         const n = stages.checks.check(view, counts)
         const problems = stages.checks.problems(view)
-        expect(n === 0, problems.join('; ')).toBe(problems.length === 0)
+        expect(n === 0, problems.map(problemLine).join('; ')).toBe(problems.length === 0)
         expect(n).toBe(problems.length)
         expect([...counts.values()].reduce((a, b) => a + b, 0)).toBe(n)
-        for (const line of problems) expect(SPEC_NAMES.has(line.slice(0, line.indexOf(':'))), line).toBe(true)
+        // the field is a value, and the counts by field id are the same fields
+        for (const p of problems) expect(SPEC_NAMES.has(p.field), problemLine(p)).toBe(true)
+        const byName = new Map<string, number>()
+        for (const p of problems) byName.set(p.field, (byName.get(p.field) ?? 0) + 1)
+        expect(new Map([...counts].map(([id, c]) => [stages.fields.list[id]!.name, c]))).toEqual(byName)
         if (n === 0) conforming++
         else broken++
       }),

@@ -28,7 +28,7 @@ function named(stages: RecordStages, text: string): string[] {
 
 describe('RunSchema: the run’s columns (the one column rule of src/model/columns.ts)', () => {
   it('spec 2.1’s fields first, unknown fields in first-seen order, then each option seen with its members', () => {
-    const stages = new RecordStages({strict: false})
+    const stages = new RecordStages({strict: false, apiKey: undefined})
     expect(observe(stages, '{"Zeta":1,"Fips":"1"}', '{"Alpha":2,"Zeta":3}', '{"Fips":"2"}')).toEqual([
       true,
       true,
@@ -51,7 +51,7 @@ describe('RunSchema: the run’s columns (the one column rule of src/model/colum
   })
 
   it('gives the same column array until a column appears; a known member alone is no new column', () => {
-    const stages = new RecordStages({strict: false})
+    const stages = new RecordStages({strict: false, apiKey: undefined})
     observe(stages, '{"AssumableMortgage":{"LoanType":"FHA"}}')
     const before = stages.schema.columns()
     expect(
@@ -63,7 +63,11 @@ describe('RunSchema: the run’s columns (the one column rule of src/model/colum
   })
 
   it('--fields fixes the columns: exactly those, in that order, and none appears', () => {
-    const stages = new RecordStages({strict: false, fields: ['AssumableMortgage.LoanType', 'Fips', 'Note']})
+    const stages = new RecordStages({
+      strict: false,
+      apiKey: undefined,
+      fields: ['AssumableMortgage.LoanType', 'Fips', 'Note'],
+    })
     expect(observe(stages, '{"Fips":"1","Note":"n","Late":1,"AssumableMortgage":{"LoanType":"VA"}}')).toEqual(
       [false],
     )
@@ -71,7 +75,7 @@ describe('RunSchema: the run’s columns (the one column rule of src/model/colum
   })
 
   it('knows the columns of an earlier file’s header (a resumed run)', () => {
-    const stages = new RecordStages({strict: false})
+    const stages = new RecordStages({strict: false, apiKey: undefined})
     stages.schema.know(['Fips', 'Late', 'FHACondoEligibility.ApprovalStatus', 'FHACondoEligibility.Extra'])
     expect(stages.schema.names().slice(STANDARD.length)).toEqual([
       'Late',
@@ -82,7 +86,7 @@ describe('RunSchema: the run’s columns (the one column rule of src/model/colum
   })
 
   it('gives unknown fields columns up to a cap, so a stream of ever-new names costs bounded memory', () => {
-    const stages = new RecordStages({strict: false})
+    const stages = new RecordStages({strict: false, apiKey: undefined})
     for (let i = 0; i < MAX_UNKNOWN_FIELDS + 50; i += 50)
       observe(
         stages,
@@ -118,7 +122,7 @@ describe('RunSchema: the run’s columns (the one column rule of src/model/colum
       fc.property(fc.array(record, {minLength: 1, maxLength: 5}), (recs) => {
         const texts = recs.map((r) => JSON.stringify(r))
         if (texts.some(hasLoneSurrogate)) return
-        const stages = new RecordStages({strict: false})
+        const stages = new RecordStages({strict: false, apiKey: undefined})
         observe(stages, ...texts)
         const shape = emptyShape()
         for (const r of recs) observeShape(shape, r)
@@ -131,7 +135,7 @@ describe('RunSchema: the run’s columns (the one column rule of src/model/colum
 
 describe('naming members (src/pipeline/fields.ts Namer) on one run’s stages', () => {
   it('names late fields right when records of different shapes come one after another', () => {
-    const stages = new RecordStages({strict: false})
+    const stages = new RecordStages({strict: false, apiKey: undefined})
     const plain = '{"Fips":"1","Zip":"95838","Assumable":null}'
     const condo =
       '{"Fips":"2","Late":"L","Zip":"95670","FHACondoEligibility":{"CondoName":1,"Late2":2},"Assumable":true}'
@@ -161,7 +165,7 @@ describe('naming members (src/pipeline/fields.ts Namer) on one run’s stages', 
   })
 
   it('tells names apart that share a prefix, differ in the last character, or in one byte of a word', () => {
-    const stages = new RecordStages({strict: false})
+    const stages = new RecordStages({strict: false, apiKey: undefined})
     expect(named(stages, '{"Fips":1,"FipsX":2}')).toEqual(['Fips', 'FipsX'])
     expect(named(stages, '{"FipsX":1,"Fips":2}')).toEqual(['FipsX', 'Fips'])
     expect(named(stages, '{"FipsY":1,"Fip":2}')).toEqual(['FipsY', 'Fip'])
@@ -205,14 +209,14 @@ describe('naming members (src/pipeline/fields.ts Namer) on one run’s stages', 
   })
 
   it('decodes escapes in names, as JSON.parse does', () => {
-    const stages = new RecordStages({strict: false})
+    const stages = new RecordStages({strict: false, apiKey: undefined})
     expect(named(stages, '{"A\\u0042":1,"FHACondoEligibility":{"\\"q\\"":2,"Condo\\u004eame":"n"}}')).toEqual(
       ['AB', 'FHACondoEligibility', 'FHACondoEligibility."q"', 'FHACondoEligibility.CondoName'],
     )
   })
 
   it('gives members of an object that is no option no names (the object is one column)', () => {
-    const stages = new RecordStages({strict: false})
+    const stages = new RecordStages({strict: false, apiKey: undefined})
     expect(named(stages, '{"o":{"a":1},"p":{"a":2}}')).toEqual(['o', 'p'])
   })
 })

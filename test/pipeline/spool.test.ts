@@ -5,6 +5,7 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import {PartFile} from '../../src/pipeline/spool.js'
+import {sealedBytes} from '../helpers/records.js'
 
 describe('a part file', () => {
   it('waits out backpressure many times without piling up listeners', async () => {
@@ -14,7 +15,7 @@ describe('a part file', () => {
     try {
       const path = join(mkdtempSync(join(tmpdir(), 'sfl-spool-')), 'p.ndjson')
       const part = await PartFile.create(path)
-      const record = Buffer.from(JSON.stringify({x: 'y'.repeat(64 * 1024)}))
+      const record = sealedBytes(Buffer.from(JSON.stringify({x: 'y'.repeat(64 * 1024)})))
       let drains = 0
       for (let i = 0; i < 400; i++) {
         part.write(record)
@@ -56,7 +57,7 @@ describe('an NDJSON part file that starts its write-back as it goes', () => {
       const path = join(dir, `p-${syncEvery}.ndjson`)
       const part = await PartFile.create(path, {syncEvery})
       const records = Array.from({length: 3_000}, (_, i) =>
-        Buffer.from(JSON.stringify({i, pad: 'x'.repeat(i % 500)})),
+        sealedBytes(Buffer.from(JSON.stringify({i, pad: 'x'.repeat(i % 500)}))),
       )
       for (const r of records) {
         part.write(r)

@@ -81,7 +81,7 @@ describe('readBody: a response body through the stages', () => {
   })
 
   it('counts records that break the spec’s rules by field, and passes them on', async () => {
-    const stages = new RecordStages({strict: false})
+    const stages = new RecordStages({strict: false, apiKey: undefined})
     const {lines, outcome} = await read(
       envelope(rec(0, {ConfidenceScore: 150}), rec(1), rec(2, {State: 'ca'})),
       {
@@ -99,7 +99,7 @@ describe('readBody: a response body through the stages', () => {
   })
 
   it('with --strict, rejects them with their problems, in body order with the broken records', async () => {
-    const stages = new RecordStages({strict: true})
+    const stages = new RecordStages({strict: true, apiKey: undefined})
     const {lines, outcome} = await read(envelope(rec(0, {ConfidenceScore: 150}), '{"a":080}', rec(1)), {
       stages,
     })

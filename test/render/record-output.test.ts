@@ -6,6 +6,7 @@ import {describe, expect, it, onTestFinished} from 'vitest'
 
 import {readCsv} from '../../src/io/csv-reader.js'
 import {renderRecords} from '../../src/render/record-output.js'
+import {sealed} from '../helpers/records.js'
 
 const record = {
   Fips: '06067',
@@ -28,7 +29,7 @@ async function rows(text: string): Promise<string[][]> {
 
 describe("a single lookup's CSV", () => {
   it('quotes a value holding a lone line feed or carriage return, so the row stays one row', async () => {
-    const text = await renderRecords([record], 'csv', {escapeFormulas: true, width: 80})
+    const text = await renderRecords([sealed(record)], 'csv', {escapeFormulas: true, width: 80})
     const [header, row] = await rows(text)
     expect(row![header!.indexOf('City')]).toBe('ELK\nGROVE')
     expect(row![header!.indexOf('Zip')]).toBe('a\rb')
@@ -36,11 +37,14 @@ describe("a single lookup's CSV", () => {
   })
 
   it('guards formula cells in the rows and the header with the rule every path uses', async () => {
-    const text = await renderRecords([{...record, '@odd': 'x'}], 'csv', {escapeFormulas: true, width: 80})
+    const text = await renderRecords([sealed({...record, '@odd': 'x'})], 'csv', {
+      escapeFormulas: true,
+      width: 80,
+    })
     const [header, row] = await rows(text)
     expect(row![header!.indexOf('APN')]).toBe("'=1+2")
     expect(header).toContain("'@odd")
-    const plain = await renderRecords([record], 'csv', {escapeFormulas: false, width: 80})
+    const plain = await renderRecords([sealed(record)], 'csv', {escapeFormulas: false, width: 80})
     expect((await rows(plain))[1]![2]).toBe('=1+2')
   })
 })

@@ -2,9 +2,22 @@ import {describe, expect, it} from 'vitest'
 
 import {colourEnabled, unpaint} from '../../src/render/colour.js'
 import {date, money, percent, text, yesNo} from '../../src/render/format.js'
-import {recordGroups, renderRecordTable} from '../../src/render/table.js'
+import {
+  recordGroups as groupsOf,
+  renderRecordTable as tableOf,
+  type TableOptions,
+} from '../../src/render/table.js'
 import {COUNTIES} from '../../src/sandbox/counties.js'
 import {Dataset} from '../../src/sandbox/dataset.js'
+import {sealed} from '../helpers/records.js'
+
+// the renderers take records the redactor handed on (src/api/secrets.ts `Redacted`); these have no key in them
+const recordGroups = (r: Record<string, unknown>, opts?: TableOptions) => groupsOf(sealed(r), opts)
+const renderRecordTable = (
+  r: Record<string, unknown>,
+  width?: number,
+  opts?: Parameters<typeof tableOf>[2],
+) => tableOf(sealed(r), width, opts)
 
 describe('formatting for people', () => {
   it('formats money, percents, booleans, nulls and dates', () => {

@@ -1,5 +1,6 @@
-import {mkdtempSync} from 'node:fs'
+import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
+import {connect} from 'node:net'
 import {join} from 'node:path'
 
 import {request} from 'undici'
@@ -60,15 +61,70 @@ describe('sandbox fault injection', () => {
     })
   })
 
-  it('adds --latency to each request', async () => {
-    await withSandbox({latencyMs: 120}, async (sb) => {
-      const t = Date.now()
-      await (
-        await request(`${sb.baseUrl}/special-financing?fips=06067&property_id=30000000006`, {
-          headers: {'x-api-key': 'sandbox-basic'},
-        })
-      ).body.text()
-      expect(Date.now() - t).toBeGreaterThanOrEqual(115)
+  it('adds --latency to each request: each waits for it before it is answered', async () => {
+    // the sandbox's clock for waits is injected: the test sees each wait asked for and ends it itself
+    const asked: number[] = []
+    const waits: Array<() => void> = []
+    let waiting = (): void => undefined
+    const sleep = (ms: number) =>
+      new Promise<void>((resolve) => {
+        asked.push(ms)
+        waits.push(resolve)
+        waiting()
+      })
+    await withSandbox({latencyMs: 120, sleep}, async (sb) => {
+      const events: string[] = []
+      const asking = new Promise<void>((resolve) => (waiting = resolve))
+      const answered = request(`${sb.baseUrl}/special-financing?fips=06067&property_id=30000000006`, {
+        headers: {'x-api-key': 'sandbox-basic'},
+      }).then(async (res) => {
+        events.push(`answered ${res.statusCode}`)
+        return res.body.text()
+      })
+      await asking
+      expect(asked).toEqual([120])
+      events.push('wait ended')
+      waits[0]!()
+      expect(JSON.parse(await answered).data.ServicePropertyID).toBe(30000000006)
+      expect(events).toEqual(['wait ended', 'answered 200'])
+    })
+  })
+
+  it('tells when it is done with a killed client: idle() waits for the answer still in its latency', async () => {
+    const waits: Array<() => void> = []
+    let waiting = (): void => undefined
+    const sleep = () =>
+      new Promise<void>((resolve) => {
+        waits.push(resolve)
+        waiting()
+      })
+    const log = join(mkdtempSync(join(tmpdir(), 'sfl-idle-')), 'log.ndjson')
+    writeFileSync(log, '')
+    await withSandbox({latencyMs: 50, sleep, log}, async (sb) => {
+      let closed = (): void => undefined
+      const gone = new Promise<void>((resolve) => (closed = resolve))
+      sb.server.on('connection', (socket) => socket.on('close', () => closed()))
+      const asking = new Promise<void>((resolve) => (waiting = resolve))
+      // one raw connection, so the test knows the socket the request came on
+      const {port} = new URL(sb.baseUrl)
+      const client = connect(Number(port), '127.0.0.1')
+      client.on('error', () => undefined)
+      client.write(
+        'GET /v1/special-financing?fips=06067&property_id=30000000006 HTTP/1.1\r\nhost: x\r\nx-api-key: sandbox-basic\r\n\r\n',
+      )
+      await asking
+      // the client goes away while its request waits out the latency, as a killed run's does
+      client.destroy()
+      await gone
+      let idle = false
+      const done = sb.idle().then(() => (idle = true))
+      await Promise.resolve()
+      expect(idle).toBe(false)
+      expect(readLog(log)).toEqual([])
+      waits[0]!()
+      await done
+      // idle means the answer was made and logged, though nobody was there to read it
+      expect(readLog(log).map((r) => r.status)).toEqual([200])
     })
   })
 })

@@ -221,6 +221,57 @@ describe('Scheduler budget', () => {
   })
 })
 
+describe('Scheduler and a reset that is no plausible time', () => {
+  it('a reset in milliseconds two hours ahead is waited for as two hours, not 1.8 trillion seconds', async () => {
+    const c = clock()
+    const waits: number[] = []
+    const s = scheduler(c, {maxWaitMs: 3 * 3_600_000, onEvent: (e) => e.type === 'wait' && waits.push(e.ms)})
+    let calls = 0
+    const reset = String(c.now + 7_200_000)
+    const send = async () =>
+      ++calls === 1
+        ? response(200, {'x-ratelimit-limit': '1', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': reset})
+        : response(200, {'x-ratelimit-limit': '1', 'x-ratelimit-remaining': '0'})
+    await s.run(send, ok)
+    await s.run(send, ok)
+    expect(waits).toHaveLength(1)
+    expect(waits[0]).toBeGreaterThanOrEqual(7_200_000)
+    expect(waits[0]).toBeLessThan(7_200_500)
+  })
+
+  it('a spent budget whose reset is no time ends at once (exit 5), naming the header, without waiting', async () => {
+    const c = clock()
+    const s = scheduler(c)
+    const send = async () =>
+      response(200, {
+        'x-ratelimit-limit': '1000',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-reset': '1793893735937999',
+      })
+    await s.run(send, ok)
+    const error = await s.run(send, ok).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(RateLimitExceededError)
+    expect((error as Error).message).toBe(
+      "the key's budget is spent and the service did not say when it resets (it sent X-RateLimit-Reset: 1793893735937999, which is no time within 400 days in seconds or milliseconds)",
+    )
+    expect(c.slept).toEqual([])
+  })
+
+  it('a 429 whose reset is no time is backed off (a second, then two...), never waited for', async () => {
+    const c = clock()
+    let calls = 0
+    const s = scheduler(c)
+    const send = async () =>
+      ++calls === 1
+        ? response(429, {'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1793893735937999'})
+        : response(200)
+    await expect(s.run(send, ok)).resolves.toBe('ok')
+    expect(calls).toBe(2)
+    expect(c.slept).toHaveLength(1)
+    expect(c.slept[0]).toBeLessThan(60_000 + 400)
+  })
+})
+
 describe('Scheduler on 429', () => {
   it('honours Retry-After in seconds and retries the request', async () => {
     const c = clock()

@@ -52,6 +52,28 @@ describe('stats rendering', () => {
     expect(lines.every((l) => l.length <= 80)).toBe(true)
   })
 
+  it('a figure a double holds but no line does (a FinalValue of 1e300) is written with an exponent, within 80 columns', () => {
+    const acc = new StatsAccumulator()
+    for (const v of [1e300, 2e300, 3e300])
+      acc.add(
+        factsOfFlat(
+          flatOf({
+            FinalValue: v,
+            Assumable: true,
+            AssumableMortgage: {LoanType: 'VA', EstimatedInterestRate: v, EstimatedEquity: v},
+          }),
+        ),
+      )
+    const lines = renderStats('run', acc.report())
+    expect(lines.find((l) => l.includes('FinalValue'))).toBe(
+      '  FinalValue          p25 $1.50e+300   median $2.00e+300   p75 $2.50e+300',
+    )
+    expect(lines.find((l) => l.includes('VA '))).toBe(
+      '                      VA                    3   2.00e+300%     $2.00e+300',
+    )
+    expect(lines.every((l) => l.length <= 80 && !/\d{16}/.test(l))).toBe(true)
+  })
+
   it('figures from the sketch carry ≈ and the table says how close they are; ConfidenceScore never does', () => {
     const lines = renderStats('run', accOf(1).report())
     // a histogram: exact whatever the bound

@@ -8,7 +8,18 @@ import {afterAll, describe, expect, it} from 'vitest'
 import {stringify} from 'csv-stringify/sync'
 
 import {readCsv} from '../../src/io/csv-reader.js'
-import {csvCell, csvLine, guardCell, isFormulaStart, unguardCell} from '../../src/text/csv-cell.js'
+import {
+  csvCell,
+  csvHeaderCell,
+  csvLine,
+  csvValueCell,
+  FORMULA_START,
+  guardCell,
+  isFormulaStart,
+  needsQuotes,
+  QUOTED,
+  unguardCell,
+} from '../../src/text/csv-cell.js'
 
 describe('csvCell: the formula guard, then RFC 4180 quoting', () => {
   it.each([
@@ -46,6 +57,36 @@ describe('csvCell: the formula guard, then RFC 4180 quoting', () => {
   it('a line: cells joined by commas, CRLF at the end (RFC 4180)', () => {
     expect(csvLine(['a', '=b', 'c,d', ''], true)).toBe('a,\'=b,"c,d",\r\n')
     expect(csvLine([], true)).toBe('\r\n')
+  })
+})
+
+describe('the cells every CSV writer takes from the rule (exports, lookups, batches, change files)', () => {
+  it('a header cell is server text: guarded and quoted (a field named =HYPERLINK(...) never runs)', () => {
+    expect(csvHeaderCell('=HYPERLINK("http://x")', true)).toBe('"\'=HYPERLINK(""http://x"")"')
+    expect(csvHeaderCell('AssumableMortgage.LoanType', true)).toBe('AssumableMortgage.LoanType')
+    expect(csvHeaderCell('@a', false)).toBe('@a')
+  })
+
+  it('a value cell is guarded when the value is text (an APN of +1), never when it is a number (-5), a flag or JSON', () => {
+    expect(csvValueCell('+1', true, true)).toBe("'+1")
+    expect(csvValueCell('-5', false, true)).toBe('-5')
+    expect(csvValueCell('true', false, true)).toBe('true')
+    expect(csvValueCell('{"a":1,"b":"-"}', false, true)).toBe('"{""a"":1,""b"":""-""}"')
+    expect(csvValueCell('-5', true, false)).toBe('-5')
+  })
+
+  it('is two tables of bytes: the guarded first bytes and the quoted ones, which the text functions read', () => {
+    expect(String.fromCharCode(...[...FORMULA_START.keys()].filter((c) => FORMULA_START[c] === 1))).toBe(
+      '\t\r+-=@',
+    )
+    expect(String.fromCharCode(...[...QUOTED.keys()].filter((c) => QUOTED[c] === 1))).toBe('\n\r",')
+    for (let c = 0; c < 256; c++) {
+      expect(needsQuotes(`x${String.fromCharCode(c)}`)).toBe(QUOTED[c] === 1)
+      expect(isFormulaStart(c)).toBe(FORMULA_START[c] === 1)
+    }
+    // a character past the byte range is in neither table
+    expect(needsQuotes('\u2028')).toBe(false)
+    expect(isFormulaStart(0xff0b)).toBe(false)
   })
 })
 

@@ -8,7 +8,7 @@ import {outDirJournalPaths} from '../../jobs/journal.js'
 import {parseDuration} from '../../jobs/plan.js'
 import {dryRun} from '../../lib/dry-run.js'
 import {countyListOf, shellLine} from '../inputs.js'
-import type {ToolDef} from '../tool.js'
+import {serviceCore, type ToolDef} from '../tool.js'
 import {mcpMessage} from '../words.js'
 
 const FORMATS = ['csv', 'ndjson', 'json', 'parquet'] as const
@@ -82,6 +82,8 @@ It does NOT export: an assistant's context is no place for a county of records (
       maxAgeMs,
       maxAge: args.max_age,
       restart: false,
+      // the run of the command line it returns: no --fields, no --strict, this server's base URL
+      baseUrl: serviceCore(deps).baseUrl,
       reserve: 0,
       probe: deps.probe,
       now: deps.now,
