@@ -209,6 +209,7 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
         fips,
         out: f.out,
         outDir,
+        stateRoot: this.config.cacheDir,
         format: f.output,
         maxAgeMs,
         maxAge: f['max-age'],

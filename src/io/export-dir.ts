@@ -52,6 +52,20 @@ export async function openExportDir(dir: string): Promise<ExportDir> {
   return localExportDir(dir)
 }
 
+/**
+ * Where a run writing the `s3://` location `value` (`--out-dir` when `prefix`) keeps its checkpoint, on
+ * this machine under `stateRoot` (src/io/object-store.ts); undefined for a local path, whose checkpoint
+ * is beside it. Makes nothing and sends nothing: for the dry run, which reads the checkpoint the run would.
+ */
+export async function objectRunStateDir(
+  value: string,
+  prefix: boolean,
+  stateRoot?: string,
+): Promise<string | undefined> {
+  if (!isObjectUrl(value)) return undefined
+  return (await import('./object-store.js')).objectStateDir(value, {prefix, stateRoot})
+}
+
 function localExportDir(dir: string): ExportDir {
   return {
     shown: dir,

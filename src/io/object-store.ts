@@ -176,13 +176,8 @@ export async function objectRunPlace(
   value: string,
   opts: {prefix: boolean; stateRoot?: string | undefined},
 ): Promise<ObjectRunPlace> {
-  const flag = opts.prefix ? '--out-dir' : '--out'
-  const url = opts.prefix ? parsePrefixUrl(value, flag) : parseObjectUrl(value, flag)
-  const endpoint = (await objectStore()).config.endpoint?.href ?? 'aws'
-  const id = createHash('sha256').update(`${endpoint}\n${url.bucket}\n${url.key}`).digest('hex').slice(0, 16)
-  const runs = join(opts.stateRoot ?? defaultCacheDir(), 's3-runs')
+  const {url, endpoint, runs, stateDir} = await statePlace(value, opts)
   await createPrivateDir(runs, {recursive: true})
-  const stateDir = join(runs, id)
   await makePrivateDir(stateDir, 'the run folder')
   const shown = formatObjectUrl(url)
   // what the folder is for, for a person who finds it
@@ -210,6 +205,27 @@ export async function objectRunPlace(
       await removeEmptyDir(stateDir)
     },
   }
+}
+
+async function statePlace(
+  value: string,
+  opts: {prefix: boolean; stateRoot?: string | undefined},
+): Promise<{url: ObjectUrl; endpoint: string; runs: string; stateDir: string}> {
+  const flag = opts.prefix ? '--out-dir' : '--out'
+  const url = opts.prefix ? parsePrefixUrl(value, flag) : parseObjectUrl(value, flag)
+  // the configuration only (no request): the endpoint tells two stores with the same bucket name apart
+  const endpoint = (await objectStore()).config.endpoint?.href ?? 'aws'
+  const id = createHash('sha256').update(`${endpoint}\n${url.bucket}\n${url.key}`).digest('hex').slice(0, 16)
+  const runs = join(opts.stateRoot ?? defaultCacheDir(), 's3-runs')
+  return {url, endpoint, runs, stateDir: join(runs, id)}
+}
+
+/** Where a run writing `value` keeps its checkpoint (objectRunPlace), found without making anything. */
+export async function objectStateDir(
+  value: string,
+  opts: {prefix: boolean; stateRoot?: string | undefined},
+): Promise<string> {
+  return (await statePlace(value, opts)).stateDir
 }
 
 /**

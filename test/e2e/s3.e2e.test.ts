@@ -155,6 +155,10 @@ describe('county-export --out-dir s3://bucket/prefix (built CLI, loopback S3 ser
         for (const f of ['.sfl-checkpoint', 'location.json'])
           expect(readFileSync(join(state, f), 'utf8')).not.toContain(KEY_ID.slice(4))
         const before = readLog(log).length
+        // the plan reads the same checkpoint: both counties ended, nothing to fetch
+        const plan = await sfl([...args, '--dry-run', '--no-probe', '--json'], {env})
+        expect(plan.code, plan.stderr).toBe(0)
+        expect((JSON.parse(plan.stdout) as {toFetch: string[]}).toFetch).toEqual([])
         expect(
           readLog(log)
             .map((l) => l.query['fips'])
@@ -184,7 +188,7 @@ describe('county-export --out-dir s3://bucket/prefix (built CLI, loopback S3 ser
     })
   }, 180_000)
 
-  it('--max-age reads the manifest from the bucket and sends no request for fresh counties', async () => {
+  it('--max-age reads the manifest from the bucket and sends no request for fresh counties; the --dry-run plan agrees', async () => {
     await withStore(async (s3) => {
       const log = join(tmp(), 'requests.ndjson')
       await withSandbox({log}, async (sb) => {
@@ -194,6 +198,16 @@ describe('county-export --out-dir s3://bucket/prefix (built CLI, loopback S3 ser
         const sent = readLog(log).length
         const objects = s3.keys('exports').map((k) => [k, s3.object('exports', k)!.etag])
         s3.log.length = 0
+        // the plan answers from the bucket's manifest as the run does: only the missing county
+        const plan = await sfl(
+          [...args, '--max-age', '1d', '--fips', '10003', '--dry-run', '--no-probe', '--json'],
+          {
+            env,
+          },
+        )
+        expect(plan.code, plan.stderr).toBe(0)
+        expect((JSON.parse(plan.stdout) as {toFetch: string[]}).toFetch).toEqual(['10003'])
+        expect(readLog(log)).toHaveLength(sent)
         const again = await sfl([...args, '--max-age', '1d', '--fips', '10003'], {env})
         expect(again.code, again.stderr).toBe(0)
         // only the county not in the manifest is asked for
