@@ -432,6 +432,36 @@ describe('--out s3://bucket/key, and readers of s3:// (stats, changes)', () => {
     )
   }, 120_000)
 
+  it('--out s3:// in NDJSON and JSON (the formats whose part files a local run adopts): every record once', async () => {
+    await withStore(async (s3) =>
+      withSandbox({}, async (sb) => {
+        const env = {...storeEnv(s3, tmp()), SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'}
+        for (const format of ['ndjson', 'json']) {
+          const key = `f/x.${format}`
+          const r = await sfl(
+            ['county-export', '--fips', '06067', '-o', format, '--out', `s3://exports/${key}`],
+            {
+              env,
+            },
+          )
+          expect(r.code, r.stderr).toBe(0)
+          const text = s3.object('exports', key)!.body.toString('utf8')
+          const records = (
+            format === 'json'
+              ? JSON.parse(text)
+              : text
+                  .split('\n')
+                  .filter(Boolean)
+                  .map((l) => JSON.parse(l))
+          ) as Array<{ServicePropertyID: number}>
+          expect(records).toHaveLength(2000)
+          expect(new Set(records.map((x) => x.ServicePropertyID)).size).toBe(2000)
+        }
+        expect(s3.keys('exports')).toEqual(['f/x.json', 'f/x.ndjson'])
+      }),
+    )
+  }, 60_000)
+
   it('lookup --input ... --out s3://bucket/key.csv writes every row once', async () => {
     await withStore(async (s3) =>
       withSandbox({}, async (sb) => {
