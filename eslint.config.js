@@ -22,9 +22,12 @@ const LAYERS = {
   io: ['api', 'model', 'objstore', 'text'],
   config: ['io', 'text'],
   pipeline: ['api', 'io', 'json', 'model', 'schedule', 'stats', 'text'],
-  // the comparison of two exports (sfl changes, --changes-since): on io's readers and text's cell rule
-  changes: ['api', 'io', 'model', 'text'],
+  // the comparison of two exports (sfl changes, --changes-since): on io's readers, the JSON walker, the
+  // record pipeline's field ids and text's cell rule
+  changes: ['api', 'io', 'json', 'model', 'pipeline', 'text'],
   lookup: ['api', 'address', 'pipeline', 'schedule', 'text'],
+  // a batch's plan: the cost of lookups against a scan, and the exact match of rows to a county's records
+  plan: ['api', 'address', 'io', 'json', 'pipeline', 'text'],
   jobs: [
     'api',
     'address',
@@ -34,6 +37,7 @@ const LAYERS = {
     'lookup',
     'model',
     'pipeline',
+    'plan',
     'schedule',
     'stats',
     'text',
@@ -51,6 +55,7 @@ const LAYERS = {
     'lookup',
     'model',
     'pipeline',
+    'plan',
     'render',
     'schedule',
     'stats',
@@ -68,6 +73,7 @@ const LAYERS = {
     'lookup',
     'model',
     'pipeline',
+    'plan',
     'render',
     'schedule',
     'stats',

@@ -14,6 +14,8 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const BIN = join(ROOT, 'bin', 'run.js')
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000)
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000)
+// the plan of the run (--plan): auto, the default, first reads the input once more to index it
+const PLAN = process.env.BENCH_PLAN ?? 'auto'
 const dir = mkdtempSync(join(tmpdir(), 'sfl-bench-batch-'))
 
 // the input: real-looking CSV, every fifth row repeats an earlier one
@@ -78,6 +80,8 @@ const code = await new Promise((resolve) => {
       String(REQUESTS),
       '--concurrency',
       '8',
+      '--plan',
+      PLAN,
       '--quiet',
     ],
     {
@@ -98,7 +102,7 @@ server.close()
 const u = JSON.parse(readFileSync(usageFile, 'utf8'))
 const rows = readFileSync(out, 'utf8').split('\r\n').length - 2
 console.log(
-  `sfl lookup --input, ${ROWS.toLocaleString('en-US')} rows (${inputMb.toFixed(0)} MB, ${(ROWS / 5).toLocaleString('en-US')} duplicates), stopped after ${REQUESTS} requests (exit ${code})`,
+  `sfl lookup --input --plan ${PLAN}, ${ROWS.toLocaleString('en-US')} rows (${inputMb.toFixed(0)} MB, ${(ROWS / 5).toLocaleString('en-US')} duplicates), stopped after ${REQUESTS} requests (exit ${code})`,
 )
 console.log(`| measure | value |\n|---|---|`)
 console.log(`| first request after start | ${((firstRequestAt - started) / 1000).toFixed(2)} s |`)

@@ -11,9 +11,15 @@
 // (default 5; BENCH_BIG_RUNS, default 3, at the big size) and each ratio is the median of the per-run
 // ratios (a shared machine slows neighbours together). Both tools' counts are checked against each other
 // and against what the generator changed: the bench fails if any disagree.
-//   BENCH_RECORDS (default 200000), BENCH_BIG_RECORDS (default 1000000; 0 skips), BENCH_RUNS,
-//   BENCH_BIG_RUNS, BENCH_DELTAS_FORMATS (default "csv,ndjson"). Needs `npm run build` and
-//   scripts/bench/build-modules.mjs (npm run bench:deltas does both).
+// Parquet exports are compared at BENCH_PARQUET_RECORDS too, and at the Parquet sizes `sfl stats` of the
+// previous month's file runs beside the DuckDB aggregate of the same figures
+// (scripts/bench/duckdb-stats.mjs); the two must agree on the records, the FinalValue quartiles and the
+// loans by type.
+//   BENCH_RECORDS (default 200000), BENCH_BIG_RECORDS (default 1000000; 0 skips), BENCH_PARQUET_RECORDS
+//   (default 100000; 0 skips), BENCH_RUNS, BENCH_BIG_RUNS, BENCH_DELTAS_FORMATS (default
+//   "csv,ndjson,parquet"). Needs `npm run build` and scripts/bench/build-modules.mjs (npm run bench:deltas
+//   does both).
+import {execFileSync} from 'node:child_process'
 import {createHash} from 'node:crypto'
 import {once} from 'node:events'
 import {createWriteStream, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync} from 'node:fs'
@@ -29,7 +35,8 @@ const RECORDS = Number(process.env.BENCH_RECORDS ?? 200_000)
 const BIG = Number(process.env.BENCH_BIG_RECORDS ?? 1_000_000)
 const RUNS = Number(process.env.BENCH_RUNS ?? 5)
 const BIG_RUNS = Number(process.env.BENCH_BIG_RUNS ?? 3)
-const FORMATS = (process.env.BENCH_DELTAS_FORMATS ?? 'csv,ndjson').split(',')
+const FORMATS = (process.env.BENCH_DELTAS_FORMATS ?? 'csv,ndjson,parquet').split(',')
+const PARQUET_SMALL = Number(process.env.BENCH_PARQUET_RECORDS ?? 100_000)
 const FIPS = '48201'
 const GONE = 1000
 const NEW = 1000
@@ -96,12 +103,12 @@ async function body(records, month) {
 }
 
 /** Both months exported by sfl in each format: {csv: {previous, current}, ndjson: {...}}. */
-async function exportsOf(records) {
-  const files = Object.fromEntries(FORMATS.map((f) => [f, {}]))
+async function exportsOf(records, formats) {
+  const files = Object.fromEntries(formats.map((f) => [f, {}]))
   for (const month of ['previous', 'current']) {
     const server = await startBodyServer(await body(records, month), '')
     try {
-      for (const format of FORMATS) {
+      for (const format of formats) {
         const out = join(dir, `${records}-${month}.${format}`)
         await measure(
           node,
@@ -172,10 +179,56 @@ const fmt = (x, d = 2) => (x === undefined || Number.isNaN(x) ? '-' : x.toFixed(
 const med = (ms, k) => median(ms.map((m) => m[k]))
 const ratio = (runs, k) => median(runs.get('sfl').map((m, i) => m[k] / runs.get('duckdb')[i][k]))
 
+/** `sfl stats FILE --json` and the DuckDB aggregate, `runs` times interleaved; their figures checked against each other. */
+async function statsPair(file, records, runs) {
+  const out = join(dir, 'duckdb-stats.json')
+  const sfl = []
+  const duck = []
+  for (let r = 0; r < runs; r++) {
+    sfl.push(await measure(node, [BIN, 'stats', file, '--json'], {env}))
+    duck.push(await measure(node, [join(ROOT, 'scripts', 'bench', 'duckdb-stats.mjs'), file, out]))
+    // measure keeps no output: the figures of one more, unmeasured run
+    const mine = JSON.parse(
+      execFileSync(node, [BIN, 'stats', file, '--json'], {env: {...process.env, ...env}, encoding: 'utf8'}),
+    ).run
+    const theirs = JSON.parse(readFileSync(out, 'utf8'))
+    const loans = (ls) => JSON.stringify(ls.map((l) => [l.type ?? l.LoanType, l.n ?? l.count]).sort())
+    const got = [
+      mine.records,
+      mine.FinalValue.p25,
+      mine.FinalValue.median,
+      mine.FinalValue.p75,
+      loans(mine.assumableLoans),
+    ]
+    const want = [theirs.records, theirs.p25, theirs.median, theirs.p75, loans(theirs.loans)]
+    if (JSON.stringify(got) !== JSON.stringify(want))
+      throw new Error(
+        `sfl stats and DuckDB disagree on ${file}: ${JSON.stringify(got)} against ${JSON.stringify(want)}`,
+      )
+  }
+  console.log(
+    `\nsfl stats of ${records.toLocaleString('en-US')} records, parquet (${(statSync(file).size / 1e6).toFixed(0)} MB): records, FinalValue quartiles and loans by type agree`,
+  )
+  console.log('  tool                                         wall s    CPU s   peak MB')
+  for (const [name, ms] of [
+    ['sfl stats --json', sfl],
+    ['DuckDB aggregate of the same figures', duck],
+  ])
+    console.log(
+      `  ${name.padEnd(42)} ${fmt(med(ms, 'wall')).padStart(8)} ${fmt(med(ms, 'cpu')).padStart(8)} ${fmt(med(ms, 'rssMb'), 0).padStart(9)}`,
+    )
+  const per = (k) => sfl.map((m, i) => m[k] / duck[i][k])
+  console.log(
+    `  sfl / DuckDB, median of per-run ratios: wall ${fmt(median(per('wall')))}x (runs: ${per('wall')
+      .map((x) => fmt(x))
+      .join(' ')}), CPU ${fmt(median(per('cpu')))}x, peak RSS ${fmt(median(per('rssMb')))}x`,
+  )
+}
+
 const results = new Map()
-async function size(records, runs) {
-  const files = await exportsOf(records)
-  for (const format of FORMATS) {
+async function size(records, runs, formats) {
+  const files = await exportsOf(records, formats)
+  for (const format of formats) {
     const {previous, current} = files[format]
     const runsOf = await measurePair(previous, current, records, runs)
     results.set(`${records}-${format}`, runsOf)
@@ -198,6 +251,7 @@ async function size(records, runs) {
     console.log(
       `  sfl / DuckDB, median of per-run ratios: wall ${fmt(ratio(runsOf, 'wall'))}x (runs: ${per('wall')}), CPU ${fmt(ratio(runsOf, 'cpu'))}x, peak RSS ${fmt(ratio(runsOf, 'rssMb'))}x`,
     )
+    if (format === 'parquet' && records <= RECORDS) await statsPair(previous, records, runs)
   }
   for (const [, month] of Object.entries(files))
     for (const f of Object.values(month)) rmSync(f, {force: true})
@@ -209,9 +263,11 @@ console.log(
     `(${BIG_RUNS} at the big size); CPU = user + sys of every thread (GNU time), peak = largest process's RSS`,
 )
 try {
-  await size(RECORDS, RUNS)
+  if (PARQUET_SMALL > 0 && PARQUET_SMALL !== RECORDS && FORMATS.includes('parquet'))
+    await size(PARQUET_SMALL, RUNS, ['parquet'])
+  await size(RECORDS, RUNS, FORMATS)
   if (BIG > 0) {
-    await size(BIG, BIG_RUNS)
+    await size(BIG, BIG_RUNS, FORMATS)
     for (const format of FORMATS) {
       const small = results.get(`${RECORDS}-${format}`).get('sfl')
       const big = results.get(`${BIG}-${format}`).get('sfl')

@@ -2,14 +2,19 @@
 // scripts/bench-deltas.mjs: the query an analyst would write in DuckDB (through @duckdb/node-api, a
 // development dependency), run as its own process so it is measured the same way. It writes the change
 // list (Change, ServicePropertyID) to OUT as CSV and the counts to COUNTS as JSON, for the bench to check
-// against sfl's. The format comes from the files' extension: read_csv, or read_json for NDJSON.
+// against sfl's. The format comes from the files' extension: read_csv, read_json for NDJSON, read_parquet for Parquet.
 import {writeFileSync} from 'node:fs'
 
 import {DuckDBInstance} from '@duckdb/node-api'
 
 const [previous, current, out, counts] = process.argv.slice(2)
 const lit = (s) => `'${s.replaceAll("'", "''")}'`
-const read = (file) => (/\.(ndjson|jsonl)$/.test(file) ? `read_json(${lit(file)})` : `read_csv(${lit(file)})`)
+const read = (file) =>
+  /\.(ndjson|jsonl)$/.test(file)
+    ? `read_json(${lit(file)})`
+    : /\.parquet$/.test(file)
+      ? `read_parquet(${lit(file)})`
+      : `read_csv(${lit(file)})`
 
 const db = await DuckDBInstance.create(':memory:')
 const con = await db.connect()

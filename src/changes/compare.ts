@@ -1,17 +1,15 @@
 import {join} from 'node:path'
 
-import {fipsProblem} from '../api/validate.js'
-import {UsageError} from '../errors.js'
-import {STRING_SIZES} from '../api/spec.js'
+import {OPTION_NAMES} from '../api/spec.js'
 import {onImmediateExit} from '../io/atomic-file.js'
-import {asNumber, asText, type FlatRecord, type FlatValue} from '../io/export-reader.js'
 import {readLines} from '../io/lines.js'
 import {openOutput, StdoutTarget, type OutputTarget} from '../io/output.js'
 import {AppendFile, makeScratchDir, removeTree} from '../io/private-files.js'
-import {removeTreeSync} from '../io/private-sync.js'
+import {removeFileSync, removeTreeSync} from '../io/private-sync.js'
 import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
-import {guardCell, isFormulaStart} from '../text/csv-cell.js'
-import {canonicalField, KNOWN_FIELDS} from '../model/field-names.js'
+import {columnsFor, emptyShape, type Shape} from '../model/columns.js'
+import {guardCell} from '../text/csv-cell.js'
+import {compareText, csvCellText, jsonText, type Cell, type ChangeRecord} from './cells.js'
 import {
   DIGEST_A,
   DIGEST_B,
@@ -24,7 +22,7 @@ import {
 } from './entries.js'
 import {RecordReader} from './read.js'
 import {scanSides} from './scan-run.js'
-import type {SideScan} from './scan.js'
+import type {ScanFile, SideScan} from './scan.js'
 import {sideFiles} from './sides.js'
 import {EMPTY, IdTable} from './id-table.js'
 import {count as n} from '../text/count.js'
@@ -44,23 +42,24 @@ export const DEFAULT_IGNORED = ['ValuationDate'] as const
  * A record's identity within its county. Spec 2.1: ServicePropertyID is the service's unique property
  * id, so it is the key. A record without one falls back to its APN (unique within a county, and
  * counties are compared one at a time, so this is Fips+APN); a record with neither is unkeyed: counted,
- * never compared. Values compare as text (export-reader `asText`: a CSV cell "688600.0" equals the JSON
- * number 688600; a missing field equals null). Both rules are fingerprinted in src/changes/row-digest.ts.
+ * never compared. Values compare as text (src/changes/cells.ts `compareText`, export-reader's `asText`: a
+ * CSV cell "688600.0" equals the JSON number 688600; a missing field equals null). Both rules are
+ * fingerprinted in src/changes/row-digest.ts.
  */
 
 /**
  * The names of the fields whose values differ, compared as text, ignored fields left out. In the
  * current record's field order, then fields only the previous record has.
  */
-export function changedFields(prev: FlatRecord, cur: FlatRecord, ignore: ReadonlySet<string>): string[] {
+export function changedFields(prev: ChangeRecord, cur: ChangeRecord, ignore: ReadonlySet<string>): string[] {
   const out: string[] = []
   for (const k in cur) {
     const v = cur[k]
     const p = prev[k]
-    // the same value is the same text: asText only where they differ (a few fields of an updated record)
-    if (v !== p && !ignore.has(k) && asText(v) !== asText(p)) out.push(k)
+    // the same value is the same text: compareText only where they differ (a few fields of an updated record)
+    if (v !== p && !ignore.has(k) && compareText(v) !== compareText(p)) out.push(k)
   }
-  for (const k in prev) if (!(k in cur) && !ignore.has(k) && asText(prev[k]) !== null) out.push(k)
+  for (const k in prev) if (!(k in cur) && !ignore.has(k) && compareText(prev[k]) !== null) out.push(k)
   return out
 }
 
@@ -133,15 +132,19 @@ export async function compareExports(req: ChangeRequest): Promise<ChangeSummary>
   const forget = onImmediateExit(() => removeTreeSync(scratch))
   try {
     const [prevSide, curSide] = [await sideFiles(req.previous), await sideFiles(req.current)]
+    const digest = await digestOf([...prevSide.files, ...curSide.files])
     const scans = await scanSides(
       [
-        {label: 'previous', scratch, files: prevSide.files, ignore: req.ignore},
-        {label: 'current', scratch, files: curSide.files, ignore: req.ignore},
+        {label: 'previous', scratch, files: prevSide.files, ignore: req.ignore, digest},
+        {label: 'current', scratch, files: curSide.files, ignore: req.ignore, digest},
       ],
       req.worker,
     )
-    const prev = sideOf(scans[0]!, prevSide.counties)
-    const cur = sideOf(scans[1]!, curSide.counties)
+    const prev = await sideOf(scans[0]!, prevSide.counties)
+    const cur = await sideOf(scans[1]!, curSide.counties).catch((error: unknown) => {
+      prev.reader.close()
+      throw error
+    })
     const counties = req.counties ?? [...new Set([...cur.counties, ...prev.counties])]
     const s: ChangeSummary = {
       counties: counties.length,
@@ -168,7 +171,8 @@ export async function compareExports(req: ChangeRequest): Promise<ChangeSummary>
         else if (!prev.holds.has(fips)) s.inNeither.push(fips)
       }
       rows.close()
-      await writeChangeFile(rows.rows(), rows.cols.ordered(), rows.prevCols.ordered(), req)
+      const cols = rows.cols.ordered()
+      await writeChangeFile(rows.rows(), cols, rows.prevCols.orderedBy(cols), req)
     } finally {
       rows.close()
       prev.reader.close()
@@ -181,6 +185,26 @@ export async function compareExports(req: ChangeRequest): Promise<ChangeSummary>
   }
 }
 
+/**
+ * What the scans digest (src/changes/scan.ts `digest`): a record's bytes when every file of both sides is
+ * NDJSON or JSON lines, or CSV with one header (an unchanged record is then the same bytes), else its
+ * values. On a side of the 200,000-record benchmark pair the bytes digest took the scan's CPU from 1.05 s
+ * to 0.87 s for NDJSON and from 0.55 s to 0.40 s for CSV (docs/performance.md).
+ */
+async function digestOf(files: readonly ScanFile[]): Promise<'values' | 'bytes'> {
+  if (files.every((f) => f.format === 'ndjson' || f.format === 'json')) return 'bytes'
+  if (!files.every((f) => f.format === 'csv')) return 'values'
+  const headers = new Set<string>()
+  for (const f of files) headers.add(await csvHeaderLine(f.path))
+  return headers.size === 1 ? 'bytes' : 'values'
+}
+
+/** A CSV file's first line as it lies (its header), or '' for an empty file. */
+async function csvHeaderLine(path: string): Promise<string> {
+  for await (const l of readLines(path)) return l.bytes.toString('latin1').replace(/\r$/, '')
+  return ''
+}
+
 /** A side scanned, ready to compare: its counties, their scans, and a reader of its records. */
 interface Side {
   counties: string[]
@@ -189,14 +213,14 @@ interface Side {
   reader: RecordReader
 }
 
-function sideOf(scan: SideScan, manifestCounties: string[] | undefined): Side {
+async function sideOf(scan: SideScan, manifestCounties: string[] | undefined): Promise<Side> {
   // a manifest's counties are its entries (an empty county file included); a file's are its records'
   const counties = manifestCounties ?? scan.groups.map((g) => g.fips)
   return {
     counties,
     holds: new Set(counties),
     groups: new Map(scan.groups.map((g) => [g.fips, g])),
-    reader: new RecordReader(scan.files),
+    reader: await RecordReader.create(scan.files),
   }
 }
 
@@ -250,15 +274,31 @@ async function compareCounty(
     }
   }
   s.tableBytes = Math.max(s.tableBytes, P.byteLength + C.byteLength + table.bytes + state.byteLength)
-  for (const j of added) await rows.emit('added', fips, read(cur, C, j))
+  plan(prev, P, (i) => state[i] === PREVIOUS || state[i] === UPDATED, np)
+  const wanted = new Uint8Array(nc)
+  for (const j of added) wanted[j] = 1
+  for (let i = 0; i < np; i++) if (state[i] === UPDATED) wanted[P[i * ENTRY_WORDS + DIGEST_A]!] = 1
+  plan(cur, C, (j) => wanted[j] === 1, nc)
+  // Rows go out added first (the current export's order), then deleted and updated (the previous one's).
+  // Reads go in file order on both sides: an added record is read as the sweep of updated ones passes
+  // its place in the current export, and the deleted and updated rows wait (Emitter `later`) until the
+  // county's added ones are out, so each side is read once, forwards (a Parquet row group decoded once).
+  let a = 0
   for (let i = 0; i < np; i++) {
-    if (state[i] === PREVIOUS) await rows.emit('deleted', fips, read(prev, P, i))
+    if (state[i] === PREVIOUS) await rows.emit('deleted', fips, read(prev, P, i), undefined, undefined, true)
     else if (state[i] === UPDATED) {
+      const j = P[i * ENTRY_WORDS + DIGEST_A]!
+      for (; a < added.length && added[a]! < j; a++) await rows.emit('added', fips, read(cur, C, added[a]!))
       const old = read(prev, P, i)
-      const rec = read(cur, C, P[i * ENTRY_WORDS + DIGEST_A]!)
-      await rows.emit('updated', fips, rec, changedFields(old, rec, ignore), old)
+      const rec = read(cur, C, j)
+      const changed = changedFields(old, rec, ignore)
+      // a bytes digest differs for bytes that mean the same (`1.0` and `1`): no field changed, unchanged
+      if (changed.length === 0) s.unchanged++
+      else await rows.emit('updated', fips, rec, changed, old, true)
     }
   }
+  for (; a < added.length; a++) await rows.emit('added', fips, read(cur, C, added[a]!))
+  await rows.endCounty()
 }
 
 /** The current county's scan; its field names join the change file's columns (even when nothing changed). */
@@ -268,7 +308,20 @@ function curSideGroup(cur: Side, fips: string, rows: Emitter): GroupScan | undef
   return g
 }
 
-function read(side: Side, entries: Uint32Array, i: number): FlatRecord {
+/** Tell the side's reader which of the county's records will be read (its Parquet files decode just those). */
+function plan(side: Side, entries: Uint32Array, read: (i: number) => boolean, n: number): void {
+  const byFile = new Map<number, number[]>()
+  for (let i = 0; i < n; i++) {
+    if (!read(i)) continue
+    const {file, offset} = entryRef(entries, i)
+    let list = byFile.get(file)
+    if (!list) byFile.set(file, (list = []))
+    list.push(offset)
+  }
+  for (const [file, rows] of byFile) side.reader.plan(file, rows)
+}
+
+function read(side: Side, entries: Uint32Array, i: number): ChangeRecord {
   const {file, offset} = entryRef(entries, i)
   return side.reader.read(file, offset)
 }
@@ -276,9 +329,10 @@ function read(side: Side, entries: Uint32Array, i: number): FlatRecord {
 /**
  * Change rows, counted and their columns noted, held until the change file's header is known: the first
  * HELD_ROWS in memory (a month's changes usually fit, and then skip a round trip through JSON text),
- * all of them in a scratch spool past that, so memory stays bounded whatever the number of changes. Rows
- * read back are JSON's values already (text, finite numbers, booleans, null), so both ways write the
- * same bytes.
+ * all of them in a scratch spool past that, so memory stays bounded whatever the number of changes. A
+ * county's deleted and updated rows wait behind its added ones (`later`: in memory, or past HELD_ROWS in
+ * a scratch file of their own) until the county ends. Rows read back are JSON's values already (text,
+ * numbers as sent, booleans, null), so every way writes the same bytes.
  */
 const HELD_ROWS = 5000
 
@@ -287,6 +341,8 @@ class Emitter {
   readonly prevCols = new ColumnSet()
   private readonly spool: Spool
   private held: SpooledRow[] | undefined = []
+  private readonly waiting: SpooledRow[] = []
+  private waitingSpool: Spool | undefined
   private n = 0
 
   constructor(
@@ -302,7 +358,14 @@ class Emitter {
     else for await (const l of readLines(this.path)) yield JSON.parse(l.bytes.toString('utf8')) as SpooledRow
   }
 
-  async emit(kind: ChangeKind, fips: string, rec: FlatRecord, changed?: string[], old?: FlatRecord) {
+  async emit(
+    kind: ChangeKind,
+    fips: string,
+    rec: ChangeRecord,
+    changed?: string[],
+    old?: ChangeRecord,
+    later = false,
+  ): Promise<void> {
     this.s[kind]++
     this.cols.addAll(rec)
     const row: SpooledRow = {k: kind, f: fips, r: rec}
@@ -310,28 +373,54 @@ class Emitter {
       row.c = changed
       row.p = Object.fromEntries(changed.map((c) => [c, old[c] ?? null]))
       this.prevCols.addAll(row.p)
+      // a field only the previous record has is a column too (its cell empty in this row)
+      this.cols.addAll(row.p)
     }
+    if (!later) this.push(row)
+    else if (!this.waitingSpool && this.waiting.length < HELD_ROWS) this.waiting.push(row)
+    else {
+      this.waitingSpool ??= new Spool(`${this.path}.later`)
+      for (const r of this.waiting) this.waitingSpool.append(`${JSON.stringify(r)}\n`)
+      this.waiting.length = 0
+      this.waitingSpool.append(`${JSON.stringify(row)}\n`)
+    }
+    // a county of many changes: let Ctrl-C in now and then (the reads here are synchronous)
+    if (++this.n % 4096 === 0) await new Promise((resolve) => setImmediate(resolve))
+  }
+
+  /** The county's rows that waited go out after its added ones. */
+  async endCounty(): Promise<void> {
+    for (const r of this.waiting) this.push(r)
+    this.waiting.length = 0
+    const w = this.waitingSpool
+    if (!w) return
+    w.close()
+    this.waitingSpool = undefined
+    for await (const l of readLines(w.path)) this.push(JSON.parse(l.bytes.toString('utf8')) as SpooledRow)
+    removeFileSync(w.path)
+  }
+
+  private push(row: SpooledRow): void {
     if (this.held && this.held.length < HELD_ROWS) this.held.push(row)
     else {
       for (const r of this.held ?? []) this.spool.append(`${JSON.stringify(r)}\n`)
       this.held = undefined
       this.spool.append(`${JSON.stringify(row)}\n`)
     }
-    // a county of many changes: let Ctrl-C in now and then (the reads here are synchronous)
-    if (++this.n % 4096 === 0) await new Promise((resolve) => setImmediate(resolve))
   }
 
   close(): void {
     this.spool.close()
+    this.waitingSpool?.close()
   }
 }
 
 interface SpooledRow {
   k: ChangeKind
   f: string
-  r: FlatRecord
+  r: ChangeRecord
   c?: string[]
-  p?: FlatRecord
+  p?: ChangeRecord
 }
 
 /** An append-only scratch file (0600, created in the run's own scratch folder). */
@@ -361,24 +450,50 @@ class Spool {
   }
 }
 
-/** Column names in the spec's order (src/render/field-names.ts), unknown ones after, as first met. */
+const OPTIONS: ReadonlySet<string> = new Set(OPTION_NAMES)
+
+/**
+ * The record columns a change file has: the fields met (a CSV header's names, a record's keys), in the
+ * export's order (src/model/columns.ts `columnsFor`: the spec's standard fields, unknown top-level fields
+ * as first met, then each option's `Option.Field` columns, spec members first). An option met only null
+ * (a JSON record's `"AssumableMortgage": null`) gives no column of its own.
+ */
 class ColumnSet {
+  private readonly shape: Shape = emptyShape()
   private readonly seen = new Set<string>()
 
-  addAll(rec: FlatRecord): void {
-    for (const k in rec) this.seen.add(k)
+  addAll(rec: ChangeRecord): void {
+    for (const k in rec) if (!this.seen.has(k)) this.add(k)
   }
 
   addNames(names: readonly string[]): void {
-    for (const k of names) this.seen.add(k)
+    for (const k of names) if (!this.seen.has(k)) this.add(k)
   }
 
-  ordered(): string[] {
-    const rank = (c: string) => {
-      const i = KNOWN_FIELDS.indexOf(c)
-      return i < 0 ? KNOWN_FIELDS.length : i
+  private add(name: string): void {
+    this.seen.add(name)
+    const dot = name.indexOf('.')
+    const opt = dot > 0 ? name.slice(0, dot) : ''
+    if (!OPTIONS.has(opt)) {
+      if (!this.shape.top.includes(name)) this.shape.top.push(name)
+      return
     }
-    return [...this.seen].sort((a, b) => rank(a) - rank(b))
+    if (!this.shape.top.includes(opt)) this.shape.top.push(opt)
+    const subs = this.shape.nested.get(opt) ?? []
+    if (!subs.includes(name.slice(dot + 1))) subs.push(name.slice(dot + 1))
+    this.shape.nested.set(opt, subs)
+  }
+
+  /** The columns met, in the export's order. */
+  ordered(): string[] {
+    return columnsFor(this.shape)
+      .map((c) => c.header)
+      .filter((c) => this.seen.has(c))
+  }
+
+  /** The names met, in the order of `columns` (the change file's record columns). */
+  orderedBy(columns: readonly string[]): string[] {
+    return columns.filter((c) => this.seen.has(c))
   }
 }
 
@@ -403,14 +518,18 @@ async function writeChangeFile(
   // through the output gate (src/io/output.ts): a file atomically, a FIFO or device written into
   const target: OutputTarget = req.out ? await openOutput(req.out, onFailure) : new StdoutTarget(onFailure)
   const recordCols = cols.filter((c) => c !== 'ServicePropertyID' && c !== 'Fips')
-  const header = [...CHANGE_COLUMNS, ...recordCols, ...prevCols.map((c) => `Previous.${c}`)]
+  // a header is guarded as the export's is (src/pipeline/sinks.ts): a field named =HYPERLINK(...) stays text
+  const header = [...CHANGE_COLUMNS, ...recordCols, ...prevCols.map((c) => `Previous.${c}`)].map((h) =>
+    guardCell(h, true),
+  )
+  const rank = new Map(cols.map((c, i) => [c, i]))
   const writer = new RecordWriter(target, req.format, {header})
   try {
     for await (const row of rows) {
       const ok =
         req.format === 'csv'
           ? writer.csv(csvCells(row, recordCols, prevCols))
-          : writer.json(JSON.stringify(jsonRow(row)))
+          : writer.json(jsonRow(row, rank))
       if (!ok) await target.drain()
       if (failure) throw failure
     }
@@ -425,58 +544,50 @@ async function writeChangeFile(
 function csvCells(row: SpooledRow, recordCols: string[], prevCols: string[]): string[] {
   return [
     row.k,
-    cellText(row.r['ServicePropertyID']),
+    csvCellText(row.r['ServicePropertyID']),
     row.f,
     (row.c ?? []).join(';'),
-    ...recordCols.map((c) => cellText(row.r[c])),
-    ...prevCols.map((c) => (row.p && c in row.p ? cellText(row.p[c]) : '')),
+    ...recordCols.map((c) => csvCellText(row.r[c])),
+    ...prevCols.map((c) => (row.p && c in row.p ? csvCellText(row.p[c]) : '')),
   ]
 }
 
-/** A flat value as a CSV cell: numbers as they are, text guarded against formulas (OWASP CSV injection). */
-function cellText(v: FlatValue | undefined): string {
-  if (v === null || v === undefined) return ''
-  if (typeof v !== 'string') return String(v)
-  // only a text that starts like a formula is guarded, and then only if it is not a number ("-4.5")
-  return isFormulaStart(v.charCodeAt(0)) && asNumber(v) === undefined ? guardCell(v, true) : v
-}
-
-function jsonRow(row: SpooledRow): Record<string, unknown> {
-  const out: Record<string, unknown> = {
-    Change: row.k,
-    ServicePropertyID: jsonValue('ServicePropertyID', row.r['ServicePropertyID']),
-    Fips: row.f,
-    ChangedFields: row.c ?? [],
-  }
-  for (const k in row.r) if (k !== 'ServicePropertyID' && k !== 'Fips') out[k] = jsonValue(k, row.r[k])
-  if (row.p) out['Previous'] = Object.fromEntries(Object.entries(row.p).map(([k, v]) => [k, jsonValue(k, v)]))
-  return out
-}
-
-/** Spec 2.1-2.3 varchar fields: their text stays text in JSON even when it looks like a number ("95814"). */
-const TEXT_FIELDS = new Set([
-  ...Object.keys(STRING_SIZES),
-  'AssumableMortgage.LoanType',
-  'AssumableMortgage.FinancingType',
-  'AssumableMortgage.Lender',
-  'FHACondoEligibility.ApprovalStatus',
-  'FHACondoEligibility.EligibilityStatus',
-  'FHACondoEligibility.CondoName',
-  'FHACondoEligibility.CondoID',
-])
-
 /**
- * A value for the NDJSON/JSON change file: a CSV side's text turned back into the JSON type the spec gives
- * its field (bigint, float, int, boolean), so a change row has one type per field whatever side it came
- * from. Text fields, dates and columns the spec does not name stay as they were read.
+ * A change row as one JSON line: `Change`, `ServicePropertyID`, `Fips`, `ChangedFields`, the record's own
+ * fields in the export's column order (an option met null under its name, where its columns start), and
+ * `Previous` with the changed fields' old values; numbers as sent (src/changes/cells.ts).
  */
-export function jsonValue(field: string, v: FlatValue | undefined): FlatValue {
-  if (v === undefined) return null
-  if (typeof v !== 'string' || TEXT_FIELDS.has(field) || !KNOWN.has(field)) return v
-  if (v === 'true' || v === 'false') return v === 'true'
-  return /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(v) ? Number(v) : v
+function jsonRow(row: SpooledRow, rank: ReadonlyMap<string, number>): string {
+  const order = (rec: ChangeRecord) =>
+    Object.keys(rec)
+      .map((k, i) => ({k, at: rank.get(k) ?? rankOfOption(k, rank) ?? rank.size + i}))
+      .sort((a, b) => a.at - b.at)
+      .map((x) => x.k)
+  const member = (k: string, v: Cell | undefined) => `${JSON.stringify(k)}:${jsonText(v)}`
+  const parts = [
+    member('Change', row.k),
+    member('ServicePropertyID', row.r['ServicePropertyID'] ?? null),
+    member('Fips', row.f),
+    `"ChangedFields":${JSON.stringify(row.c ?? [])}`,
+  ]
+  for (const k of order(row.r)) if (k !== 'ServicePropertyID' && k !== 'Fips') parts.push(member(k, row.r[k]))
+  if (row.p) {
+    const prev = row.p
+    parts.push(
+      `"Previous":{${order(prev)
+        .map((k) => member(k, prev[k]))
+        .join(',')}}`,
+    )
+  }
+  return `{${parts.join(',')}}`
 }
-const KNOWN = new Set(KNOWN_FIELDS)
+
+/** Where an option object's columns start (its name stands for them when it is null). */
+function rankOfOption(k: string, rank: ReadonlyMap<string, number>): number | undefined {
+  if (!OPTIONS.has(k)) return undefined
+  for (const [c, i] of rank) if (c.startsWith(`${k}.`)) return i - 0.5
+  return undefined
+}
 
 /** The one-line summary on stderr. */
 export function changeSummaryLine(s: ChangeSummary, what = 'sfl changes'): string {
@@ -513,58 +624,4 @@ export function oneSidedNotices(s: ChangeSummary, what = 'sfl changes'): string[
   if (s.onlyCurrent.length) out.push(line(s.onlyCurrent, 'current', 'added'))
   if (s.inNeither.length) out.push(`${what}: --fips ${list(s.inNeither)}: in neither export`)
   return out
-}
-
-/** `--fips` as given (repeatable, comma-separated): the counties to compare, each checked; undefined: all. */
-export function countyList(flag: readonly string[] | undefined): string[] | undefined {
-  if (flag === undefined) return undefined
-  const out: string[] = []
-  for (const raw of flag) {
-    const fips = raw.trim()
-    const problem = fipsProblem(fips)
-    if (problem) throw new UsageError(`--fips "${fips}" ${problem}`)
-    if (!out.includes(fips)) out.push(fips)
-  }
-  return out
-}
-
-/**
- * `--ignore-fields` as given (comma-separated, repeatable) to the list left out of the comparison:
- * spec names matched case-insensitively; `none` compares every field; absent: DEFAULT_IGNORED.
- */
-export function ignoreList(flag: readonly string[] | undefined): string[] {
-  if (flag === undefined) return [...DEFAULT_IGNORED]
-  const names = flag.map((s) => s.trim()).filter((s) => s !== '')
-  if (names.length === 1 && names[0]!.toLowerCase() === 'none') return []
-  return names.map((name) => {
-    const known = canonicalField(name)
-    if (known === undefined)
-      throw new UsageError(
-        `--ignore-fields: unknown column "${name}"; use spec names such as ValuationDate or AssumableMortgage.LoanType, or none`,
-      )
-    return known
-  })
-}
-
-/** The change file's format: --output, else --out's extension, else `fallback`. */
-export function changeFormat(
-  flag: RecordFormat | undefined,
-  out: string | undefined,
-  fallback: RecordFormat = 'csv',
-): RecordFormat {
-  if (flag) return flag
-  const ext = out && /\.([a-z]+)$/i.exec(out)?.[1]?.toLowerCase()
-  return ext === 'ndjson' || ext === 'jsonl'
-    ? 'ndjson'
-    : ext === 'json'
-      ? 'json'
-      : ext === 'csv'
-        ? 'csv'
-        : fallback
-}
-
-/** county-export's default change file, beside its output: `nov.csv` -> `nov.changes.csv`. */
-export function changesOutFor(out: string, format: RecordFormat): string {
-  const m = /^(.*[^/\\])\.(csv|ndjson|jsonl|json)$/i.exec(out)
-  return m ? `${m[1]}.changes.${m[2]}` : `${out}.changes.${format}`
 }

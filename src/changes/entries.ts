@@ -93,8 +93,9 @@ export class EntrySink {
     this.group = g
   }
 
-  /** The current county met field name `id` (first sight recorded in order). */
+  /** The current county met field name `id` (first sight recorded in order; -1, a name past the cap, is not kept). */
   see(id: number): void {
+    if (id < 0) return
     const g = this.group!
     if (id >= g.seen.length) {
       const bigger = new Uint8Array(Math.max(id + 1, g.seen.length * 2))
@@ -124,10 +125,10 @@ export class EntrySink {
     if (++this.used === BATCH) this.flush()
   }
 
-  /** Everything written; the counties in the order first met, names resolved with `text`. */
-  finish(text: readonly string[]): GroupScan[] {
+  /** Everything written; the counties in the order first met, names resolved with `nameOf`. */
+  finish(nameOf: (id: number) => string): GroupScan[] {
     this.flush()
-    for (const g of this.order) g.scan.names = g.nameIds.map((id) => text[id]!)
+    for (const g of this.order) g.scan.names = g.nameIds.map(nameOf)
     return this.order.map((g) => g.scan)
   }
 

@@ -1,22 +1,50 @@
 import {closeSync, fstatSync, openSync, readSync} from 'node:fs'
 
-import type {FlatRecord} from '../io/export-reader.js'
-import {unguardCell} from '../text/csv-cell.js'
-import {csvRecordAt} from './scan-csv.js'
-import {jsonLineRecord, jsonLineText} from './scan-json.js'
+import {OPTION_NAMES} from '../api/spec.js'
+import {CSV_BROKEN, CSV_INCOMPLETE, CsvFields, csvFieldTexts, csvRecord} from '../io/csv-reader.js'
+import {ParquetColumns} from '../io/parquet-reader.js'
+import {decodeEscapes, stringValue} from '../json/values.js'
+import {
+  ARRAY,
+  ENTRY,
+  ESCAPED,
+  FALSE,
+  KEY_E,
+  KEY_ESCAPED,
+  KEY_S,
+  KIND,
+  KIND_MASK,
+  NULL,
+  NUMBER,
+  OBJECT,
+  PARENT,
+  STRING,
+  TRUE,
+  VAL_E,
+  VAL_S,
+  Walk,
+  walkValue,
+} from '../json/walk.js'
+import {csvCellValue, flatCellValue, numberCell, type Cell, type ChangeRecord} from './cells.js'
+import {jsonLineRecord, jsonLineText, recordSpan} from './scan-json.js'
 import type {ReadBackFile} from './scan.js'
 
 const WINDOW = 4096
 const LF = 0x0a
+const OPTIONS: ReadonlySet<string> = new Set(OPTION_NAMES)
 
 /**
- * Reads back, by file and byte offset, the few records a comparison writes out (src/changes/compare.ts),
- * as src/io/export-reader.ts gives them: the same record object, so a change row is what it was when
- * every record was read as an object. Reads go through a 4 KiB window per file (doubled for a longer
- * record): the records asked for come in file order nearly always (added rows in the current export's
- * order, the rest in the previous one's), often a few in one window, and a window is small enough that
- * reading one for each of records far apart costs little (64 KiB windows took about 80 ms of the main
- * thread at 200,000 records, profiled: they read the neighbours of 2,000 updated records again and again).
+ * Reads back, by file and byte offset (a Parquet file: row number), the few records a comparison writes
+ * out (src/changes/compare.ts), with the fields src/io/export-reader.ts would give them and the values as
+ * the export holds them (src/changes/cells.ts: numbers with their text as sent). CSV records through the
+ * one CSV grammar (src/io/csv-reader.ts), NDJSON and JSON lines through the one JSON walker
+ * (src/json/walk.ts), Parquet rows through the column reader, a row group at a time.
+ *
+ * Reads of text files go through a 4 KiB window per file (doubled for a longer record): the records asked
+ * for come in file order nearly always (added rows in the current export's order, the rest in the
+ * previous one's), often a few in one window, and a window is small enough that reading one for each of
+ * records far apart costs little (64 KiB windows took about 80 ms of the main thread at 200,000 records,
+ * profiled: they read the neighbours of 2,000 updated records again and again).
  */
 export class RecordReader {
   /** Each file's descriptor, size and window (an updated row reads from both sides in turn). */
@@ -24,37 +52,165 @@ export class RecordReader {
     number,
     {fd: number; size: number; start: number; end: number; buf: Buffer}
   >()
+  private readonly parquet = new Map<
+    number,
+    {file: ParquetColumns; group: number; planned: Set<number>; rows: Map<number, ChangeRecord>}
+  >()
+  private readonly fields = new CsvFields()
+  private readonly walk = new Walk()
 
-  constructor(private readonly files: readonly ReadBackFile[]) {}
+  private constructor(private readonly files: readonly ReadBackFile[]) {}
 
-  read(file: number, offset: number): FlatRecord {
+  /** A reader of `files` (their Parquet files opened now: the column reader opens asynchronously). */
+  static async create(files: readonly ReadBackFile[]): Promise<RecordReader> {
+    const r = new RecordReader(files)
+    try {
+      for (const [i, f] of files.entries())
+        if (f.kind === 'parquet')
+          r.parquet.set(i, {
+            file: await ParquetColumns.open(f.path),
+            group: -1,
+            planned: new Set(),
+            rows: new Map(),
+          })
+    } catch (error) {
+      r.close()
+      throw error
+    }
+    return r
+  }
+
+  read(file: number, offset: number): ChangeRecord {
     const f = this.files[file]!
+    if (f.kind === 'parquet') return this.parquetRow(file, offset)
     for (let size = WINDOW; ; size *= 2) {
       const {buf, start, end, final} = this.window(file, offset, size)
       const at = offset - start
       if (f.kind === 'csv') {
-        const rec = csvRecordAt(buf, at, end - start, final)
-        if (rec) return csvObject(rec.fields, f.header ?? [])
+        const next = csvRecord(buf, at, end - start, final, this.fields)
+        if (next === CSV_BROKEN) throw changed(f.path, offset)
+        if (next !== CSV_INCOMPLETE)
+          return csvObject(csvFieldTexts(buf, at, next, this.fields), f.header ?? [])
       } else {
         let nl = buf.indexOf(LF, at)
         if (nl >= end - start) nl = -1
         if (nl >= 0 || final) {
-          const line = buf.toString('utf8', at, nl >= 0 ? nl : end - start)
-          if (f.kind === 'flat') return JSON.parse(line) as FlatRecord
-          const text = jsonLineText(line, offset === 0, f.kind === 'json')
-          const rec = text === undefined ? undefined : jsonLineRecord(text)
-          // the scan read this very line as a record: only a file changed since could fail here
-          if (!rec) throw new Error(`${f.path}: the record at byte ${offset} changed while it was compared`)
-          return rec
+          const lineEnd = nl >= 0 ? nl : end - start
+          if (f.kind === 'flat') return JSON.parse(buf.toString('utf8', at, lineEnd)) as ChangeRecord
+          return this.jsonRecord(buf, at, lineEnd, offset === 0, f.kind === 'json', f.path, offset)
         }
       }
-      if (final) throw new Error(`${f.path}: the record at byte ${offset} changed while it was compared`)
+      if (final) throw changed(f.path, offset)
     }
   }
 
   close(): void {
     for (const {fd} of this.open.values()) closeSync(fd)
     this.open.clear()
+    for (const p of this.parquet.values()) p.file.close()
+    this.parquet.clear()
+  }
+
+  /**
+   * Rows of a Parquet file that will be read (`read`'s offsets are row numbers): a row group's planned rows
+   * are decoded together when the first of them is read (src/io/parquet-reader.ts `readRows`: only their
+   * pages and values), instead of the whole group.
+   */
+  plan(file: number, rows: readonly number[]): void {
+    const p = this.parquet.get(file)
+    if (p) p.planned = new Set(rows)
+  }
+
+  /** A Parquet row: its row group's planned rows decoded once, or the row alone when it was not planned. */
+  private parquetRow(file: number, row: number): ChangeRecord {
+    const p = this.parquet.get(file)!
+    const groups = p.file.groups
+    let g = p.group >= 0 && row >= groups[p.group]!.first ? p.group : 0
+    while (g < groups.length && row >= groups[g]!.first + groups[g]!.rows) g++
+    if (g >= groups.length) throw changed(p.file.path, row)
+    if (g !== p.group || !p.rows.has(row)) {
+      const {first, rows: n} = groups[g]!
+      const want = [...p.planned].filter((r) => r >= first && r < first + n)
+      if (!want.includes(row)) want.push(row)
+      want.sort((a, b) => a - b)
+      const values = p.file.readRows(
+        g,
+        p.file.columns,
+        Int32Array.from(want, (r) => r - first),
+      )
+      p.rows = new Map(
+        want.map((r, i) => {
+          const rec: ChangeRecord = {}
+          for (const [c, col] of p.file.columns.entries()) {
+            const x = values[c]![i]!
+            rec[col.name] = typeof x === 'number' ? numberCell(x) : x
+          }
+          return [r, rec]
+        }),
+      )
+      p.group = g
+    }
+    const rec = p.rows.get(row)!
+    p.rows.delete(row) // each row is read once: the group's rows go as they are written
+    return rec
+  }
+
+  /**
+   * The record of a JSON line, as flattenRecord (src/io/export-reader.ts) makes JSON.parse's object: an
+   * option object's members as `Option.Field`, any other object or list (or anything deeper) as its JSON
+   * text, a name met twice holding its last value (an option object its last object); numbers as sent.
+   */
+  private jsonRecord(
+    buf: Buffer,
+    start: number,
+    end: number,
+    first: boolean,
+    json: boolean,
+    path: string,
+    offset: number,
+  ): ChangeRecord {
+    const {s, e} = recordSpan(buf, start, end, first, json)
+    const w = this.walk
+    w.count = 0
+    if (s === e || walkValue(buf, s, e, w) !== e) {
+      // a line the walk refuses and JSON.parse takes (the scan read it so): the record object's values
+      const text = jsonLineText(buf.toString('utf8', start, end), first, json)
+      const rec = text === undefined ? undefined : jsonLineRecord(text)
+      if (!rec) throw changed(path, offset)
+      const out: ChangeRecord = {}
+      for (const k in rec) out[k] = flatCellValue(k, rec[k])
+      return out
+    }
+    const m = w.entries
+    const top = new Map<string, Cell | Map<string, Cell>>()
+    const owners: Array<Map<string, Cell> | undefined> = []
+    for (let i = 0; i < w.count; i++) {
+      const at = i * ENTRY
+      const kind = m[at + KIND]!
+      const name = keyText(buf, s + m[at + KEY_S]!, s + m[at + KEY_E]!, (kind & KEY_ESCAPED) !== 0)
+      const parent = m[at + PARENT]!
+      const k = kind & KIND_MASK
+      const vs = s + m[at + VAL_S]!
+      const ve = s + m[at + VAL_E]!
+      if (parent < 0) {
+        if (k === OBJECT && OPTIONS.has(name)) {
+          const members = new Map<string, Cell>()
+          top.set(name, members) // JSON.parse: the last object, in the place of the first name
+          owners[i] = members
+        } else top.set(name, valueCell(buf, vs, ve, kind))
+        continue
+      }
+      // a member of a record member's object: kept when that object is an option object
+      owners[parent]?.set(
+        name,
+        k === OBJECT || k === ARRAY ? jsonTextOf(buf, vs, ve) : valueCell(buf, vs, ve, kind),
+      )
+    }
+    const out: ChangeRecord = {}
+    for (const [name, v] of top)
+      if (v instanceof Map) for (const [sub, c] of v) out[`${name}.${sub}`] = c
+      else out[name] = v
+    return out
   }
 
   /** At least `size` bytes from `offset` (fewer at the end of the file), from the window when it has them. */
@@ -74,12 +230,42 @@ export class RecordReader {
   }
 }
 
-/** A CSV record's fields as export-reader makes them an object: empty cells null, the guard undone. */
-function csvObject(fields: string[], header: readonly string[]): FlatRecord {
-  const rec: FlatRecord = {}
-  for (let i = 0; i < header.length; i++) {
-    const v = fields[i]!
-    rec[header[i]!] = v === '' ? null : unguardCell(v)
+function changed(path: string, offset: number): Error {
+  // the scan read this very record: only a file changed since could fail here
+  return new Error(`${path}: the record at ${offset} changed while it was compared`)
+}
+
+function keyText(buf: Buffer, s: number, e: number, escaped: boolean): string {
+  const raw = buf.toString('utf8', s, e)
+  return escaped ? decodeEscapes(raw) : raw
+}
+
+/** A scalar member's value; an object or list as its JSON text (flattenRecord). */
+function valueCell(buf: Buffer, s: number, e: number, kind: number): Cell {
+  switch (kind & KIND_MASK) {
+    case STRING:
+      return stringValue(buf, s, e, (kind & ESCAPED) !== 0)
+    case NUMBER:
+      return {n: buf.toString('latin1', s, e)}
+    case TRUE:
+      return true
+    case FALSE:
+      return false
+    case NULL:
+      return null
+    default:
+      return jsonTextOf(buf, s, e)
   }
+}
+
+/** An object or list value as flattenRecord gives it: JSON.stringify of what JSON.parse reads. */
+function jsonTextOf(buf: Buffer, s: number, e: number): string {
+  return JSON.stringify(JSON.parse(buf.toString('utf8', s, e)))
+}
+
+/** A CSV record's fields as cells: empty cells null, guarded texts unguarded, numbers kept as written. */
+function csvObject(fields: string[], header: readonly string[]): ChangeRecord {
+  const rec: ChangeRecord = {}
+  for (let i = 0; i < header.length; i++) rec[header[i]!] = csvCellValue(header[i]!, fields[i]!)
   return rec
 }

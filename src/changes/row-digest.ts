@@ -1,17 +1,21 @@
-import {asText, type FlatRecord} from '../io/export-reader.js'
+import {numberValue} from '../json/values.js'
+import {numberEnd} from '../json/walk.js'
+import type {FlatValue} from '../io/export-reader.js'
 
 /**
- * The comparison's fingerprints (src/changes/compare.ts), computed the same way from an export's bytes (the
- * scanners, src/changes/scan-*.ts) and from a record object (Parquet, or a file the scanners do not
- * take): equal records, by `changedFields`' rule, get equal fingerprints whatever their format.
+ * The comparison's fingerprints (src/changes/compare.ts), computed the same way from a value's bytes
+ * where it lies (a CSV cell, a JSON member: src/changes/scan-csv.ts, scan-json.ts), from a Parquet
+ * column's value (scan-parquet.ts) and from a record object (a file read through src/io/export-reader.ts):
+ * values equal by the comparison's rule (`asText`: the number `688600`, the CSV text `688600.0` and the
+ * Parquet double 688600 are one value; `06067` is a code) get equal fingerprints, whatever their format.
  *
- * A field's fingerprint is two 32-bit lanes of FNV-1a over the UTF-8 bytes of its value's text (`asText`:
- * `688600.0` is `688600`; null has none), each lane seeded with a hash of the field's name and finished
- * with a murmur3-style mix. A record's digest is the sum, lane by lane, of its compared fields'
- * fingerprints, so it does not depend on field order (a CSV's columns, an NDJSON record's members). Two
- * records that differ in a field share a digest with odds of about 2^-64, the bargain the 8-byte SHA-1
- * prefix made before, at a fraction of the cost (a profile of `sfl changes` had SHA-1 and the text it
- * hashed at 28% of the CPU). Not cryptographic: a file written to collide on purpose could hide a change.
+ * A value's fingerprint is two 32-bit lanes seeded with a hash of its field's name and finished with a
+ * murmur3-style mix: for a number (a JSON number, or a text in JSON's number grammar, finite) a hash of
+ * its double's 64 bits, so `688600.0` and `688600` need no conversion to a shortest text; for any other
+ * text FNV-1a over its UTF-8 bytes; booleans as the text `true` / `false`; null has none. A record's digest
+ * is the sum, lane by lane, of its compared fields' fingerprints, so it does not depend on field order
+ * (a CSV's columns, an NDJSON record's members). Two records that differ in a field share a digest with
+ * odds of about 2^-64. Not cryptographic: a file written to collide on purpose could hide a change.
  */
 export interface Lanes {
   a: number
@@ -41,7 +45,7 @@ export function mixB(h: number): number {
   return (h ^ (h >>> 16)) | 0
 }
 
-/** The two lanes of the bytes `buf[start, end)`, seeded; written to `out`. */
+/** The two lanes of the text bytes `buf[start, end)`, seeded; written to `out`. */
 export function hashBytes(buf: Uint8Array, start: number, end: number, seed: Lanes, out: Lanes): void {
   let a = seed.a
   let b = seed.b
@@ -54,79 +58,132 @@ export function hashBytes(buf: Uint8Array, start: number, end: number, seed: Lan
   out.b = mixB(b + (end - start))
 }
 
+const f64 = new Float64Array(1)
+const u32 = new Uint32Array(f64.buffer)
+
+/** The two lanes of a finite number (-0 is 0, as its text is). */
+export function hashNumber(x: number, seed: Lanes, out: Lanes): void {
+  f64[0] = x === 0 ? 0 : x
+  const lo = u32[0]!
+  const hi = u32[1]!
+  // tagged apart from texts (whose lanes end with their length mixed in), each lane over both words
+  out.a = mixA(Math.imul(seed.a ^ lo, PRIME_A) ^ hi ^ 0x9e3779b9)
+  out.b = mixB(Math.imul(seed.b ^ hi, PRIME_B) ^ lo ^ 0x7f4a7c15)
+}
+
+const MINUS = 0x2d
+const ZERO = 0x30
+const NINE = 0x39
+
+/**
+ * The two lanes of a text value given as UTF-8 bytes `buf[start, end)` (a CSV cell, a JSON string's body
+ * without escapes, a Parquet string): a text in JSON's number grammar whose number is finite is that
+ * number (`asText`), any other its bytes.
+ */
+export function hashTextBytes(buf: Uint8Array, start: number, end: number, seed: Lanes, out: Lanes): void {
+  const c = buf[start]
+  if (c !== undefined && start < end && (c === MINUS || (c >= ZERO && c <= NINE))) {
+    const q = numberEnd(buf, start, end)
+    if (q >= 0 && (q & 0x3fffffff) === end) {
+      const x = numberValue(buf, start, end)
+      if (Number.isFinite(x)) return hashNumber(x, seed, out)
+    }
+  }
+  hashBytes(buf, start, end, seed, out)
+}
+
+/**
+ * `hashTextBytes` of a text of digits alone (a CSV cell in which the grammar met no other byte): an
+ * integer of up to 15 digits is exact in a double, read here in one pass; a leading zero makes it a code.
+ */
+export function hashDigits(buf: Uint8Array, start: number, end: number, seed: Lanes, out: Lanes): void {
+  const n = end - start
+  if (n > 15 || (n > 1 && buf[start] === ZERO)) return hashTextBytes(buf, start, end, seed, out)
+  let v = 0
+  for (let i = start; i < end; i++) v = v * 10 + (buf[i]! - ZERO)
+  hashNumber(v, seed, out)
+}
+
+/** The two lanes of a JSON number's checked text `buf[start, end)` (one JSON.parse reads as infinite is its text). */
+export function hashJsonNumber(buf: Uint8Array, start: number, end: number, seed: Lanes, out: Lanes): void {
+  const x = numberValue(buf, start, end)
+  if (Number.isFinite(x)) hashNumber(x, seed, out)
+  else hashText(String(x), seed, out)
+}
+
 const scratch = {buf: Buffer.alloc(256)}
 
-/** The two lanes of a text's UTF-8 bytes (equal to `hashBytes` over them). */
+/** The two lanes of a text value (`hashTextBytes` over its UTF-8 bytes). */
 export function hashText(text: string, seed: Lanes, out: Lanes): void {
   const n = Buffer.byteLength(text)
   if (n > scratch.buf.length) scratch.buf = Buffer.alloc(n * 2)
   scratch.buf.write(text, 0, 'utf8')
-  hashBytes(scratch.buf, 0, n, seed, out)
+  hashTextBytes(scratch.buf, 0, n, seed, out)
+}
+
+/**
+ * A digest of a record's bytes as they lie (the `bytes` digest: src/changes/scan.ts), a span at a time,
+ * four bytes a step: used when both sides are files of one text format, where a record unchanged is the
+ * same bytes but for the fields left out, whose values the caller skips. Two lanes, each a multiply and a
+ * rotate a word, finished with the two mixes. Records whose digests differ are compared field by field
+ * (src/changes/compare.ts), so a digest that differs for bytes that mean the same (`1.0` and `1`, members
+ * in another order) costs a read, never a wrong answer.
+ */
+export class ByteDigest {
+  a = 0
+  b = 0
+  n = 0
+
+  reset(): void {
+    this.a = 0x27d4eb2f
+    this.b = 0x165667b1
+    this.n = 0
+  }
+
+  /** Add the bytes `buf[s, e)` (`view` over the same buffer). */
+  add(buf: Uint8Array, view: DataView, s: number, e: number): void {
+    let a = this.a
+    let b = this.b
+    let i = s
+    for (; i + 4 <= e; i += 4) {
+      const w = view.getInt32(i, true)
+      a = Math.imul(a ^ w, 0x9e3779b1)
+      a = (a << 13) | (a >>> 19)
+      b = Math.imul(b ^ w, 0x85ebca77)
+      b = (b << 17) | (b >>> 15)
+    }
+    for (; i < e; i++) {
+      a = Math.imul(a ^ buf[i]!, PRIME_A)
+      b = Math.imul(b ^ buf[i]!, PRIME_B)
+    }
+    this.a = a
+    this.b = b
+    this.n += e - s
+  }
+
+  /** The digest's two lanes. */
+  finish(out: Lanes): void {
+    out.a = mixA(this.a ^ this.n)
+    out.b = mixB(this.b + this.n)
+  }
 }
 
 /** A field name's seed: its lanes from fixed bases, so a value hashes differently under each name. */
 export function nameSeed(name: string): Lanes {
   const out = {a: 0, b: 0}
-  hashText(name, {a: BASIS_A, b: BASIS_B}, out)
+  const bytes = Buffer.from(name, 'utf8')
+  hashBytes(bytes, 0, bytes.length, {a: BASIS_A, b: BASIS_B}, out)
   return out
 }
 
-export const NUMBER_NO = 0
-/** A number whose text is already JavaScript's shortest form (`String(Number(text)) === text`). */
-export const NUMBER_CANONICAL = 1
-/** A number whose text is not (`688600.0`, `1e5`, `-0`, `0.0000001`): `asText` rewrites it. */
-export const NUMBER_OTHER = 2
-
-/**
- * What `asText` would make of the text `buf[start, end)` (ASCII): not a number (kept as it is), a number
- * already in its shortest form, or one it rewrites. The grammar is asText's (a JSON number). A number is
- * taken as canonical only when that is certain without converting it: at most 15 digits (a double holds
- * any 15 significant digits exactly, and its shortest form then has no fewer), no exponent, no trailing
- * zero after the point, not `-0`, and not below 1e-6 (where JavaScript switches to exponents).
- */
-export function numberForm(buf: Uint8Array, start: number, end: number): number {
-  let i = start
-  if (buf[i] === 0x2d) i++ // '-'
-  if (i >= end) return NUMBER_NO
-  const intStart = i
-  let c = buf[i]!
-  if (c === 0x30) i++
-  else if (c >= 0x31 && c <= 0x39) while (i < end && (c = buf[i]!) >= 0x30 && c <= 0x39) i++
-  else return NUMBER_NO
-  const intDigits = i - intStart
-  let fracDigits = 0
-  let leadingZeros = 0
-  let lastFrac = 0
-  if (i < end && buf[i] === 0x2e) {
-    i++
-    const fracStart = i
-    while (i < end && (c = buf[i]!) >= 0x30 && c <= 0x39) i++
-    fracDigits = i - fracStart
-    if (fracDigits === 0) return NUMBER_NO
-    lastFrac = buf[i - 1]!
-    while (leadingZeros < fracDigits && buf[fracStart + leadingZeros] === 0x30) leadingZeros++
-  }
-  if (i < end) {
-    c = buf[i]!
-    if (c !== 0x65 && c !== 0x45) return NUMBER_NO // 'e', 'E'
-    i++
-    if (i < end && (buf[i] === 0x2b || buf[i] === 0x2d)) i++
-    const expStart = i
-    while (i < end && (c = buf[i]!) >= 0x30 && c <= 0x39) i++
-    return i === end && i > expStart ? NUMBER_OTHER : NUMBER_NO
-  }
-  if (intDigits + fracDigits > 15 || lastFrac === 0x30) return NUMBER_OTHER
-  const zeroInt = intDigits === 1 && buf[intStart] === 0x30
-  if (zeroInt && fracDigits > 0 && leadingZeros >= 6) return NUMBER_OTHER // below 1e-6
-  if (zeroInt && buf[start] === 0x2d) return NUMBER_OTHER // -0 is 0 (and -0.5, rare, is converted to be sure)
-  return NUMBER_CANONICAL
-}
-
 /** A field's fingerprint from its value in a record object (null: none, returns false). */
-export function valueLanes(v: FlatRecord[string] | undefined, seed: Lanes, out: Lanes): boolean {
-  const text = asText(v)
-  if (text === null) return false
-  hashText(text, seed, out)
+export function valueLanes(v: FlatValue | undefined, seed: Lanes, out: Lanes): boolean {
+  if (v === null || v === undefined) return false
+  if (typeof v === 'string') hashText(v, seed, out)
+  else if (typeof v === 'number') {
+    if (Number.isFinite(v)) hashNumber(v, seed, out)
+    else hashText(String(v), seed, out)
+  } else hashText(v ? 'true' : 'false', seed, out)
   return true
 }
 
@@ -150,7 +207,7 @@ export class ObjectDigester {
     return s
   }
 
-  take(rec: FlatRecord): void {
+  take(rec: Record<string, FlatValue>): void {
     let a = 0
     let b = 0
     const l = this.lanes
@@ -164,10 +221,10 @@ export class ObjectDigester {
     this.hasKey = this.keyOf(rec, 'ServicePropertyID') || this.keyOf(rec, 'APN')
   }
 
-  private keyOf(rec: FlatRecord, field: string): boolean {
-    const text = asText(rec[field])
-    if (text === null || text === '') return false
-    hashText(text, this.seedOf(field), this.key)
+  private keyOf(rec: Record<string, FlatValue>, field: string): boolean {
+    const v = rec[field]
+    if (v === null || v === undefined || v === '') return false
+    valueLanes(v, this.seedOf(field), this.key)
     return true
   }
 }

@@ -1,27 +1,50 @@
-import {asText, flattenRecord, type FlatRecord} from '../io/export-reader.js'
+import {isUtf8} from 'node:buffer'
+
+import {asText as textOf, flattenRecord, type FlatRecord} from '../io/export-reader.js'
+import {stringValue} from '../json/values.js'
+import {
+  ARRAY,
+  ENTRY,
+  ESCAPED,
+  FALSE,
+  ID,
+  KIND,
+  KIND_MASK,
+  NULL,
+  NUMBER,
+  OBJECT,
+  PARENT,
+  STRING,
+  TRUE,
+  VAL_E,
+  VAL_S,
+  Walk,
+  walkValue,
+} from '../json/walk.js'
 import type {EntrySink} from './entries.js'
-import {ROLE_APN, ROLE_COMPARED, ROLE_FIPS, ROLE_ID, type FieldNames} from './names.js'
+import {
+  ROLE_APN,
+  ROLE_COMPARED,
+  ROLE_FIPS,
+  ROLE_ID,
+  ROLE_IGNORED,
+  ROLE_OPTION,
+  type FieldIds,
+} from './names.js'
 import {forEachChunk, ScanAnomaly, type ScanTarget} from './scan-io.js'
-import {hashText, mixA, mixB, NUMBER_CANONICAL, NUMBER_NO, numberForm, ObjectDigester} from './row-digest.js'
+import {
+  ByteDigest,
+  hashBytes,
+  hashJsonNumber,
+  hashText,
+  hashTextBytes,
+  ObjectDigester,
+  type Lanes,
+} from './row-digest.js'
 
 const LF = 0x0a
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
 const COMMA = 0x2c
-const COLON = 0x3a
 const OPEN = 0x7b
-const CLOSE = 0x7d
-const PRIME_A = 0x01000193
-const PRIME_B = 0x5bd1e995
-/** A record the fast path leaves to JSON.parse (an escape, non-ASCII text, an array, a name met twice). */
-const SLOW = -1
-/** No member before: the record's first. */
-const TOP = -1
-
-/** Bytes a string's scan stops at: its end, an escape, a control character, non-ASCII. */
-const SPECIAL = new Uint8Array(256).map((_, c) =>
-  c === QUOTE || c === BACKSLASH || c < 0x20 || c >= 0x80 ? 1 : 0,
-)
 
 const isSpace = (c: number) =>
   c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a || c === 0x0b || c === 0x0c
@@ -53,41 +76,63 @@ export function jsonLineRecord(text: string): FlatRecord | undefined {
 }
 
 /**
- * One pass over an NDJSON (or JSON-lines) export: each record's key, digest and offset to the sink, from
- * its bytes: member names found by FieldNames without a string, values hashed as they are scanned. A
- * record with an escape, non-ASCII bytes, a value nested deeper than an option object, or a name met
- * twice is decoded and parsed (JSON.parse, flattenRecord) and hashed from the object, as src/io/
- * export-reader.ts would read it; a line that is not a JSON object throws ScanAnomaly, and the caller
- * reads the side through export-reader, which names the line.
+ * Where the record of a line lies: `[s, e)` of `buf[start, end)` with the BOM, blanks and a JSON line's
+ * trailing comma left out; `s === e` for a line that holds no record (`[`, `]`, blank).
+ */
+export function recordSpan(
+  buf: Uint8Array,
+  start: number,
+  end: number,
+  atFileStart: boolean,
+  json: boolean,
+): {s: number; e: number} {
+  let s = start
+  let e = end
+  if (atFileStart && buf[s] === 0xef && buf[s + 1] === 0xbb && buf[s + 2] === 0xbf) s += 3
+  while (s < e && isSpace(buf[s]!)) s++
+  while (e > s && isSpace(buf[e - 1]!)) e--
+  if (json && s < e) {
+    const c = buf[s]
+    if (e - s === 1 && (c === 0x5b || c === 0x5d)) return {s, e: s} // [ or ]
+    if (e - s === 2 && c === 0x5b && buf[s + 1] === 0x5d) return {s, e: s} // []
+    if (buf[e - 1] === COMMA) e--
+    while (e > s && isSpace(buf[e - 1]!)) e--
+  }
+  return {s, e}
+}
+
+/**
+ * One pass over an NDJSON (or JSON-lines) export: each record walked by the one JSON walker
+ * (src/json/walk.ts), which checks its grammar and notes where each member's value lies, named with its
+ * field id (src/changes/names.ts); each value is then hashed where it lies (src/changes/row-digest.ts) into
+ * the record's key, digest and county, and its entry goes to the sink. A record the walk leaves to
+ * JSON.parse as export-reader reads it: a value that flattenRecord makes JSON text (an array, an object
+ * that is not an option object, anything deeper), a name met twice (JSON.parse keeps the last), a name
+ * past the walker's cap on new names, and a line the walk refuses (which JSON.parse then names; a line
+ * that is not a JSON object throws ScanAnomaly, and the caller reads the side through export-reader).
  */
 export class JsonLinesScanner {
-  private lineNo = 0
-  private sumA = 0
-  private sumB = 0
-  private key = 0
-  private keyA = 0
-  private keyB = 0
-  private fa = 0
-  private fb = 0
-  private fipsStart = -1
-  private fipsEnd = -1
-  private fipsKind = 0
-  private lastFips: Buffer | undefined
-  private lastFipsKind = -1
-  private selected = false
-  private recIds = new Int32Array(256)
-  private recCount = 0
-  private stamp = new Int32Array(64)
-  private readonly lanes = {a: 0, b: 0}
+  private readonly walk = new Walk()
+  private readonly lanes: Lanes = {a: 0, b: 0}
   private readonly digester: ObjectDigester
+  private stamp = new Int32Array(64)
+  private recNo = 0
+  private lastFips: Buffer | undefined
+  private selected = false
+  private readonly bytesDigest = new ByteDigest()
+  private view: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0))
+  private viewOf: Buffer | undefined
 
   constructor(
-    private readonly names: FieldNames,
+    private readonly ids: FieldIds,
     private readonly sink: EntrySink,
     private readonly target: ScanTarget,
     private readonly json: boolean,
     ignore: ReadonlySet<string>,
+    /** The digest of a record's bytes (src/changes/scan.ts `digest`), not of its values. */
+    private readonly byBytes = false,
   ) {
+    this.walk.names = ids.namer
     this.digester = new ObjectDigester(ignore)
   }
 
@@ -98,18 +143,16 @@ export class JsonLinesScanner {
   }
 
   private lines(buf: Buffer, start: number, end: number, base: number, final: boolean): number {
-    if (this.viewOf !== buf) {
-      this.viewOf = buf
-      this.view = new DataView(buf.buffer, buf.byteOffset, buf.length)
-    }
+    let stop = buf.lastIndexOf(LF, end - 1)
+    if (stop < start) stop = final ? end : start
+    else if (final) stop = end
+    if (stop === start) return start
+    // the walk reads bytes; JSON.parse (export-reader) reads text, where a broken UTF-8 sequence is U+FFFD
+    if (!isUtf8(buf.subarray(start, stop))) throw new ScanAnomaly('not UTF-8')
     let p = start
-    while (p < end) {
+    while (p < stop) {
       let nl = buf.indexOf(LF, p)
-      if (nl < 0 || nl >= end) {
-        if (!final) return p
-        nl = end
-      }
-      this.lineNo++
+      if (nl < 0 || nl >= stop) nl = stop
       this.line(buf, p, nl, base)
       p = nl + 1
     }
@@ -117,290 +160,217 @@ export class JsonLinesScanner {
   }
 
   private line(buf: Buffer, start: number, end: number, base: number): void {
-    let s = start
-    let e = end
-    if (base + s === 0 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) s = 3
-    while (s < e && isSpace(buf[s]!)) s++
-    while (e > s && isSpace(buf[e - 1]!)) e--
+    const {s, e} = recordSpan(buf, start, end, base + start === 0, this.json)
     if (s === e) return
-    if (buf[s]! >= 0x80 || buf[e - 1]! >= 0x80) return this.slowLine(buf, start, end, base)
-    if (this.json) {
-      const c = buf[s]
-      if (e - s === 1 && (c === 0x5b || c === 0x5d)) return // [ or ]
-      if (e - s === 2 && c === 0x5b && buf[s + 1] === 0x5d) return // []
-      if (buf[e - 1] === COMMA) e--
-    }
     if (buf[s] !== OPEN) throw new ScanAnomaly('not a JSON object')
-    if (this.record(buf, s, e) === SLOW) return this.slowLine(buf, start, end, base)
-    this.finish(buf, base + start)
+    const w = this.walk
+    w.count = 0
+    this.offset = base + start
+    if (walkValue(buf, s, e, w) !== e || !this.record(buf, s, e)) this.slowLine(buf, start, end, base)
   }
 
-  /** The members of the record `buf[s, e)` (starting with `{`); SLOW, or the end. */
-  private record(buf: Buffer, s: number, e: number): number {
-    this.sumA = this.sumB = this.key = 0
-    this.fipsStart = this.fipsEnd = -1
-    this.fipsKind = 0
-    this.recCount = 0
-    const recNo = this.lineNo
-    let p = this.space(buf, s + 1, e)
-    if (buf[p] === CLOSE) return this.end(buf, p + 1, e)
-    let before = TOP // the previous member's key: the guess of this one's
-    for (;;) {
-      const name = this.name(buf, p, e, -1, before)
-      if (name < 0) return SLOW
-      const id = this.nameId
-      before = this.nameKey
-      p = this.space(buf, name, e)
-      if (buf[p] === OPEN) {
-        // a name met twice: JSON.parse keeps the last object, whatever members the first had
-        if (this.twice(id, recNo)) return SLOW
-        // an option object: its members are `Object.Field` (src/io/export-reader.ts flattenRecord)
-        p = this.space(buf, p + 1, e)
-        if (buf[p] === CLOSE) p++
-        else
-          for (let inBefore = -2 - before; ;) {
-            const inner = this.name(buf, p, e, id, inBefore)
-            if (inner < 0) return SLOW
-            const cid = this.nameId
-            inBefore = this.nameKey
-            if (this.note(cid, recNo)) return SLOW
-            p = this.scalar(buf, this.space(buf, inner, e), e, cid)
-            if (p < 0) return SLOW
-            p = this.space(buf, p, e)
-            if (buf[p] === COMMA) {
-              p = this.space(buf, p + 1, e)
-              continue
-            }
-            if (buf[p] !== CLOSE) throw new ScanAnomaly('an object not closed')
-            p++
-            break
-          }
-      } else {
-        if (this.note(id, recNo)) return SLOW
-        p = this.scalar(buf, p, e, id)
-        if (p < 0) return SLOW
-      }
-      p = this.space(buf, p, e)
-      if (buf[p] === COMMA) {
-        p = this.space(buf, p + 1, e)
+  /**
+   * The members the walk noted, hashed where they lie; false (nothing given to the sink) for a record
+   * the walk's spans do not flatten as export-reader does.
+   */
+  private record(buf: Buffer, o: number, end: number): boolean {
+    if (this.byBytes) return this.recordBytes(buf, o, end)
+    const w = this.walk
+    const m = w.entries
+    const ids = this.ids
+    const recNo = ++this.recNo
+    const lanes = this.lanes
+    let sumA = 0
+    let sumB = 0
+    let key = 0
+    let keyA = 0
+    let keyB = 0
+    let fipsAt = -1
+    if (ids.size > ids.known) ids.grow()
+    const {role, seeds} = ids
+    if (this.stamp.length < role.length) this.stamp = new Int32Array(role.length * 2)
+    const stamp = this.stamp
+    for (let i = 0; i < w.count; i++) {
+      const at = i * ENTRY
+      const id = m[at + ID]!
+      if (id < 0) return false
+      // a name met twice: JSON.parse keeps the last value, whatever members the first one had
+      if (stamp[id] === recNo) return false
+      stamp[id] = recNo
+      const kind = m[at + KIND]!
+      const k = kind & KIND_MASK
+      const r = role[id]!
+      if (k === OBJECT || k === ARRAY) {
+        // an option object's members are entries of their own (`Option.Field`); anything else is JSON text
+        if (k === ARRAY || m[at + PARENT]! >= 0 || !(r & ROLE_OPTION)) return false
         continue
       }
-      if (buf[p] !== CLOSE) throw new ScanAnomaly('a record not closed')
-      return this.end(buf, p + 1, e)
-    }
-  }
-
-  private end(buf: Buffer, p: number, e: number): number {
-    if (this.space(buf, p, e) !== e) throw new ScanAnomaly('text after a record')
-    return e
-  }
-
-  private space(buf: Buffer, p: number, e: number): number {
-    while (p < e && isSpace(buf[p]!)) p++
-    return p
-  }
-
-  private nameId = 0
-  private nameKey = 0
-  /** The chunk being scanned, as a DataView too (FieldNames.matches compares four bytes at a time). */
-  private view: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0))
-  private viewOf: Buffer | undefined
-  /**
-   * The guess of a member's name (FieldNames keys): the one that followed the same previous member last
-   * time, or that began the record (TOP) or the option object (the object's own key passed as
-   * `-2 - key`). Records of an export repeat their layout, so a name
-   * costs one comparison with the guess instead of a scan, a hash and a comparison.
-   */
-  private after = new Int32Array(64).fill(-1)
-
-  /**
-   * A member name and its colon: sets nameId and nameKey, returns the position after the colon; SLOW to
-   * decode it. `before`: the previous member's key (TOP, or `-2 - key` of the object it opens).
-   */
-  private name(buf: Buffer, p: number, e: number, parent: number, before: number): number {
-    if (buf[p] !== QUOTE) throw new ScanAnomaly('a member without a name')
-    const s = ++p
-    const names = this.names
-    // the guesses after a member (even places) and at the start of an option object (odd places) apart
-    const at = before >= 0 ? 2 * before + 2 : before === TOP ? 0 : -2 * before - 3
-    if (at >= this.after.length) {
-      const bigger = new Int32Array(Math.max(at + 1, this.after.length * 2)).fill(-1)
-      bigger.set(this.after)
-      this.after = bigger
-    }
-    const guess = this.after[at]!
-    if (guess >= 0 && names.matches(guess, buf, this.view, s, e)) p = s + names.lengthOfKey(guess)
-    else {
-      for (; p < e; p++) {
-        const c = buf[p]!
-        if (c === QUOTE) break
-        if (c === BACKSLASH || c >= 0x80) return SLOW
-        if (c < 0x20) throw new ScanAnomaly('a control character in a name')
+      if (k === NULL) continue
+      const s = o + m[at + VAL_S]!
+      const e = o + m[at + VAL_E]!
+      const seed = seeds[id]!
+      if (k === STRING) {
+        if (kind & ESCAPED) hashText(stringValue(buf, s, e, true), seed, lanes)
+        else hashTextBytes(buf, s + 1, e - 1, seed, lanes)
+      } else if (k === NUMBER) hashJsonNumber(buf, s, e, seed, lanes)
+      else if (k === TRUE || k === FALSE) hashBytes(buf, s, e, seed, lanes)
+      if (r === 0) continue
+      if (r & ROLE_COMPARED) {
+        sumA = (sumA + lanes.a) | 0
+        sumB = (sumB + lanes.b) | 0
       }
-      if (p >= e) throw new ScanAnomaly('a name not closed')
-      this.after[at] = names.keyOf(buf, s, p, parent)
+      // an empty text is no key (export-reader's asText gives '')
+      if (r & ROLE_ID && e - s > (k === STRING ? 2 : 0)) {
+        key = 2
+        keyA = lanes.a
+        keyB = lanes.b
+      } else if (r & ROLE_APN && key === 0 && e - s > (k === STRING ? 2 : 0)) {
+        key = 1
+        keyA = lanes.a
+        keyB = lanes.b
+      }
+      if (r & ROLE_FIPS) fipsAt = at
     }
-    this.nameKey = this.after[at]!
-    this.nameId = names.idOfKey(this.nameKey)
-    p = this.space(buf, p + 1, e)
-    if (buf[p] !== COLON) throw new ScanAnomaly('a name without a colon')
-    return p + 1
-  }
-
-  /** Whether the record met name `id` already (then marks it met). */
-  private twice(id: number, recNo: number): boolean {
-    if (id >= this.stamp.length) {
-      const bigger = new Int32Array(Math.max(id + 1, this.stamp.length * 2))
-      bigger.set(this.stamp)
-      this.stamp = bigger
-    }
-    if (this.stamp[id] === recNo) return true
-    this.stamp[id] = recNo
-    return false
-  }
-
-  /** Remember the record's field `id`; true when the record had it already (JSON.parse keeps the last). */
-  private note(id: number, recNo: number): boolean {
-    if (this.twice(id, recNo)) return true
-    if (this.recCount === this.recIds.length) {
-      const bigger = new Int32Array(this.recIds.length * 2)
-      bigger.set(this.recIds)
-      this.recIds = bigger
-    }
-    this.recIds[this.recCount++] = id
-    return false
+    this.give(buf, o, fipsAt, key, keyA, keyB, sumA, sumB)
+    return true
   }
 
   /**
-   * A scalar value at `p`: hashed into the record's digest, key and county as its role says; returns the
-   * position after it, or SLOW for a value the fast path does not take (an array, an object, an escape).
+   * The `bytes` digest of the record `buf[o, end)`: its bytes but the values of fields left out, in one
+   * pass; the key and the county are still its values' (they match records across the sides). Nothing
+   * here needs JSON.parse: equal bytes are equal records, and records whose bytes differ are compared by
+   * their values later (src/changes/compare.ts).
    */
-  private scalar(buf: Buffer, p: number, e: number, id: number): number {
-    const names = this.names
-    let a = names.seedA[id]!
-    let b = names.seedB[id]!
-    let c = buf[p]!
-    let s = p
-    let end: number
-    let kind: number // 1 a string, 2 a number, 3 a literal
-    if (c === QUOTE) {
-      s = ++p
-      for (; ; p++) {
-        if (p >= e) throw new ScanAnomaly('a string not closed')
-        c = buf[p]!
-        if (SPECIAL[c]) {
-          if (c === QUOTE) break
-          if (c === BACKSLASH || c >= 0x80) return SLOW
-          throw new ScanAnomaly('a control character in a string')
-        }
-        a = Math.imul(a ^ c, PRIME_A)
-        b = Math.imul(b ^ c, PRIME_B)
+  private recordBytes(buf: Buffer, o: number, end: number): boolean {
+    const w = this.walk
+    const m = w.entries
+    const ids = this.ids
+    const lanes = this.lanes
+    if (ids.size > ids.known) ids.grow()
+    const role = ids.role
+    if (this.viewOf !== buf) {
+      this.viewOf = buf
+      this.view = new DataView(buf.buffer, buf.byteOffset, buf.length)
+    }
+    const d = this.bytesDigest
+    d.reset()
+    let from = o
+    let key = 0
+    let keyA = 0
+    let keyB = 0
+    let fipsAt = -1
+    for (let i = 0; i < w.count; i++) {
+      const at = i * ENTRY
+      const id = m[at + ID]!
+      if (id < 0) continue
+      const r = role[id]!
+      if ((r & (ROLE_ID | ROLE_APN | ROLE_FIPS | ROLE_IGNORED)) === 0) continue
+      const s = o + m[at + VAL_S]!
+      const e = o + m[at + VAL_E]!
+      if (r & ROLE_IGNORED) {
+        d.add(buf, this.view, from, s)
+        from = e
+        continue
       }
-      end = p++
-      kind = 1
-    } else if (c === 0x74 || c === 0x66 || c === 0x6e) {
-      // true, false, null
-      const word = c === 0x74 ? 'true' : c === 0x66 ? 'false' : 'null'
-      for (let i = 0; i < word.length; i++)
-        if (buf[p + i] !== word.charCodeAt(i)) throw new ScanAnomaly('not a JSON value')
-      end = p += word.length
-      if (c === 0x6e) return p
-      for (let i = s; i < end; i++) {
-        a = Math.imul(a ^ buf[i]!, PRIME_A)
-        b = Math.imul(b ^ buf[i]!, PRIME_B)
+      if (r & ROLE_FIPS) fipsAt = at
+      const kind = m[at + KIND]!
+      const k = kind & KIND_MASK
+      if ((r & ROLE_ID || (r & ROLE_APN && key === 0)) && e - s > (k === STRING ? 2 : 0) && k !== NULL) {
+        if (k === STRING) {
+          if (kind & ESCAPED) hashText(stringValue(buf, s, e, true), ids.seeds[id]!, lanes)
+          else hashTextBytes(buf, s + 1, e - 1, ids.seeds[id]!, lanes)
+        } else if (k === NUMBER) hashJsonNumber(buf, s, e, ids.seeds[id]!, lanes)
+        else if (k === TRUE || k === FALSE) hashBytes(buf, s, e, ids.seeds[id]!, lanes)
+        else continue // an object or a list is no key export-reader would give (its JSON text): rare, left out
+        key = r & ROLE_ID ? 2 : 1
+        keyA = lanes.a
+        keyB = lanes.b
       }
-      kind = 3
-    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
-      for (; p < e; p++) {
-        c = buf[p]!
-        if (!((c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45))
-          break
-        a = Math.imul(a ^ c, PRIME_A)
-        b = Math.imul(b ^ c, PRIME_B)
-      }
-      end = p
-      kind = 2
-    } else if (c === OPEN || c === 0x5b) return SLOW
-    else throw new ScanAnomaly('not a JSON value')
-    let fa: number
-    let fb: number
-    const form = kind === 3 ? NUMBER_NO : numberForm(buf, s, end)
-    if (kind === 2 && form === NUMBER_NO) throw new ScanAnomaly('not a JSON number')
-    if (form !== NUMBER_NO && form !== NUMBER_CANONICAL) {
-      // asText: a JSON number as JavaScript prints it, a string that reads as a number likewise
-      const text = buf.toString('latin1', s, end)
-      const l = this.lanes
-      hashText(
-        kind === 2 ? String(Number(text)) : (asText(text) ?? ''),
-        {a: names.seedA[id]!, b: names.seedB[id]!},
-        l,
-      )
-      fa = l.a
-      fb = l.b
-    } else {
-      fa = mixA(a ^ (end - s))
-      fb = mixB(b + (end - s))
     }
-    const role = names.role[id]!
-    if (role & ROLE_COMPARED) {
-      this.sumA = (this.sumA + fa) | 0
-      this.sumB = (this.sumB + fb) | 0
-    }
-    if (role & ROLE_ID && end > s) {
-      this.key = 2
-      this.keyA = fa
-      this.keyB = fb
-    } else if (role & ROLE_APN && end > s && this.key === 0) {
-      this.key = 1
-      this.keyA = fa
-      this.keyB = fb
-    }
-    if (role & ROLE_FIPS) {
-      this.fipsStart = s
-      this.fipsEnd = end
-      this.fipsKind = kind
-    }
-    return p
+    d.add(buf, this.view, from, end)
+    d.finish(lanes)
+    this.give(buf, o, fipsAt, key, keyA, keyB, lanes.a, lanes.b)
+    return true
   }
 
-  /** The record scanned: its county, its names, its entry. */
-  private finish(buf: Buffer, offset: number): void {
-    if (this.target.group === undefined) this.selectByFips(buf)
-    else if (!this.selected) {
+  /** The record's entry to the sink, with its county and its names. */
+  private give(
+    buf: Buffer,
+    o: number,
+    fipsAt: number,
+    key: number,
+    keyA: number,
+    keyB: number,
+    sumA: number,
+    sumB: number,
+  ): void {
+    const w = this.walk
+    const m = w.entries
+    const county = this.finish(buf, o, fipsAt)
+    const sink = this.sink
+    // the names met, for the county's list: records of a county repeat one layout, seen once
+    let same = !county && w.count === this.layoutCount
+    const layout = this.layout.length >= w.count ? this.layout : (this.layout = new Int32Array(w.count * 2))
+    for (let i = 0; i < w.count; i++) {
+      // an option object is its members' columns (flattenRecord), not one of its own: -1, never seen
+      const id = (m[i * ENTRY + KIND]! & KIND_MASK) === OBJECT ? -1 : m[i * ENTRY + ID]!
+      if (layout[i] !== id) {
+        same = false
+        layout[i] = id
+      }
+    }
+    this.layoutCount = w.count
+    if (!same) for (let i = 0; i < w.count; i++) sink.see(layout[i]!)
+    if (key === 0) sink.unkeyed()
+    else sink.add(keyA, keyB, sumA, sumB, this.offset, this.target.index)
+  }
+
+  /** The file offset of the line being scanned (`line` sets it through `base + start`). */
+  private offset = 0
+  /** The last record's member ids, in order, and how many (its names were given to the sink). */
+  private layout = new Int32Array(64)
+  private layoutCount = -1
+
+  /** The record's county: the manifest's, or its Fips (asText), usually the last record's; true when it changed. */
+  private finish(buf: Buffer, o: number, fipsAt: number): boolean {
+    if (this.target.group !== undefined) {
+      if (this.selected) return false
       this.sink.select(this.target.group)
       this.selected = true
+      return true
     }
-    for (let i = 0; i < this.recCount; i++) this.sink.see(this.recIds[i]!)
-    if (this.key === 0) this.sink.unkeyed()
-    else this.sink.add(this.keyA, this.keyB, this.sumA, this.sumB, offset, this.target.index)
-  }
-
-  private selectByFips(buf: Buffer): void {
-    const s = this.fipsStart
-    const n = Math.max(0, this.fipsEnd - s)
+    const m = this.walk.entries
+    const s = fipsAt < 0 ? 0 : o + m[fipsAt + VAL_S]!
+    const e = fipsAt < 0 ? 0 : o + m[fipsAt + VAL_E]!
+    const kind = fipsAt < 0 ? NULL : m[fipsAt + KIND]! & KIND_MASK
     const last = this.lastFips
-    if (last && last.length === n && this.lastFipsKind === this.fipsKind) {
+    const n = e - s
+    // the value's bytes as sent (quotes included: "6067" and 6067 are one county, yet compared apart here)
+    if (last && last.length === n && this.selected) {
       let i = 0
       while (i < n && last[i] === buf[s + i]) i++
-      if (i === n) return
+      if (i === n) return false
     }
     this.lastFips = Buffer.from(buf.subarray(s, s + n))
-    this.lastFipsKind = this.fipsKind
-    const text = buf.toString('latin1', s, s + n)
-    const fips = this.fipsKind === 0 ? '' : this.fipsKind === 2 ? String(Number(text)) : (asText(text) ?? '')
+    this.selected = true
+    let fips = ''
+    if (kind === STRING) fips = textOf(stringValue(buf, s, e, (m[fipsAt + KIND]! & ESCAPED) !== 0)) ?? ''
+    else if (kind !== NULL) fips = textOf(buf.toString('latin1', s, e)) ?? ''
     this.sink.select(fips)
+    return true
   }
 
-  /** A line the fast path does not take, read as export-reader reads it (same text, same object). */
+  /** A line the walk's spans do not take, read as export-reader reads it (same text, same object). */
   private slowLine(buf: Buffer, start: number, end: number, base: number): void {
     const text = jsonLineText(buf.toString('utf8', start, end), base + start === 0, this.json)
     if (text === undefined) return
     const rec = jsonLineRecord(text)
     if (!rec) throw new ScanAnomaly('not a JSON object')
-    this.sink.select(this.target.group ?? asText(rec['Fips']) ?? '')
+    this.sink.select(this.target.group ?? textOf(rec['Fips']) ?? '')
     this.selected = true
     this.lastFips = undefined
-    for (const k in rec) this.sink.see(this.names.ofText(k))
+    this.layoutCount = -1
+    for (const k in rec) this.sink.see(this.ids.ofText(k))
     const d = this.digester
     d.take(rec)
     if (!d.hasKey) this.sink.unkeyed()

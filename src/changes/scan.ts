@@ -2,11 +2,13 @@ import {join} from 'node:path'
 
 import {AppendFile} from '../io/private-files.js'
 import {asText, readExport, type ExportFileFormat} from '../io/export-reader.js'
+import {flatCellValue, type ChangeRecord} from './cells.js'
 import {EntrySink, type GroupScan} from './entries.js'
-import {FieldNames} from './names.js'
+import {FieldIds} from './names.js'
 import {CsvScanner} from './scan-csv.js'
 import {ScanAnomaly, type ScanTarget} from './scan-io.js'
 import {JsonLinesScanner} from './scan-json.js'
+import {scanParquet} from './scan-parquet.js'
 import {ObjectDigester} from './row-digest.js'
 
 /** One file of a side, its format known, and its county when it comes from a manifest. */
@@ -22,15 +24,23 @@ export interface ScanRequest {
   scratch: string
   files: ScanFile[]
   ignore: readonly string[]
+  /**
+   * What a record's digest covers: its `values` by the comparison's rule (row-digest.ts: any formats on
+   * either side), or its `bytes` but the ignored fields' values, when every file of both sides is of one
+   * text format (CSV with one header, or NDJSON/JSON lines: src/changes/compare.ts decides): a fraction of
+   * the work, and records whose bytes differ are compared by value before they are called updated.
+   */
+  digest?: 'values' | 'bytes'
 }
 
 /**
  * How to read an entry's record back (src/changes/read.ts): from the export file itself (CSV with its
- * header, NDJSON, JSON lines), or from the scan's scratch copy of record objects (`flat`).
+ * header, NDJSON, JSON lines, Parquet by row number), or from the scan's scratch copy of record objects
+ * (`flat`).
  */
 export interface ReadBackFile {
   path: string
-  kind: 'csv' | 'ndjson' | 'json' | 'flat'
+  kind: 'csv' | 'ndjson' | 'json' | 'parquet' | 'flat'
   header?: string[] | undefined
 }
 
@@ -45,10 +55,12 @@ export interface SideScan {
 
 /**
  * One pass over a side (src/changes/compare.ts): every record's key, digest and place, into per-county
- * entry files in `scratch`. CSV and NDJSON/JSON files are read as bytes (src/changes/scan-csv.ts,
- * scan-json.ts); Parquet, and any side whose bytes the scanners do not take (malformed, or unlike
- * an export), go through src/io/export-reader.ts's record objects, which also name what is wrong.
- * Runs on a worker thread per side in the built CLI (src/changes/scan-worker.ts).
+ * entry files in `scratch`. CSV and NDJSON/JSON files are read as bytes by the shared readers
+ * (src/changes/scan-csv.ts on src/io/csv-reader.ts, scan-json.ts on src/json/walk.ts), Parquet column by
+ * column (scan-parquet.ts on src/io/parquet-reader.ts); any side they do not take (malformed, not UTF-8,
+ * a Parquet layout the column reader does not know) goes through src/io/export-reader.ts's record
+ * objects, which also name what is wrong. Runs on a worker thread per side in the built CLI
+ * (src/changes/scan-worker.ts).
  */
 export async function scanSide(req: ScanRequest): Promise<SideScan> {
   const ignore = new Set(req.ignore)
@@ -68,17 +80,31 @@ async function scanFiles(
   sink: EntrySink,
   bytes: boolean,
 ): Promise<SideScan> {
-  const names = new FieldNames(ignore)
+  const names = new FieldIds(ignore)
   const copy = new ScratchCopy(join(req.scratch, `${req.label}-copy.ndjson`))
   const files: ReadBackFile[] = []
   try {
     for (const [index, f] of req.files.entries()) {
       const target: ScanTarget = {path: f.path, index, group: f.group}
       if (bytes && f.format === 'csv')
-        files.push({path: f.path, kind: 'csv', header: await new CsvScanner(names, sink, target).scan()})
+        files.push({
+          path: f.path,
+          kind: 'csv',
+          header: await new CsvScanner(names, sink, target, req.digest === 'bytes').scan(),
+        })
       else if (bytes && (f.format === 'ndjson' || f.format === 'json')) {
-        await new JsonLinesScanner(names, sink, target, f.format === 'json', ignore).scan()
+        await new JsonLinesScanner(
+          names,
+          sink,
+          target,
+          f.format === 'json',
+          ignore,
+          req.digest === 'bytes',
+        ).scan()
         files.push({path: f.path, kind: f.format})
+      } else if (bytes && f.format === 'parquet') {
+        await scanParquet(names, sink, target)
+        files.push({path: f.path, kind: 'parquet'})
       } else {
         await scanObjects(f, req.files.length, names, sink, copy, ignore)
         files.push({path: f.path, kind: 'flat'})
@@ -88,14 +114,14 @@ async function scanFiles(
     copy.close()
   }
   files.push({path: copy.path, kind: 'flat'})
-  return {groups: sink.finish(names.text), files, bytes}
+  return {groups: sink.finish((id) => names.nameOf(id)), files, bytes}
 }
 
-/** A file read as record objects (export-reader): each keyed record copied to the scratch copy. */
+/** A file read as record objects (export-reader): each keyed record copied to the scratch copy, as a change row's values. */
 async function scanObjects(
   f: ScanFile,
   copyIndex: number,
-  names: FieldNames,
+  names: FieldIds,
   sink: EntrySink,
   copy: ScratchCopy,
   ignore: ReadonlySet<string>,
@@ -107,7 +133,11 @@ async function scanObjects(
     for (const k in rec) sink.see(names.ofText(k))
     d.take(rec)
     if (!d.hasKey) sink.unkeyed()
-    else sink.add(d.key.a, d.key.b, d.digest.a, d.digest.b, copy.append(rec), copyIndex)
+    else {
+      const cells: ChangeRecord = {}
+      for (const k in rec) cells[k] = flatCellValue(k, rec[k])
+      sink.add(d.key.a, d.key.b, d.digest.a, d.digest.b, copy.append(cells), copyIndex)
+    }
   }
 }
 

@@ -243,14 +243,17 @@ export async function runBatchJob(
       `${n(s.rows)} rows${counts.length ? ` (${counts.join(', ')})` : ''}`,
       `${n(s.saved)} lookups saved by duplicate rows`,
     ]
-    // rows whose cells are all empty (Excel's `,,,,`): skipped like empty lines, and said
+    // rows whose cells are all empty (Excel's `,,,,`): kept in their places between data rows, the run of
+    // them after the last data row skipped; both said
     const blank = req.input.blankRows
-    if (blank) parts.splice(1, 0, `${n(blank)} blank ${blank === 1 ? 'row' : 'rows'} skipped`)
+    if (blank)
+      parts.splice(1, 0, `${n(blank)} blank ${blank === 1 ? 'row' : 'rows'} after the last data row skipped`)
     if (s.fromCheckpoint) parts.push(`${n(s.fromCheckpoint)} answers from the checkpoint`)
     if (s.several)
       parts.push(
-        `${n(s.several)} ${s.several === 1 ? 'row' : 'rows'} answered by several records (a row each, noted several_records)`,
+        `${n(s.several)} ${s.several === 1 ? 'row' : 'rows'} answered by several records (${req.several === 'rows' ? 'a row each' : "the first on the row, the others' ids in other_ids"}, noted several_records)`,
       )
+    parts.push(...planParts(s))
     const notes = recordNotes(s, req.strict === true)
     const out = s.stats ? await import('./stats-output.js') : undefined
     const shown = out && s.stats && out.statsShown(s.stopped) ? s.stats : undefined
@@ -265,6 +268,34 @@ export async function runBatchJob(
     if (shown && stats.json !== undefined) await out!.writeStatsJson(stats.json, shown)
     return s
   })
+}
+
+/**
+ * What the plan did, for the summary: the rows answered without a request of their own, by the scans (and
+ * the pages they took) and by the export on disk; a scan that ended early on an error is named.
+ */
+export function planParts(s: Pick<BatchSummary, 'plan' | 'sources'>): string[] {
+  if (!s.plan) return []
+  const out: string[] = []
+  const scanned = s.plan.scans.filter((c) => c.pages > 0)
+  if (scanned.length) {
+    const pages = scanned.reduce((m, c) => m + c.pages, 0)
+    const counties = scanned.length === 1 ? `county ${scanned[0]!.fips}` : `${n(scanned.length)} counties`
+    out.push(
+      `${n(s.sources.scan)} ${s.sources.scan === 1 ? 'row' : 'rows'} answered by scanning ${counties} (${n(pages)} ${pages === 1 ? 'page' : 'pages'})`,
+    )
+  }
+  const from = s.plan.from
+  if (from) {
+    const used = from.counties.filter((c) => c.used)
+    const stale = from.counties.length - used.length
+    out.push(
+      `${n(s.sources.export)} ${s.sources.export === 1 ? 'row' : 'rows'} answered from ${from.dir} (${n(used.length)} ${used.length === 1 ? 'county' : 'counties'}${stale ? `; ${n(stale)} older than --max-age not used` : ''})`,
+    )
+  }
+  for (const c of s.plan.scans)
+    if (c.error) out.push(`the scan of ${c.fips} ended early (${c.error}); its other rows were looked up`)
+  return out
 }
 
 /**

@@ -84,6 +84,28 @@ export const lookupFlags = {
     description:
       'Batch mode: start the CSV output with a UTF-8 byte-order mark (for Excel); kept without it when the input has one',
   }),
+  plan: Flags.option({
+    options: ['auto', 'lookups', 'scan'] as const,
+    description:
+      "Batch mode: per county, a lookup per row or a scan of the county's records, whichever costs fewer requests (auto), or forced; rows the scan cannot answer exactly are looked up [default: auto]",
+  })(),
+  several: Flags.option({
+    options: ['first', 'rows'] as const,
+    description:
+      "Batch mode: a row answered by several records gives one output row, the first record with the count and the others' ids (first), or a row per record (rows) [default: first]",
+  })(),
+  from: Flags.string({
+    description:
+      'Answer from an --out-dir export on disk (DIR with its manifest.json) before asking the service; a batch sends only the rows the export cannot answer',
+  }),
+  'max-age': Flags.string({
+    description: 'With --from: use only counties fetched less than this long ago, e.g. 7d, 12h, 90m',
+  }),
+  'dry-run': Flags.boolean({
+    description:
+      "Batch mode: print the plan (per county: rows, lookups or a scan and its requests, the time at the key's limit) after at most one probe request; nothing is looked up",
+  }),
+  json: Flags.boolean({description: 'With --input --dry-run: print the plan as one JSON document'}),
   'no-stats': Flags.boolean({description: 'Batch mode: no statistics table after the summary'}),
   'stats-by-county': Flags.boolean({
     description: 'Batch mode: after the run statistics, a table per county',

@@ -40,6 +40,10 @@ const BATCH_ONLY = [
   'no-stats',
   'stats-by-county',
   'stats-json',
+  'plan',
+  'several',
+  'dry-run',
+  'json',
 ] as const
 
 /**
@@ -84,6 +88,9 @@ export async function lookupOne(f: LookupFlagValues, host: SingleLookupHost): Pr
     explain: f.explain,
     match: found,
     raw: found.raw,
+    // numbers as sent (docs/exports.md "Number text"), as an export's CSV writes them
+    numberTexts:
+      format === 'csv' ? found.raw.map((await import('../json/number-texts.js')).numberTexts) : undefined,
     colour: format === 'table' && colourEnabled(process.stdout, process.env),
   })
   // a key (or part of it) inside a record is the server's echo: masked (src/api/secrets.ts

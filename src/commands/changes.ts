@@ -2,7 +2,6 @@ import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../cli/base-command.js'
 import {paragraphs} from '../cli/help-text.js'
-import {UsageError} from '../errors.js'
 import type {ChangesDocument} from '../cli/json-output.js'
 
 export default class Changes extends BaseCommand<typeof Changes> {
@@ -79,38 +78,26 @@ changes, like git diff --exit-code).`
   async run(): Promise<ChangesDocument> {
     const {args} = await this.parse(Changes)
     const f = this.flags
-    if (this.jsonEnabled() && f.out === undefined)
-      throw new UsageError(
-        '--json prints the summary on stdout: give --out FILE for the change file; nothing was read',
-      )
+    const {changesFlagsChecked, changesRequest} = await import('../cli/changes-flags.js')
+    const flags = {
+      out: f.out,
+      output: f.output,
+      ignoreFields: f['ignore-fields'],
+      fips: f.fips,
+      json: this.jsonEnabled(),
+    }
+    // the flags first, so a mistake costs no download of an s3:// side
+    await changesFlagsChecked(flags)
     const changes = await import('../changes/compare.js')
-    const {checkSide} = await import('../changes/sides.js')
-    const {scanWorkerUrl} = await import('../changes/scan-run.js')
-    const ignore = changes.ignoreList(f['ignore-fields'])
-    const counties = changes.countyList(f.fips)
-    if (f.out) await (await import('../io/atomic-file.js')).assertWritableTarget(f.out)
-    const worker = scanWorkerUrl()
+    const worker = (await import('../changes/scan-run.js')).scanWorkerUrl()
     this.debugLine(`sfl changes: ${worker ? 'a worker thread per side' : 'both sides on the main thread'}`)
     const {withCleanInterrupt} = await import('../cli/session.js')
-    const format = changes.changeFormat(f.output, f.out)
-    // an s3:// side is read through a private local copy (src/io/export-source.ts)
+    // an s3:// side is read through a private local copy (src/io/export-source.ts), then checked as a file
     const {withLocalExports} = await import('../io/export-source.js')
     const s = await withLocalExports([args.previous, args.current], async ([previous, current]) => {
-      // both sides readable before the long part (spec-independent: no request is ever sent)
-      await checkSide(previous!)
-      await checkSide(current!)
+      const req = await changesRequest({...flags, previous: previous!, current: current!})
       // a closed stdout (`| head`) ends it with OutputClosedError: exit 141, quietly (src/cli/base-command.ts)
-      return withCleanInterrupt(() =>
-        changes.compareExports({
-          previous: previous!,
-          current: current!,
-          counties,
-          ignore,
-          out: f.out,
-          format,
-          worker,
-        }),
-      )
+      return withCleanInterrupt(() => changes.compareExports({...req, worker}))
     })
     this.notice(changes.changeSummaryLine(s))
     for (const line of changes.oneSidedNotices(s)) this.notice(line)

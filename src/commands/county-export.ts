@@ -281,7 +281,7 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
       throw new UsageError(
         '--changes-since needs --out FILE or --out-dir DIR (the export is compared once it is written); nothing was sent',
       )
-    const {changeFormat, changesOutFor, ignoreList} = await import('../changes/compare.js')
+    const {changeFormat, changesOutFor, ignoreList} = await import('../cli/changes-flags.js')
     const ignore = ignoreList(f['ignore-fields'])
     // the change file has no Parquet writer: a Parquet export's changes are NDJSON (typed, with Previous)
     const kind = f.output === 'parquet' ? 'ndjson' : f.output

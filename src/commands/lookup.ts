@@ -68,9 +68,53 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
     return undefined
   }
 
-  /** `--input`: check everything, then run the batch job (src/jobs/batch-lookup.ts). */
-  private async batch(source: string): Promise<BatchSummary> {
+  /** `--input FILE --dry-run`: the plan, after at most one probe (src/jobs/batch-dry-run.ts); nothing looked up. */
+  private async dryRun(
+    input: import('../jobs/batch-input.js').BatchInput,
+    from: import('../jobs/batch-from.js').FromExport | undefined,
+  ): Promise<undefined> {
     const f = this.flags
+    const {batchDryRun} = await import('../jobs/batch-dry-run.js')
+    const {countyByFips, describeCounty} = await import('../address/counties.js')
+    const plan = await batchDryRun({
+      input,
+      plan: f.plan ?? 'auto',
+      unitFallback: f['unit-fallback'],
+      asTyped: f['address-as-typed'],
+      from,
+      reserve: f.reserve,
+      maxRequests: f['max-requests'],
+      // the one probe: no retries and no waiting for a reset, so it stays one request
+      probe: () => this.context({retries: 0, maxWaitMs: 0, concurrency: 1}),
+      signal: new AbortController().signal,
+      names: (fips) => {
+        const c = countyByFips(fips)
+        return c ? describeCounty(c) : fips
+      },
+    })
+    process.exitCode = plan.exitCode
+    process.stdout.write(f.json ? `${JSON.stringify(plan.json, null, 2)}\n` : plan.text)
+    return undefined
+  }
+
+  /** `--from DIR` and `--max-age`, checked before anything is read or sent. */
+  private async fromFlags(): Promise<import('../jobs/batch-from.js').FromExport | undefined> {
+    const f = this.flags
+    if (f['max-age'] !== undefined && f.from === undefined)
+      throw new UsageError('--max-age applies to --from DIR (the export on disk whose counties it ages)')
+    if (f.from === undefined) return undefined
+    const {parseDuration} = await import('../jobs/plan.js')
+    const maxAgeMs = f['max-age'] === undefined ? undefined : parseDuration(f['max-age'])
+    return {dir: f.from, maxAgeMs, maxAge: f['max-age']}
+  }
+
+  /** `--input`: check everything, then run the batch job (src/jobs/batch-lookup.ts). */
+  private async batch(source: string): Promise<BatchSummary | undefined> {
+    const f = this.flags
+    if (f.json && !f['dry-run'])
+      throw new UsageError(
+        '--json prints the plan of --dry-run; a batch writes its rows (--output picks their format)',
+      )
     for (const flag of ['address', 'apn', 'property-id'] as const)
       if (f[flag] !== undefined)
         throw new UsageError(`--${flag} and --input do not go together: the input file supplies the lookups`)
@@ -86,6 +130,7 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
     }
     const {parseMap, mapParams} = await import('../jobs/batch-map.js')
     const map = parseMap(f.map ?? [])
+    const from = await this.fromFlags()
     const {assertWritableTarget} = await import('../io/atomic-file.js')
     if (f.out) await assertWritableTarget(f.out)
     const stats = await (await import('../cli/stats-output.js')).statsOptions(f)
@@ -95,6 +140,7 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
       sheet: f.sheet,
     })
     try {
+      if (f['dry-run']) return await this.dryRun(input, from)
       const ctx = await this.context({
         concurrency: f.concurrency,
         reserve: f.reserve,
@@ -117,6 +163,9 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
           bom: f.bom || input.bom,
           stats: stats !== undefined && (!f.quiet || stats.json !== undefined),
           strict: f.strict,
+          plan: f.plan ?? 'auto',
+          several: f.several ?? 'first',
+          from,
         },
         stats,
       )

@@ -133,11 +133,36 @@ function scalar(v: unknown): FlatValue {
   return JSON.stringify(v)
 }
 
+/**
+ * A Parquet file's records: through the column reader (src/io/parquet-reader.ts, a row group at a time)
+ * when it lays the file out, else through hyparquet's general reader; the same values either way.
+ */
 async function* readParquetExport(path: string): AsyncGenerator<FlatRecord> {
   // loaded only for a Parquet file (hyparquet): CSV and NDJSON readers never pay for it
-  const {readParquetRecords} = await import('./parquet-reader.js')
+  const {cellOf, ParquetColumns, ParquetLayoutError, readParquetRecords} = await import('./parquet-reader.js')
   try {
-    yield* readParquetRecords(path)
+    let file: Awaited<ReturnType<typeof ParquetColumns.open>> | undefined
+    try {
+      file = await ParquetColumns.open(path)
+    } catch (error) {
+      if (!(error instanceof ParquetLayoutError)) throw error
+    }
+    if (!file) {
+      yield* readParquetRecords(path)
+      return
+    }
+    try {
+      for (let g = 0; g < file.groups.length; g++) {
+        const values = file.readGroup(g, file.columns)
+        for (let r = 0; r < file.groups[g]!.rows; r++) {
+          const rec: FlatRecord = {}
+          for (const v of values) rec[v.column.name] = cellOf(v, v.slot[r]!)
+          yield rec
+        }
+      }
+    } finally {
+      file.close()
+    }
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code !== undefined) throw error // ENOENT, EISDIR...: named by readExport

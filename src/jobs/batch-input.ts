@@ -3,7 +3,7 @@ import {createReadStream} from 'node:fs'
 import {open} from 'node:fs/promises'
 import {join} from 'node:path'
 
-import {addressIdentity, standardiseAddress} from '../address/standardise.js'
+import {addressIdentity, standardiseAddress, type StandardAddress} from '../address/standardise.js'
 import {SflError, UsageError} from '../errors.js'
 import {validateLookup, type LookupQuery} from '../api/validate.js'
 import {CsvSyntaxError, readCsv} from '../io/csv-reader.js'
@@ -36,6 +36,17 @@ export interface InputRow {
   note?: string
   /** Compact identity for de-duplication: rows with the same key are looked up once. */
   key?: string
+  /** A blank row between data rows: kept in its place as an empty answer, nothing looked up. */
+  blank?: true
+  /** The address in its Pub 28 form, as de-duplication read it (a plan matches records by it). */
+  std?: StandardAddress
+}
+
+/** A data row as read: its values, and whether it is a blank row kept in its place. */
+export interface InputRecord {
+  line: number
+  values: Record<string, string>
+  blank?: true
 }
 
 /**
@@ -61,8 +72,15 @@ export class BatchInput {
      * starts with one, so Excel reopens it as UTF-8.
      */
     readonly bom: boolean,
-    /** CSV rows whose cells are all empty (`,,,,` as Excel saves a formatted blank row): skipped, counted. */
+    /**
+     * Rows whose cells are all empty (`,,,,` as Excel saves a formatted blank row) after the last row with
+     * anything in it: skipped, counted (Excel saves runs of them at the end of a sheet).
+     */
     readonly blankRows = 0,
+    /** Blank rows between data rows: kept in their places as empty answers (one output row per input row). */
+    readonly keptBlank = 0,
+    /** Data rows up to the last with anything in it (the rows read back; trailing blank rows are not). */
+    private readonly dataRows = Number.POSITIVE_INFINITY,
   ) {}
 
   /**
@@ -85,6 +103,14 @@ export class BatchInput {
     const seen = new Set<string>()
     let rows = 0
     let blank = 0
+    // data rows up to the last one with anything in it, and the blank rows before it
+    let lastData = 0
+    let blankBefore = 0
+    const data = (isBlank: boolean) => {
+      if (isBlank) return void blank++
+      lastData = rows - 1
+      blankBefore = blank
+    }
     let header = 'line 1'
     // the whole file once: structure (and NDJSON's columns, which any line may add) before any request
     if (kind === 'csv') {
@@ -93,7 +119,7 @@ export class BatchInput {
         const onChunk = hash ? (t: string) => void hash.update(t) : undefined
         for await (const r of readCsv(path, {delimiter, ...(onChunk ? {onChunk} : {})}))
           if (rows++ === 0) columns.push(...headerColumns(r.fields, name, header))
-          else if (blankRow(r.fields)) blank++
+          else data(blankRow(r.fields))
       } catch (error) {
         if (error instanceof CsvSyntaxError)
           throw new InputError(`${name} line ${error.line}: ${error.message}`)
@@ -104,7 +130,7 @@ export class BatchInput {
         if (rows++ === 0) {
           header = `row ${r.row}`
           columns.push(...headerColumns(r.cells, name, header))
-        } else if (blankRow(r.cells)) blank++
+        } else data(blankRow(r.cells))
       }
     else
       for await (const r of rawRows(path, name, kind, delimiter))
@@ -123,22 +149,44 @@ export class BatchInput {
         `${name} ${header}: no fips column; add one, name yours with --map fips=COLUMN, or give a default county with --fips`,
       )
     const excel = decoded.excel === true
-    return new BatchInput(path, name, kind, delimiter, columns, defaultFips, sources, bom || excel, blank)
+    const kept =
+      kind === 'ndjson'
+        ? {trailing: 0, kept: 0, rows: Number.POSITIVE_INFINITY}
+        : {trailing: blank - blankBefore, kept: blankBefore, rows: lastData}
+    return new BatchInput(
+      path,
+      name,
+      kind,
+      delimiter,
+      columns,
+      defaultFips,
+      sources,
+      bom || excel,
+      kept.trailing,
+      kept.kept,
+      kept.rows,
+    )
   }
 
-  /** Every data row, in order, validated as a lookup. */
+  /** Every data row, in order, validated as a lookup (a blank row kept in its place: no lookup). */
   async *rows(): AsyncGenerator<InputRow> {
-    for await (const r of this.records()) yield this.validate(r.line, r.values)
+    for await (const r of this.records())
+      yield r.blank ? {line: r.line, values: r.values, blank: true} : this.validate(r.line, r.values)
   }
 
-  /** Every data row's values, unvalidated (the output pass, which already knows each row's key). */
-  async *records(): AsyncGenerator<{line: number; values: Record<string, string>}> {
+  /**
+   * Every data row's values, unvalidated (the output pass, which already knows each row's key): blank rows
+   * between data rows in their places (marked), none after the last data row.
+   */
+  async *records(): AsyncGenerator<InputRecord> {
     let first = true
+    let n = 0
     for await (const r of rawRows(this.path, this.name, this.kind, this.delimiter)) {
       if (first && this.kind !== 'ndjson') {
         first = false
         continue
       }
+      if (n++ >= this.dataRows) return
       yield r
     }
   }
@@ -241,6 +289,8 @@ interface RawRow {
   line: number
   /** For the CSV header row: `{header: names joined by NUL}`. */
   values: Record<string, string>
+  /** Every cell empty (the reader of the rows decides what to do with it). */
+  blank?: true
 }
 
 async function* rawRows(
@@ -278,10 +328,9 @@ async function* rawRows(
         yield {line: row, values: {header: columns.join('\u0000')}}
         continue
       }
-      if (blankRow(cells)) continue
       const values: Record<string, string> = {}
       for (let i = 0; i < columns.length; i++) values[columns[i]!] = cells[i] ?? ''
-      yield {line: row, values}
+      yield blankRow(cells) ? {line: row, values, blank: true} : {line: row, values}
     }
     return
   }
@@ -293,10 +342,10 @@ async function* rawRows(
         yield {line: 1, values: {header: columns.join('\u0000')}}
         continue
       }
-      if (blankRow(fields)) continue // skipped like an empty line, in every pass alike (counted by open)
       const values: Record<string, string> = {}
       for (let i = 0; i < columns.length; i++) values[columns[i]!] = fields[i] ?? ''
-      yield {line, values}
+      // kept in its place (or, after the last data row, not read: counted by open)
+      yield blankRow(fields) ? {line, values, blank: true} : {line, values}
     }
   } catch (error) {
     if (error instanceof CsvSyntaxError) throw new InputError(`${name} line ${error.line}: ${error.message}`)
@@ -306,8 +355,9 @@ async function* rawRows(
 
 /**
  * A row with nothing in any cell (Excel saves a blank row that was ever formatted as `,,,,`, and often a
- * run of them at the end): no lookup and nothing to carry through, so it is skipped like an empty line
- * rather than reported as an invalid row. Cells of spaces only count as empty, as they do for a lookup.
+ * run of them at the end): no lookup, and not an invalid row. Between data rows it keeps its place as an
+ * empty answer (status `blank`), so the output's rows line up with the input's; after the last data row it
+ * is skipped and counted. Cells of spaces only count as empty, as they do for a lookup.
  */
 export function blankRow(fields: readonly string[]): boolean {
   for (const f of fields) if (f.trim() !== '') return false
@@ -341,15 +391,60 @@ function headerColumns(record: string[], name: string, where = 'line 1'): string
 function readCells(
   values: Record<string, string>,
   sources: Sources,
-): {address: string | undefined; fips: string | undefined; note: string | undefined} {
+): {
+  address: string | undefined
+  apn: string | undefined
+  propertyId: string | undefined
+  fips: string | undefined
+  note: string | undefined
+} {
+  const pick = (k: string | undefined) => {
+    const v = k === undefined ? undefined : values[k]
+    return v === undefined || v.trim() === '' ? undefined : v.trim()
+  }
   const joined = sources.address && joinAddress(sources.address.map((c) => values[c] ?? ''))
   const typed = sources.fips === undefined ? undefined : values[sources.fips]?.trim()
   const padded = typed ? padFips(typed) : undefined
-  const notes = [padded?.note, joined?.note].filter((n) => n !== undefined)
+  const ids = {
+    propertyId: pick(sources.property_id),
+    apn: pick(sources.apn),
+    address: joined?.line === '' ? undefined : joined?.line,
+  }
+  const used = usedIdentifier(ids)
+  const notes = [padded?.note, joined?.note, used.note].filter((n) => n !== undefined)
+  return {...used.ids, fips: padded?.fips, note: notes.length ? notes.join('; ') : undefined}
+}
+
+/**
+ * A row that gives several identifiers is looked up by the most precise (spec 4: property_id "the most
+ * precise lookup", then the county's own parcel number, then the address), and the note says what was not
+ * used, so a row is never refused for carrying more than it needs (a CRM export often has both an address
+ * and an APN column). Pure.
+ */
+export function usedIdentifier(ids: {
+  propertyId?: string | undefined
+  apn?: string | undefined
+  address?: string | undefined
+}): {
+  ids: {propertyId: string | undefined; apn: string | undefined; address: string | undefined}
+  note?: string
+} {
+  const order = [
+    ['property_id', ids.propertyId],
+    ['apn', ids.apn],
+    ['address', ids.address],
+  ] as const
+  const given = order.filter(([, v]) => v !== undefined)
+  if (given.length <= 1) return {ids: {propertyId: ids.propertyId, apn: ids.apn, address: ids.address}}
+  const [use] = given[0]!
+  const unused = given.slice(1).map(([k, v]) => `${k} "${v!}"`)
   return {
-    address: joined?.line,
-    fips: padded?.fips,
-    note: notes.length ? notes.join('; ') : undefined,
+    ids: {
+      propertyId: use === 'property_id' ? ids.propertyId : undefined,
+      apn: use === 'apn' ? ids.apn : undefined,
+      address: use === 'address' ? ids.address : undefined,
+    },
+    note: `looked up by ${use}; not used: ${unused.join(', ')}`,
   }
 }
 
@@ -361,20 +456,11 @@ function toRow(
   unit: 'line' | 'row',
 ): InputRow {
   const row: InputRow = {line, values}
-  const pick = (k: string | undefined) => {
-    const v = k === undefined ? undefined : values[k]
-    return v === undefined || v.trim() === '' ? undefined : v.trim()
-  }
-  const {address, fips, note} = readCells(values, sources)
+  const {address, apn, propertyId, fips, note} = readCells(values, sources)
   if (note) row.note = note
   try {
     const q = validateLookup(
-      {
-        fips: fips ?? defaultFips,
-        address: address === '' ? undefined : address,
-        apn: pick(sources.apn),
-        propertyId: pick(sources.property_id),
-      },
+      {fips: fips ?? defaultFips, address, apn, propertyId},
       {
         fips: sources.fips ?? 'fips',
         address:
@@ -388,7 +474,11 @@ function toRow(
       },
     )
     row.query = q
-    row.key = compactKey(dedupeKey(q))
+    if (q.by.kind === 'address') {
+      const std = standardiseAddress(q.by.value)
+      row.std = std
+      row.key = compactKey(addressDedupeKey(q.fips, std))
+    } else row.key = compactKey(dedupeKey(q))
   } catch (error) {
     if (!(error instanceof SflError)) throw error
     row.invalid = `${unit} ${line}: ${error.message}`
@@ -404,7 +494,12 @@ export function compactKey(key: string): string {
 /** Rows that name the same property the same way are one lookup; addresses compare in their Pub 28 form. */
 export function dedupeKey(q: LookupQuery): string {
   if (q.by.kind !== 'address') return `${q.fips}|${q.by.kind}|${q.by.value}`
-  return `${q.fips}|address|${addressIdentity(standardiseAddress(q.by.value))}`
+  return addressDedupeKey(q.fips, standardiseAddress(q.by.value))
+}
+
+/** An address's de-duplication key from its standard form (standardised once per row). */
+function addressDedupeKey(fips: string, std: StandardAddress): string {
+  return `${fips}|address|${addressIdentity(std)}`
 }
 
 /**

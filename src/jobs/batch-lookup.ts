@@ -22,6 +22,12 @@ import {KeySet, RowKeys, type BatchInput, type InputRow} from './batch-input.js'
 import {resultNames} from '../model/result-names.js'
 import {batchEvent, decodeEvent} from './events.js'
 import {journalPaths} from './journal.js'
+import {LadderCost, type PlanFlag} from '../plan/cost.js'
+import type {CountyIndex} from '../plan/county-index.js'
+import {RecordStages, recordProblems} from '../pipeline/stages.js'
+import {answerFromExport, type FromExport, type FromReport} from './batch-from.js'
+import {indexBatch, type IndexedBatch} from './batch-index.js'
+import {CountyScan, type ScanHost, type ScanReport} from './batch-scan.js'
 import type {Outcome, OutcomeKind} from './outcome.js'
 import {RunState, type JobDeps} from './run.js'
 
@@ -33,7 +39,15 @@ import {RunState, type JobDeps} from './run.js'
  * memory holds one compact key and one number per distinct lookup, not the records.
  */
 export type RowStatus =
-  'ok' | 'matched_without_unit' | 'not_found' | 'invalid' | 'forbidden' | 'malformed' | 'error'
+  | 'ok'
+  | 'matched_without_unit'
+  | 'not_found'
+  | 'invalid'
+  | 'forbidden'
+  | 'malformed'
+  | 'error'
+  /** A blank input row between data rows: kept in its place, nothing looked up (issue 32). */
+  | 'blank'
 
 export interface BatchRequest {
   input: BatchInput
@@ -54,6 +68,12 @@ export interface BatchRequest {
   stats?: boolean | undefined
   /** `--strict`: a row whose record breaks the spec's rules is `malformed` (its record not written). */
   strict?: boolean | undefined
+  /** `--plan`: per county, lookups or a scan of the county-wide form by their cost (auto, the default), or forced. */
+  plan?: PlanFlag | undefined
+  /** `--from DIR`: answer rows from an --out-dir export on disk first (counties younger than `maxAgeMs`). */
+  from?: FromExport | undefined
+  /** `--several`: a row answered by several records gives the first (`first`, the default) or a row each. */
+  several?: 'first' | 'rows' | undefined
 }
 
 export interface BatchDeps extends JobDeps, LookupContext {
@@ -76,6 +96,10 @@ export interface BatchSummary {
   checkpoint?: string | undefined
   /** Statistics of the records of the lookups answered found (each lookup once), and per county (Fips). */
   stats?: {run: StatsReport; counties: Array<{fips: string; report: StatsReport}>} | undefined
+  /** What the planner did per county (absent with --plan lookups and no --from). */
+  plan?: {scans: ScanReport[]; from?: FromReport | undefined} | undefined
+  /** Rows by where their answer came from: their own lookup, a scan, an export on disk. */
+  sources: {lookup: number; scan: number; export: number}
   exitCode: number
 }
 
@@ -98,6 +122,7 @@ const KIND: Record<RowStatus, OutcomeKind> = {
   forbidden: 'forbidden',
   malformed: 'malformed',
   error: 'failed',
+  blank: 'empty',
 }
 const CODE: Record<RowStatus, number> = {
   ok: 0,
@@ -107,6 +132,7 @@ const CODE: Record<RowStatus, number> = {
   forbidden: ExitCode.auth,
   malformed: ExitCode.server,
   error: ExitCode.server,
+  blank: 0,
 }
 
 /** Lookups waiting for the scheduler at once: enough to keep it busy, few enough to stay small. */
@@ -119,6 +145,10 @@ interface Answer {
   status: RowStatus
   error: string | null
   records: Array<Redacted<Rec>> | null
+  /** Where the answer came from, when not the row's own lookup: a scan, or an export fetched at `at`. */
+  via?: {kind: 'scan' | 'export'; at?: string | undefined} | undefined
+  /** Nothing answered the row (the run stopped before its lookup). */
+  unanswered?: boolean | undefined
 }
 
 /** The note a row gets when its lookup was answered by several records (each written as a row of its own). */
@@ -130,8 +160,8 @@ export async function runBatchLookup(deps: BatchDeps, req: BatchRequest): Promis
     out: req.out,
     restart: req.restart,
     header: {
-      // 3: typed events; a row's answer may hold several records; --strict is part of the request
-      v: 3,
+      // 4: scans (pages, matches, ends) and where an answer came from; 3: typed events, several records, --strict
+      v: 4,
       kind: 'batch',
       params: {
         input: req.inputId,
@@ -166,6 +196,11 @@ class BatchRun {
   private readonly redactor: RecordRedactor
   private journalName: string
   private run!: RunState
+  /** The requests a lookup takes, learned as the run goes (the planner's cost of lookups). */
+  private readonly ladder: LadderCost
+  /** Scan events of earlier runs, by county, replayed once the counties are indexed. */
+  private readonly scanEvents = new Map<string, Array<{offset: number; length: number}>>()
+  private readonly scanEnds = new Map<string, {whole: boolean; error?: string | undefined}>()
 
   constructor(
     private readonly deps: BatchDeps,
@@ -173,10 +208,18 @@ class BatchRun {
   ) {
     this.journalName = req.out ? journalPaths(req.out).journal : 'the checkpoint'
     this.redactor = new RecordRedactor(deps.apiKey)
+    this.ladder = new LadderCost(req.unitFallback)
   }
 
   replay(raw: Record<string, unknown>, offset: number, length: number): void {
     const e = decodeEvent(batchEvent, raw, this.journalName)
+    if (e.t === 'scan') {
+      const list = this.scanEvents.get(e.u) ?? []
+      list.push({offset, length})
+      this.scanEvents.set(e.u, list)
+      return
+    }
+    if (e.t === 'scanned') return void this.scanEnds.set(e.u, e)
     if (e.t !== 'row' || !FINAL.has(e.s)) return
     this.answered.set(e.k, offset)
     this.lengths.set(offset, length)
@@ -186,7 +229,15 @@ class BatchRun {
   async start(run: RunState): Promise<BatchSummary> {
     this.run = run
     const fromCheckpoint = this.answered.size
-    const {rows, saved, keys} = await this.send()
+    let pass: {rows: number; saved: number; keys: RowKeys}
+    let plan: BatchSummary['plan']
+    if ((this.req.plan ?? 'auto') === 'lookups' && !this.req.from) pass = await this.send()
+    else {
+      const indexed = await this.index()
+      pass = indexed
+      plan = await this.planned(indexed.counties)
+    }
+    const {rows, saved, keys} = pass
     const written = await this.write(keys)
     const open = written.counts.error > 0 || Boolean(run.stopped)
     const checkpoint = await run.finish(open)
@@ -203,12 +254,100 @@ class BatchRun {
       stopped: run.stopped,
       checkpoint,
       ...(written.stats ? {stats: written.stats} : {}),
+      ...(plan ? {plan} : {}),
+      sources: written.sources,
       exitCode: run.exitCode(written.outcomes, written.finishedAny),
     }
   }
 
-  /** The send pass: one pass over the input, each distinct lookup once, a bounded queue in front of the scheduler. */
-  private async send(): Promise<{rows: number; saved: number; keys: RowKeys}> {
+  /** The index pass (a batch with a plan): src/jobs/batch-index.ts. */
+  private index(): Promise<IndexedBatch> {
+    return indexBatch(this.req.input, {asTyped: this.req.asTyped, answered: (k) => this.answered.has(k)})
+  }
+
+  /**
+   * The plan, county by county: answers from an export on disk first (`--from`), then each county's scan
+   * when its cost says so (src/jobs/batch-scan.ts) while the counties without one are looked up; then the
+   * lookups the scans left. A row is never looked up when a scan or the export answered it.
+   */
+  private async planned(counties: Map<string, CountyIndex>): Promise<NonNullable<BatchSummary['plan']>> {
+    const {run, req} = this
+    const stages = new RecordStages({strict: req.strict === true, apiKey: this.deps.apiKey})
+    const from = req.from
+      ? await answerFromExport(req.from, counties, (k, records, at) =>
+          this.settleLocal(k, records, {kind: 'export', at}),
+        )
+      : undefined
+    const scans: Array<{scan: CountyScan; host: ScanHost}> = []
+    for (const ix of counties.values()) {
+      if (from?.covered.has(ix.fips)) continue // the export was the county's scan: its other rows are looked up
+      const scan = new CountyScan(ix.fips, ix)
+      for (const {offset, length} of this.scanEvents.get(ix.fips) ?? []) {
+        const e = decodeEvent(batchEvent, run.journal.read(offset, length), this.journalName)
+        if (e.t === 'scan') scan.restorePage(e, offset, length, this.journalName)
+      }
+      const end = this.scanEnds.get(ix.fips)
+      if (end) scan.restoreEnd(end)
+      const host: ScanHost = {
+        deps: this.deps,
+        run,
+        stages,
+        plan: req.plan ?? 'auto',
+        ladder: this.ladder,
+        journalName: this.journalName,
+        knownPages: from?.pages.get(ix.fips),
+        settle: (k, records) => this.settleLocal(k, records, {kind: 'scan'}),
+      }
+      if (scan.wouldScan(host)) scans.push({scan, host})
+    }
+    const scanning = new Set(scans.map((s) => s.scan.fips))
+    // a pass over the input sends lookups only for counties that have some left (each pass reads it whole)
+    const open = (pick: (fips: string) => boolean) =>
+      [...counties.values()].some((ix) => pick(ix.fips) && ix.open > 0)
+    const [reports] = await Promise.all([
+      Promise.all(scans.map(({scan, host}) => scan.run(host))),
+      open((f) => !scanning.has(f)) ? this.send({only: (fips) => !scanning.has(fips)}) : undefined,
+    ])
+    if (open((f) => scanning.has(f))) await this.send({only: (fips) => scanning.has(fips)})
+    this.keyEchoes += stages.keyEchoes
+    return {scans: reports, ...(from ? {from: from.report} : {})}
+  }
+
+  /** A lookup answered without a request of its own (a scan's records, or an export's): journaled as its row. */
+  private settleLocal(
+    k: string,
+    records: Array<Record<string, unknown>>,
+    via: {kind: 'scan' | 'export'; at?: string},
+  ): void {
+    // counted as a lookup's records are: the spec's rules, by field (an export's records were checked when fetched)
+    if (via.kind === 'scan')
+      for (const r of records)
+        for (const p of recordProblems(r)) {
+          const field = p.slice(0, p.indexOf(':'))
+          this.violations.set(field, (this.violations.get(field) ?? 0) + 1)
+        }
+    const r = records.length === 1 ? records[0]! : records
+    const at = this.run.journal.append({
+      t: 'row',
+      k,
+      s: 'ok',
+      e: null,
+      r,
+      via: via.kind,
+      ...(via.at ? {at: via.at} : {}),
+    })
+    this.answered.set(k, at.offset)
+    this.lengths.set(at.offset, at.length)
+    for (const rec of records) this.shape.observe(rec)
+  }
+
+  /**
+   * The send pass: one pass over the input, each distinct lookup once, a bounded queue in front of the
+   * scheduler. `only`: the rows of these counties only (a planned batch, whose index pass numbered the rows).
+   */
+  private async send(
+    opts: {only?: (fips: string) => boolean} = {},
+  ): Promise<{rows: number; saved: number; keys: RowKeys}> {
     const {deps, run} = this
     const asked = new KeySet()
     const keys = new RowKeys()
@@ -223,8 +362,10 @@ class BatchRun {
     try {
       for await (const row of this.req.input.rows()) {
         rows++
-        keys.push(row.query ? row.key : undefined)
+        // a planned batch numbered its rows in the index pass
+        if (!opts.only) keys.push(row.query ? row.key : undefined)
         if (!row.key || !row.query) continue
+        if (opts.only && !opts.only(row.query.fips)) continue
         if (!asked.add(row.key)) {
           saved++
           continue
@@ -295,10 +436,15 @@ class BatchRun {
           )
         : [undefined]
     let error: unknown
+    let tried = 0
+    // the planner's cost of a lookup with a unit, learned (src/plan/cost.ts LadderCost)
+    const learn = () => forms.length > 1 && this.ladder.observe(tried)
     for (const form of forms) {
       const sent: LookupQuery = form ? {fips: q.fips, by: {kind: 'address', value: form.address}} : q
+      tried++
       try {
         const found = await fetchLookup(deps, sent, this.run.signal)
+        learn()
         this.keyEchoes += found.keyEchoes
         // counted by the field each problem names (src/pipeline/checks.ts RecordProblem), as the export counts
         for (const p of found.faults.flat())
@@ -334,6 +480,7 @@ class BatchRun {
               ? 'malformed'
               : undefined
     if (status === undefined) throw error
+    learn()
     return {status, error: redact(error instanceof Error ? error.message : String(error)), records: null}
   }
 
@@ -347,10 +494,12 @@ class BatchRun {
         return {
           status: e.s,
           error: e.e,
+          // every record a row shows passes the redactor, whichever way it came (lookup, scan, export)
           records: e.r === null ? null : recordsOf(e.r).map((r) => this.redactor.parsed(r)),
+          ...(e.via ? {via: {kind: e.via, at: e.at}} : {}),
         }
     }
-    return this.transient.get(key) ?? {status: 'error', error: unanswered, records: null}
+    return this.transient.get(key) ?? {status: 'error', error: unanswered, records: null, unanswered: true}
   }
 
   /** The write pass: every input row in input order (one output row per record), answers read back from the journal. */
@@ -364,8 +513,16 @@ class BatchRun {
       forbidden: 0,
       malformed: 0,
       error: 0,
+      blank: 0,
     }
-    const out: Written = {counts, several: 0, outcomes: [], finishedAny: false, stats: undefined}
+    const out: Written = {
+      counts,
+      several: 0,
+      outcomes: [],
+      finishedAny: false,
+      stats: undefined,
+      sources: {lookup: 0, scan: 0, export: 0},
+    }
     const unanswered = `not looked up: ${run.stopped ? run.message(run.stopped) : 'the run stopped first'}`
     const anyAnswer = this.answered.size > 0 || this.transient.size > 0
     if (!run.outputClosed && (anyAnswer || !run.stopped)) {
@@ -380,8 +537,12 @@ class BatchRun {
         let i = 0
         for await (const row of req.input.records()) {
           const key = keys.get(i++)
-          const a = this.resultOf(key, () => req.input.validate(row.line, row.values), unanswered)
+          const a: Answer = row.blank
+            ? {status: 'blank', error: null, records: null}
+            : this.resultOf(key, () => req.input.validate(row.line, row.values), unanswered)
           counts[a.status]++
+          if (a.via) out.sources[a.via.kind]++
+          else if (sourceOf(a) === 'lookup') out.sources.lookup++
           const records = a.records ?? [null]
           if (records.length > 1) out.several++
           if (stats && key !== undefined && a.records && counted!.add(key))
@@ -390,9 +551,18 @@ class BatchRun {
               stats.add(String(flat['Fips'] ?? '(none)'), factsOfFlat(flat, facts))
             }
           const note = req.input.noteOf(row.values)
-          for (const rec of records) {
-            const n = records.length > 1 ? [note, SEVERAL_RECORDS].filter(Boolean).join('; ') : note
-            if (!rows.write(writer, row.values, a, rec, n)) await target.drain()
+          const several = records.length > 1
+          const o: OutputRow = {
+            n: i,
+            values: row.values,
+            answer: a,
+            note: several ? [note, SEVERAL_RECORDS].filter(Boolean).join('; ') : note,
+          }
+          // one output row per input row: the first record, the others' ids (--several rows: a row each)
+          const shown = several && req.several !== 'rows' ? records.slice(0, 1) : records
+          for (const rec of shown) {
+            const others = several ? records.filter((r) => r !== rec).map((r) => idText(r!)) : []
+            if (!rows.write(writer, o, rec, others)) await target.drain()
           }
         }
         writer.end()
@@ -424,6 +594,7 @@ interface Written {
   outcomes: Outcome[]
   finishedAny: boolean
   stats: BatchSummary['stats']
+  sources: BatchSummary['sources']
 }
 
 /** A row's record(s) as the journal holds them: one, or a list. */
@@ -433,10 +604,14 @@ function recordsOf(
   return r === null ? [] : Array.isArray(r) ? r : [r]
 }
 
-/** How each output row is made: the input columns as typed, then status, error, note, then the record flattened. */
+/**
+ * How each output row is made: the input columns as typed, then `sfl_row` (the row's place in the input),
+ * status, error, note, source (where the answer came from), records (how many answered it) and other_ids
+ * (the ServicePropertyIDs of the records not on this row), then the record flattened.
+ */
 class OutputRows {
   private readonly cols: Column[]
-  private readonly names: {status: string; error: string; note: string; data: string}
+  private readonly names: Record<(typeof RESULT)[number] | 'data', string>
   private readonly csvNames: string[]
 
   constructor(
@@ -445,45 +620,70 @@ class OutputRows {
   ) {
     this.cols = columnsFor(shape.shape)
     const input = req.input.columns
-    // input columns as typed; ours renamed where they collide with one (batch-columns.ts)
-    this.csvNames = resultNames(input, ['status', 'error', 'note', ...this.cols.map((c) => c.header)])
-    const [status, error, note, data] = resultNames(input, ['status', 'error', 'note', 'data']) as [
-      string,
-      string,
-      string,
-      string,
-    ]
-    this.names = {status, error, note, data}
+    // input columns as typed; ours renamed where they collide with one (src/model/result-names.ts)
+    this.csvNames = resultNames(input, [...RESULT, ...this.cols.map((c) => c.header)])
+    const names = resultNames(input, [...RESULT, 'data'])
+    this.names = Object.fromEntries([...RESULT, 'data'].map((k, i) => [k, names[i]!])) as OutputRows['names']
   }
 
   header(): string[] {
     return [...this.req.input.columns, ...this.csvNames].map((h) => guardCell(h, this.req.escapeFormulas))
   }
 
-  write(
-    writer: RecordWriter,
-    values: Record<string, string>,
-    a: Answer,
-    rec: Redacted<Rec> | null,
-    note: string | undefined,
-  ): boolean {
+  /** One output row: `rec` the record on it (null: none), `others` the ids of the answer's other records. */
+  write(writer: RecordWriter, row: OutputRow, rec: Redacted<Rec> | null, others: string[]): boolean {
     const {req, names} = this
+    const {values, answer: a} = row
+    const count = a.records?.length ?? 0
+    const source = sourceOf(a)
     if (req.format === 'csv')
       return writer.csv([
         ...req.input.columns.map((c) => cell(values[c] ?? '', req.escapeFormulas)),
+        String(row.n),
         a.status,
         a.error ?? '',
-        note ?? '',
+        row.note ?? '',
+        source,
+        String(count),
+        others.join(' '),
         ...(rec ? flattenRow(rec, this.cols, req.escapeFormulas) : this.cols.map(() => '')),
       ])
     return writer.json(
       JSON.stringify({
         ...values,
+        [names.sfl_row]: row.n,
         [names.status]: a.status,
         [names.error]: a.error,
-        [names.note]: note ?? null,
+        [names.note]: row.note ?? null,
+        [names.source]: source === '' ? null : source,
+        [names.records]: count,
+        [names.other_ids]: others,
         [names.data]: rec,
       }),
     )
   }
+}
+
+/** The result columns before the record's, in order. */
+const RESULT = ['sfl_row', 'status', 'error', 'note', 'source', 'records', 'other_ids'] as const
+
+/** One input row on its way out. */
+interface OutputRow {
+  /** Its place among the input's data rows, from 1. */
+  n: number
+  values: Record<string, string>
+  answer: Answer
+  note: string | undefined
+}
+
+/** Where an answer came from: `lookup`, `scan`, `export <date>`; empty when nothing answered the row. */
+function sourceOf(a: Answer): string {
+  if (a.via) return a.via.kind === 'scan' ? 'scan' : `export ${a.via.at ?? ''}`.trimEnd()
+  return a.status === 'invalid' || a.status === 'blank' || a.unanswered ? '' : 'lookup'
+}
+
+/** A record's ServicePropertyID as the other_ids column writes it. */
+function idText(rec: Record<string, unknown>): string {
+  const id = rec['ServicePropertyID']
+  return typeof id === 'number' || typeof id === 'string' ? String(id) : ''
 }

@@ -52,16 +52,40 @@ export const exportEvent = z.discriminatedUnion('t', [
 ])
 export type ExportEvent = z.infer<typeof exportEvent>
 
+const record = z.record(z.string(), z.unknown())
+/** A batch's lookup key (src/jobs/batch-input.ts compactKey): 12 bytes as 16 base64url characters. */
+const lookupKey = z.string().check(z.regex(/^[A-Za-z0-9_-]{16}$/, 'a lookup key'))
+
 export const batchEvent = z.discriminatedUnion('t', [
   z.object({
     t: z.literal('row'),
-    k: z.string(),
+    k: lookupKey,
     s: z.enum(['ok', 'matched_without_unit', 'not_found', 'invalid', 'forbidden', 'malformed', 'error']),
     e: z.nullable(z.string()),
     /** The record(s) of the answer: one, or a list when the service answered with several. */
-    r: z.nullable(z.union([z.record(z.string(), z.unknown()), z.array(z.record(z.string(), z.unknown()))])),
+    r: z.nullable(z.union([record, z.array(record)])),
+    /**
+     * Where the answer came from when not from the row's own lookup: `scan` (the county-wide form this run
+     * read, src/jobs/batch-scan.ts) or `export` (an --out-dir export on disk, `--from`, fetched at `at`).
+     */
+    via: z.optional(z.enum(['scan', 'export'])),
+    at: z.optional(z.string()),
   }),
   z.object({t: z.literal('window'), resetAt: z.number(), limit: z.optional(count)}),
+  // one whole page of a county's scan: where it continues, and the records it matched to lookups (n: the
+  // lookup's number in the county's index, k: its key, x: matched at the exact tier)
+  z.object({
+    t: z.literal('scan'),
+    u: fips,
+    n: z.int().check(z.positive()),
+    next: z.nullable(z.string()),
+    url: z.optional(z.string()),
+    /** The county's pages, when the first page told (X-Total-Count, or no next page). */
+    pages: z.optional(z.int().check(z.positive())),
+    hits: z.array(z.object({n: count, k: lookupKey, x: z.boolean(), r: record})),
+  }),
+  // the scan of a county ended: `whole` when every page was read (its answers were journaled before this)
+  z.object({t: z.literal('scanned'), u: fips, whole: z.boolean(), error: z.optional(z.string())}),
 ])
 export type BatchEvent = z.infer<typeof batchEvent>
 

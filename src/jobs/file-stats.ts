@@ -1,42 +1,193 @@
 import {openExportSource, TRUSTED_LIMITS, type SourceLimits} from '../io/export-source.js'
-import {emptyFacts, StatsAccumulator} from '../stats/accumulator.js'
-import {factsOfFlat} from '../stats/facts.js'
+import {ExportFileError, type FlatRecord, type FlatValue} from '../io/export-reader.js'
+import type {ColumnValues, ParquetColumn, ParquetColumns} from '../io/parquet-reader.js'
+import {
+  emptyFacts,
+  FLAG_FIELDS,
+  StatsAccumulator,
+  type RecordFacts,
+  type StatsReport,
+} from '../stats/accumulator.js'
+import {boolOf, factsOfFlat, numberOf, textOf} from '../stats/facts.js'
 import {GroupedStats} from '../stats/grouped.js'
-import type {StatsReport} from '../stats/accumulator.js'
+
+export interface FileStats {
+  run: StatsReport
+  counties: Array<{fips: string; report: StatsReport}>
+}
 
 /**
  * `sfl stats PATH` and `export_statistics`: the run statistics of an existing export, from the same inputs
  * `sfl changes` reads: an export file (CSV, NDJSON, JSON or Parquet), an `--out-dir` folder or its
  * manifest.json, each checked by the one gate for export paths (src/io/export-source.ts) before it is read.
- * Read as a stream through src/io/export-reader.ts, so memory stays bounded whatever the size
- * (src/stats/grouped.ts). By county: a folder's counties are the manifest's (every one listed, an empty
- * county with 0 records), in its order; a file's are grouped by the Fips field (exports hold each county
- * together, but nothing here relies on it). Without `byCounty` only the whole is kept (half the memory and
- * sorting of a one-county file).
+ * Each file is read as a stream, so memory stays bounded whatever the size (src/stats/grouped.ts): CSV,
+ * NDJSON and JSON through the gate's records; Parquet, for the CLI's own user, column by column
+ * (src/io/parquet-reader.ts: only the columns the statistics read, a row group at a time; a layout that
+ * reader does not take goes through the records too). An untrusted caller's Parquet goes through the gate's
+ * records, which reduce free text to the spec's values. By county: a folder's counties are the manifest's
+ * (every one listed, an empty county with 0 records), in its order; a file's are grouped by the Fips field
+ * (exports hold each county together, but nothing here relies on it). Without `byCounty` only the whole is
+ * kept (half the memory and sorting of a one-county file).
  */
 export async function statsOfFile(
   path: string,
   byCounty = true,
   /** The gate's limits (src/io/export-source.ts): the CLI's, or `sfl mcp`'s for an untrusted caller. */
   limits: SourceLimits = TRUSTED_LIMITS,
-): Promise<{run: StatsReport; counties: Array<{fips: string; report: StatsReport}>}> {
+): Promise<FileStats> {
   const source = await openExportSource(path, limits)
-  const files = source.files
   const groups = byCounty ? new GroupedStats() : undefined
   const all = groups?.all ?? new StatsAccumulator()
   const facts = emptyFacts()
-  for (const file of files) {
+  const add = (rec: FlatRecord, county: string | undefined) => {
+    if (!groups) return all.add(factsOfFlat(rec, facts))
+    const fips = county ?? rec['Fips']
+    groups.add(fips === null || fips === undefined ? '(none)' : String(fips), factsOfFlat(rec, facts))
+  }
+  for (const file of source.files) {
     const county = file.fips
     if (county !== undefined) groups?.open(county)
-    for await (const rec of source.records(file)) {
-      if (!groups) {
-        all.add(factsOfFlat(rec, facts))
-        continue
+    try {
+      if (file.format === 'parquet' && !limits.untrusted) {
+        // the file the gate checked (its real path): the column reader opens it itself
+        const pq = await openColumns(file.real)
+        if (pq) {
+          try {
+            await parquetFacts(pq, (f, fips) => {
+              if (!groups) all.add(f)
+              else groups.add(county ?? fips ?? '(none)', f)
+            })
+          } finally {
+            pq.close()
+          }
+          continue
+        }
       }
-      const fips = county ?? rec['Fips']
-      groups.add(fips === null || fips === undefined ? '(none)' : String(fips), factsOfFlat(rec, facts))
+      for await (const rec of source.records(file)) add(rec, county)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (typeof code === 'string' && !(error instanceof ExportFileError))
+        throw new ExportFileError(`${file.path}: cannot be read (${code})`)
+      throw error
     }
   }
   const counties = groups?.reports().map(({key, report}) => ({fips: key, report})) ?? []
   return {run: all.report(), counties}
+}
+
+/** The file open for reading by column, or undefined when its layout is for the record reader. */
+async function openColumns(path: string): Promise<ParquetColumns | undefined> {
+  const {ParquetColumns, ParquetLayoutError} = await import('../io/parquet-reader.js')
+  try {
+    return await ParquetColumns.open(path)
+  } catch (error) {
+    if (error instanceof ParquetLayoutError) return undefined
+    throw error
+  }
+}
+
+const LOAN = 'AssumableMortgage.'
+
+type CellOf = (v: ColumnValues, slot: number) => FlatValue
+
+/** `read` of each slot's value. */
+function readEach<T>(v: ColumnValues, cellOf: CellOf, read: (x: FlatValue) => T): T[] {
+  const out = new Array<T>(v.size)
+  for (let s = 0; s < v.size; s++) out[s] = read(cellOf(v, s))
+  return out
+}
+
+/** `numberOf` of each slot's value, NaN for none. */
+function numbersOf(v: ColumnValues, cellOf: CellOf): Float64Array {
+  const out = new Float64Array(v.size)
+  for (let s = 0; s < v.size; s++) out[s] = numberOf(cellOf(v, s)) ?? NaN
+  return out
+}
+
+/** The reading of row `r`'s number. */
+function number(v: ColumnValues | undefined, of: Float64Array | undefined, r: number): number | undefined {
+  if (!v || !of) return undefined
+  const s = v.slot[r]!
+  if (s < 0) return undefined
+  const x = of[s]!
+  return Number.isNaN(x) ? undefined : x
+}
+
+/**
+ * The facts of every row (src/stats/facts.ts, the meaning `factsOfFlat` gives a record), column by column:
+ * only the columns the statistics read are decoded; each distinct value of a column chunk is read once by
+ * the facts' own readers (`boolOf`, `textOf`, `numberOf`), then each row takes its slots' readings, and
+ * a row carries a loan when any AssumableMortgage column holds a value that is not an empty text. `take`
+ * gets one facts object, reused row after row, and the row's Fips (asText) for grouping by county.
+ */
+async function parquetFacts(
+  pq: ParquetColumns,
+  take: (f: RecordFacts, fips: string | undefined) => void,
+): Promise<void> {
+  const {cellOf} = await import('../io/parquet-reader.js')
+  const named = (name: string) => pq.column(name)
+  const flags = FLAG_FIELDS.map(named)
+  const [cra, value, confidence, fips, loanType, rate, equity] = [
+    'CRAEligible',
+    'FinalValue',
+    'ConfidenceScore',
+    'Fips',
+    `${LOAN}LoanType`,
+    `${LOAN}EstimatedInterestRate`,
+    `${LOAN}EstimatedEquity`,
+  ].map(named)
+  const loans = pq.columns.filter((c) => c.name.startsWith(LOAN))
+  const wanted = [...new Set([...flags, cra, value, confidence, fips, loanType, rate, equity, ...loans])]
+  const columns = wanted.filter((c): c is ParquetColumn => c !== undefined)
+  const facts = emptyFacts()
+  for (let g = 0; g < pq.groups.length; g++) {
+    const values = pq.readGroup(g, columns)
+    const of = (c: ParquetColumn | undefined) => (c ? values[columns.indexOf(c)] : undefined)
+    const flagV = flags.map(of)
+    const [craV, valueV, confidenceV, fipsV, typeV, rateV, equityV] = [
+      cra,
+      value,
+      confidence,
+      fips,
+      loanType,
+      rate,
+      equity,
+    ].map(of)
+    // each distinct value read once, by the facts' own readers
+    const flagOf = flagV.map((v) => v && readEach(v, cellOf, (x) => boolOf(x)))
+    const craOf = craV && readEach(craV, cellOf, textOf)
+    const fipsOf = fipsV && readEach(fipsV, cellOf, (x) => (x === null ? undefined : String(x)))
+    const typeOf = typeV && readEach(typeV, cellOf, textOf)
+    const valueOf = valueV && numbersOf(valueV, cellOf)
+    const confidenceOf = confidenceV && numbersOf(confidenceV, cellOf)
+    const rateOf = rateV && numbersOf(rateV, cellOf)
+    const equityOf = equityV && numbersOf(equityV, cellOf)
+    const rows = pq.groups[g]!.rows
+    const loan = new Uint8Array(rows)
+    for (const c of loans) {
+      const v = of(c)!
+      for (let r = 0; r < rows; r++) {
+        const slot = v.slot[r]!
+        // factsOfFlat: a loan field that is not null and not an empty text
+        if (slot >= 0 && (c.kind !== 'string' || v.end[slot]! > v.start[slot]!)) loan[r] = 1
+      }
+    }
+    for (let r = 0; r < rows; r++) {
+      for (let i = 0; i < flagV.length; i++) {
+        const v = flagV[i]
+        const s = v ? v.slot[r]! : -1
+        facts.flags[i] = s < 0 ? null : flagOf[i]![s]!
+      }
+      facts.cra = craV && craV.slot[r]! >= 0 ? craOf![craV.slot[r]!]! : null
+      facts.finalValue = number(valueV, valueOf, r)
+      facts.confidence = number(confidenceV, confidenceOf, r)
+      facts.loan = loan[r] === 1
+      facts.loanType = facts.loan && typeV && typeV.slot[r]! >= 0 ? typeOf![typeV.slot[r]!]! : null
+      facts.rate = facts.loan ? number(rateV, rateOf, r) : undefined
+      facts.equity = facts.loan ? number(equityV, equityOf, r) : undefined
+      take(facts, fipsV && fipsV.slot[r]! >= 0 ? fipsOf![fipsV.slot[r]!] : undefined)
+    }
+    // a row group at a time: Ctrl-C gets in between
+    await new Promise((resolve) => setImmediate(resolve))
+  }
 }

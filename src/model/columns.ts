@@ -117,17 +117,24 @@ export function cell(value: unknown, escapeFormulas: boolean): string {
   return JSON.stringify(value)
 }
 
+/**
+ * A record's cells in the columns' order. `sent`: the record's numbers as the service sent them, by column
+ * (src/json/number-texts.ts): a number is written as sent (`148800.0`), as an export's CSV writes it.
+ */
 export function flattenRow(
   record: Record<string, unknown>,
   cols: readonly Column[],
   escapeFormulas: boolean,
+  sent?: ReadonlyMap<string, string>,
 ): string[] {
   return cols.map((c) => {
-    const v = record[c.key]
-    if (c.sub === undefined) return cell(v, escapeFormulas)
-    return cell(
-      v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[c.sub] : undefined,
-      escapeFormulas,
-    )
+    const top = record[c.key]
+    const v =
+      c.sub === undefined
+        ? top
+        : top !== null && typeof top === 'object'
+          ? (top as Record<string, unknown>)[c.sub]
+          : undefined
+    return typeof v === 'number' && sent?.has(c.header) ? sent.get(c.header)! : cell(v, escapeFormulas)
   })
 }

@@ -9,6 +9,7 @@ import {IdSet} from './ids.js'
 import {canonicalUrl, Pagination, repeatsOnly} from './pages.js'
 import {PageSpool, type SpoolEnv, type StreamSink} from './sinks.js'
 import type {PagePart} from './spool.js'
+import type {RecordView} from './view.js'
 import {readBody, type RecordStages} from './stages.js'
 
 /**
@@ -40,9 +41,24 @@ export interface CountyEnv {
   throwIfStopped(): void
 }
 
+/**
+ * Where a page's records go instead of part files (a batch's scan matches them against its rows and keeps
+ * none, src/jobs/batch-scan.ts): the same promise as the spool, whole or nothing. `close` is called once the
+ * page was read to the end and its envelope found whole; `discard` when its attempt failed.
+ */
+export interface PageSink {
+  record(view: RecordView): Promise<void> | undefined
+  close(): Promise<void>
+  discard(): Promise<void>
+}
+
 export interface CountyHooks {
   /** The stdout sink when this county may stream now (the head of a streamed run, caught up), else undefined. */
   stream(): StreamSink | undefined
+  /** A sink of the caller's for each page (no part files, no stream); absent: the spool. */
+  pageSink?: ((n: number) => PageSink) | undefined
+  /** Asked before each page after the first, with the pages fetched so far: false stops (`next` stays set). */
+  more?: ((fetched: number) => boolean) | undefined
   /** A page's statistics, fresh for each attempt (absent: no statistics). */
   pageStats?: (() => {add(f: RecordFacts): void}) | undefined
   /** A page is whole: journal it, count it, stream what may go out. */
@@ -57,6 +73,7 @@ export async function fetchCounty(unit: CountyUnit, env: CountyEnv, hooks: Count
   if (url !== undefined) pagination.start(url)
   while (url !== undefined) {
     env.throwIfStopped()
+    if (unit.pages.length > 0 && hooks.more?.(unit.pages.length) === false) return
     const n = unit.pages.length + 1
     const pageUrl: string = url
     // records of this page already streamed by an attempt that then failed: not written again
@@ -97,9 +114,10 @@ async function readPage(
 ): Promise<PageRead> {
   const total = Number(res.headers['x-total-count'])
   if (Number.isSafeInteger(total) && total > 0) unit.expected = total
-  const spool = new PageSpool(env.spool, unit.fips, n)
+  const own = hooks.pageSink?.(n)
+  const spool = own ?? new PageSpool(env.spool, unit.fips, n)
   const stats = hooks.pageStats?.()
-  const stream = hooks.stream()
+  const stream = own ? undefined : hooks.stream()
   // a page streams only when its envelope said success before its first record; otherwise it is spooled
   // and copied when whole, so nothing of a page whose status comes last (and says error) reaches stdout
   let direct: boolean | undefined
@@ -124,7 +142,8 @@ async function readPage(
       },
       unit.ids,
     )
-    const files = direct ? {file: spool.file} : await spool.close()
+    const files =
+      spool instanceof PageSpool ? (direct ? {file: spool.file} : await spool.close()) : await ownClose(spool)
     const part: PagePart = {
       n,
       records: body.records,
@@ -140,6 +159,12 @@ async function readPage(
     unit.ids.fail()
     throw error
   }
+}
+
+/** A caller's page sink closed: no part file to name. */
+async function ownClose(sink: PageSink): Promise<{file: string}> {
+  await sink.close()
+  return {file: ''}
 }
 
 /** The page's canonical URL for the journal, unless storing it would keep something credential-like (src/api/secrets.ts). */

@@ -19,8 +19,10 @@ export interface RenderOptions {
   explain?: boolean | undefined
   /** How the lookup matched: a match without the unit is said beside the record in every format. */
   match?: LookupMatch | undefined
-  /** Each record's JSON text as sent (fetch-lookup.ts), redacted; json/ndjson print these tokens. */
+  /** Each record's JSON text as sent (fetch-lookup.ts `recordTexts`), redacted; json/ndjson print these tokens. */
   raw?: ReadonlyArray<Redacted<string> | undefined> | undefined
+  /** Each record's numbers as sent, by column (src/json/number-texts.ts): csv writes them so. */
+  numberTexts?: ReadonlyArray<ReadonlyMap<string, string> | undefined> | undefined
   /** Colour the table (colour.ts decides: a terminal, NO_COLOR, FORCE_COLOR). Never used by other formats. */
   colour?: boolean | undefined
 }
@@ -94,7 +96,7 @@ async function csv(records: ReadonlyArray<Redacted<Rec>>, opts: RenderOptions): 
   for (const r of records) observeShape(shape, r)
   const cols = columnsFor(shape)
   const header = cols.map((c) => c.header)
-  const rows = records.map((r) => flattenRow(r, cols, opts.escapeFormulas))
+  const rows = records.map((r, i) => flattenRow(r, cols, opts.escapeFormulas, opts.numberTexts?.[i]))
   if (withoutUnit(opts)) {
     // named like the batch's columns: `sfl_match` if the record already has a `match` column
     header.push(...resultNames(header, ['match']))

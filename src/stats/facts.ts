@@ -31,16 +31,16 @@ function bool(cell: string): boolean | null {
   return cell === 'true' ? true : cell === 'false' ? false : null
 }
 
-function boolOf(v: FlatValue | undefined): boolean | null {
+export function boolOf(v: FlatValue | undefined): boolean | null {
   return typeof v === 'boolean' ? v : typeof v === 'string' ? bool(v) : null
 }
 
-function textOf(v: FlatValue | undefined): string | null {
+export function textOf(v: FlatValue | undefined): string | null {
   if (v === null || v === undefined || v === '') return null
   return typeof v === 'string' ? v : String(v)
 }
 
-function numberOf(v: FlatValue | undefined): number | undefined {
+export function numberOf(v: FlatValue | undefined): number | undefined {
   if (typeof v === 'number') return Number.isFinite(v) ? v : undefined
   return typeof v === 'string' ? number(v) : undefined
 }

@@ -5,20 +5,18 @@ import {join} from 'node:path'
 import {parse} from 'csv-parse/sync'
 import {afterAll, describe, expect, it} from 'vitest'
 
+import {flatCellValue, type ChangeRecord} from '../../src/changes/cells.js'
 import {
   changedFields,
-  changeFormat,
-  changesOutFor,
   compareExports,
-  countyList,
-  ignoreList,
   oneSidedNotices,
-  jsonValue,
   type ChangeRequest,
   type ChangeSummary,
 } from '../../src/changes/compare.js'
 import type {FlatRecord} from '../../src/io/export-reader.js'
 import {ObjectDigester} from '../../src/changes/row-digest.js'
+import {FileTarget} from '../../src/io/output.js'
+import {writeParquet} from '../../src/io/parquet-writer.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sfl-changes-'))
 afterAll(() => rmSync(dir, {recursive: true, force: true}))
@@ -29,6 +27,9 @@ function file(name: string, text: string): string {
   return p
 }
 const none = new Set<string>()
+/** A record object's values as a change row holds them (numbers with their text, text typed by the spec). */
+const cells = (rec: FlatRecord): ChangeRecord =>
+  Object.fromEntries(Object.entries(rec).map(([k, v]) => [k, flatCellValue(k, v)]))
 /** A record's digest and key (src/changes/row-digest.ts), as text to compare. */
 function fingerprint(rec: FlatRecord, ignore: ReadonlySet<string> = none): {digest: string; key?: string} {
   const d = new ObjectDigester(ignore)
@@ -107,7 +108,7 @@ describe('the comparison rules', () => {
     ['a code keeps its leading zero', {Fips: '06067'}, {Fips: 6067}, ['Fips']],
     ['booleans compare with their CSV text', {FHAEligible: 'true'}, {FHAEligible: true}, []],
   ])('%s', (_name, prev, cur, changed) => {
-    expect(changedFields(prev, cur, none)).toEqual(changed)
+    expect(changedFields(cells(prev), cells(cur), none)).toEqual(changed)
     expect(fingerprint(prev).digest === fingerprint(cur).digest).toBe(changed.length === 0)
   })
 
@@ -115,9 +116,9 @@ describe('the comparison rules', () => {
     const a = {FinalValue: 1, ValuationDate: '2026-10-01'}
     const b = {FinalValue: 1, ValuationDate: '2026-11-01'}
     const ignore = new Set(['ValuationDate'])
-    expect(changedFields(a, b, ignore)).toEqual([])
+    expect(changedFields(cells(a), cells(b), ignore)).toEqual([])
     expect(fingerprint(a, ignore).digest).toBe(fingerprint(b, ignore).digest)
-    expect(changedFields(a, b, none)).toEqual(['ValuationDate'])
+    expect(changedFields(cells(a), cells(b), none)).toEqual(['ValuationDate'])
     expect(fingerprint(a).digest).not.toBe(fingerprint(b).digest)
   })
 
@@ -134,13 +135,6 @@ describe('the comparison rules', () => {
     expect(fingerprint({ServicePropertyID: '', APN: 'x'}).key).toBe(fingerprint({APN: 'x'}).key)
     expect(fingerprint({APN: '12'}).key).not.toBe(id12)
     expect(fingerprint({City: 'A'}).key).toBeUndefined()
-  })
-
-  it('--fips: codes checked and de-duplicated; absent, every county', () => {
-    expect(countyList(undefined)).toBeUndefined()
-    expect(countyList(['06067', ' 48201', '06067'])).toEqual(['06067', '48201'])
-    expect(() => countyList(['6067'])).toThrow(/--fips "6067" must be exactly 5 digits/)
-    expect(() => countyList(['99001'])).toThrow(/--fips "99001" starts with 99/)
   })
 
   it.each<[string, Partial<ChangeSummary>, string[]]>([
@@ -178,37 +172,6 @@ describe('the comparison rules', () => {
       ...over,
     }
     expect(oneSidedNotices(s)).toEqual(lines)
-  })
-
-  it('--ignore-fields: spec names in any case, none for every field, unknown names refused', () => {
-    expect(ignoreList(undefined)).toEqual(['ValuationDate'])
-    expect(ignoreList(['valuationdate', ' assumablemortgage.lender'])).toEqual([
-      'ValuationDate',
-      'AssumableMortgage.Lender',
-    ])
-    expect(ignoreList(['none'])).toEqual([])
-    expect(() => ignoreList(['Bogus'])).toThrow(/--ignore-fields: unknown column "Bogus"/)
-  })
-
-  it('formats and default names of the change file', () => {
-    expect(changeFormat(undefined, 'x.ndjson')).toBe('ndjson')
-    expect(changeFormat(undefined, 'x.json')).toBe('json')
-    expect(changeFormat(undefined, 'x.txt')).toBe('csv')
-    expect(changeFormat('json', 'x.csv')).toBe('json')
-    expect(changeFormat(undefined, 'x', 'ndjson')).toBe('ndjson')
-    expect(changesOutFor('/d/nov.csv', 'csv')).toBe('/d/nov.changes.csv')
-    expect(changesOutFor('/d/nov.ndjson', 'ndjson')).toBe('/d/nov.changes.ndjson')
-    expect(changesOutFor('/d/nov', 'json')).toBe('/d/nov.changes.json')
-  })
-
-  it('JSON change rows give CSV text the type the spec gives its field', () => {
-    expect(jsonValue('FinalValue', '650000.5')).toBe(650000.5)
-    expect(jsonValue('ServicePropertyID', '12')).toBe(12)
-    expect(jsonValue('FHAEligible', 'false')).toBe(false)
-    expect(jsonValue('Zip', '95814')).toBe('95814')
-    expect(jsonValue('FHACondoEligibility.CondoID', '123')).toBe('123')
-    expect(jsonValue('ValuationDate', '2026-10-01T00:00:00')).toBe('2026-10-01T00:00:00')
-    expect(jsonValue('NotInTheSpec', '5')).toBe('5')
   })
 })
 
@@ -295,6 +258,55 @@ describe('compareExports', () => {
       FinalValue: 300003,
       FHAEligible: false,
     })
+  })
+
+  it('Parquet sides give exactly the rows CSV and NDJSON sides give, values and all', async () => {
+    const parquet = async (recs: Array<Record<string, unknown>>) => {
+      const part = file('part.ndjson', ndjson(recs))
+      const path = join(dir, `${n++}-x.parquet`)
+      const target = await FileTarget.create(path, () => undefined)
+      await writeParquet(target, [part])
+      await target.commit()
+      return path
+    }
+    const text = await compare(file('p.csv', csv(before)), file('c.ndjson', ndjson(after)))
+    const pq = await compare(await parquet(before), await parquet(after))
+    expect(brief(pq.rows)).toEqual(brief(text.rows))
+    expect(pq.s).toMatchObject({added: 1, updated: 1, deleted: 1, unchanged: 2})
+    // the record's own columns agree cell for cell (a Parquet file has every column of its run)
+    for (const [i, row] of text.rows.entries())
+      for (const c of text.header) expect(pq.rows[i]![c], c).toBe(row[c])
+    // a Parquet side against an NDJSON side of the same data: no change
+    const same = await compare(await parquet(before), file('c.ndjson', ndjson(before)))
+    expect(same.rows).toEqual([])
+    expect(same.s.unchanged).toBe(4)
+  })
+
+  it("an unknown field keeps the export's place: after the standard fields, before the add-on columns", async () => {
+    const p = file('p.ndjson', ndjson([prop('06067', 1), prop('06067', 2)]))
+    const c = file(
+      'c.ndjson',
+      ndjson([prop('06067', 1, {Zoning: 'R1'}), prop('06067', 2, {Zoning: 'C2', Zip: '95814'})]),
+    )
+    const {header, rows} = await compare(p, c)
+    expect(header).toEqual([
+      'Change',
+      'ServicePropertyID',
+      'Fips',
+      'ChangedFields',
+      'APN',
+      'City',
+      'Zip',
+      'FinalValue',
+      'ValuationDate',
+      'FHAEligible',
+      'Zoning',
+      'AssumableMortgage.LoanType',
+      'AssumableMortgage.EstimatedInterestRate',
+      'Previous.Zip',
+      'Previous.Zoning',
+    ])
+    expect(brief(rows)).toEqual(['updated 06067/1 Zoning', 'updated 06067/2 Zoning;Zip'])
   })
 
   it('--ignore-fields none reports the moved valuation date; naming a field ignores it', async () => {
@@ -460,22 +472,33 @@ describe('compareExports', () => {
     expect(s.tableBytes).toBe(2 * 20_000 * 24 + 131_072 * 4 + 20_000)
   })
 
-  it('CSV change cells: text that starts like a formula is guarded, numbers with a sign are not', async () => {
+  it('CSV change cells and header are guarded as the export guards them: text that starts like a formula, never a number', async () => {
     const p = file('p.ndjson', ndjson([prop('06067', 1, {City: 'A'})]))
     const c = file(
       'c.ndjson',
       ndjson([
-        prop('06067', 1, {City: '=HYPERLINK("x")', FinalValue: -4.5, APN: '+1', Zip: '-', Lender: '@x'}),
+        prop('06067', 1, {
+          City: '=HYPERLINK("x")',
+          FinalValue: -4.5,
+          APN: '+1',
+          Zip: '-',
+          Lender: '@x',
+          '=HYPERLINK("http://x")': 'y',
+        }),
       ]),
     )
     const out = join(dir, `${n++}-changes.csv`)
     await compareExports({previous: p, current: c, ignore: [], out, format: 'csv'})
-    const [header, row] = parse(readFileSync(out, 'utf8')) as string[][]
+    const text = readFileSync(out, 'utf8')
+    const [header, row] = parse(text) as string[][]
     const cell = (name: string) => row![header!.indexOf(name)]
+    // the header names a field as the export's header does: guarded, then quoted
+    expect(text.split('\r\n')[0]).toContain(`,"'=HYPERLINK(""http://x"")",`)
+    expect(cell(`'=HYPERLINK("http://x")`)).toBe('y')
     expect(cell('City')).toBe(`'=HYPERLINK("x")`)
     expect(cell('Previous.City')).toBe('A')
-    expect(cell('FinalValue')).toBe('-4.5')
-    expect(cell('APN')).toBe('+1') // a number: "+1" reads as one, so it is left as it is
+    expect(cell('FinalValue')).toBe('-4.5') // a number is never guarded
+    expect(cell('APN')).toBe("'+1") // APN is text (spec 2.1 varchar): written as the export writes it
     expect(cell('Zip')).toBe("'-")
     expect(cell('Lender')).toBe("'@x")
   })

@@ -1,83 +1,106 @@
 import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 
-import {asText} from '../../src/io/export-reader.js'
+import {asText, type FlatValue} from '../../src/io/export-reader.js'
 import {
   hashBytes,
+  hashDigits,
+  hashJsonNumber,
   hashText,
+  hashTextBytes,
   nameSeed,
-  NUMBER_CANONICAL,
-  NUMBER_NO,
-  NUMBER_OTHER,
-  numberForm,
+  valueLanes,
 } from '../../src/changes/row-digest.js'
 
-const form = (t: string) => numberForm(Buffer.from(t, 'latin1'), 0, t.length)
-const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/
+const seed = nameSeed('FinalValue')
+const lanesOf = (v: FlatValue): string => {
+  const out = {a: 0, b: 0}
+  valueLanes(v, seed, out)
+  return `${out.a},${out.b}`
+}
+const bytesLanes = (text: string, how: typeof hashTextBytes = hashTextBytes): string => {
+  const b = Buffer.from(text, 'utf8')
+  const out = {a: 0, b: 0}
+  how(b, 0, b.length, seed, out)
+  return `${out.a},${out.b}`
+}
 
-describe('numberForm: what asText makes of a text, decided on its bytes', () => {
-  it.each<[string, number]>([
-    ['688600', NUMBER_CANONICAL],
-    ['0', NUMBER_CANONICAL],
-    ['3.25', NUMBER_CANONICAL],
-    ['-4.5', NUMBER_CANONICAL],
-    ['0.000001', NUMBER_CANONICAL],
-    ['999999999999999', NUMBER_CANONICAL], // 15 digits: exact in a double
-    ['688600.0', NUMBER_OTHER], // a trailing zero after the point
-    ['0.10', NUMBER_OTHER],
-    ['1e5', NUMBER_OTHER],
-    ['1.5E-3', NUMBER_OTHER],
-    ['-0', NUMBER_OTHER], // -0 prints as 0
-    ['0.0000001', NUMBER_OTHER], // below 1e-6 JavaScript prints 1e-7
-    ['12345678901234567', NUMBER_OTHER], // past 15 digits: converted to be sure
-    ['06067', NUMBER_NO], // a code: a leading zero is not JSON's grammar
-    ['2026-10-01', NUMBER_NO],
-    ['1.', NUMBER_NO],
-    ['.5', NUMBER_NO],
-    ['-', NUMBER_NO],
-    ['1e', NUMBER_NO],
-    ['', NUMBER_NO],
-    ['12 Oak St', NUMBER_NO],
-  ])('%j', (text, expected) => {
-    expect(form(text)).toBe(expected)
-  })
-
-  it('canonical means asText keeps the text; not a number means asText keeps it too', () => {
-    fc.assert(
-      fc.property(
-        fc.oneof(
-          fc.stringMatching(/^-?[0-9]{0,18}(\.[0-9]{0,10})?([eE][+-]?[0-9]{0,3})?$/),
-          // small magnitudes, where JavaScript's shortest form turns to exponents
-          fc.stringMatching(/^-?0\.0{0,9}[0-9]{1,4}$/),
-        ),
-        (t) => {
-          const f = form(t)
-          if (f === NUMBER_CANONICAL) expect(String(Number(t))).toBe(t)
-          if (f === NUMBER_NO) {
-            expect(JSON_NUMBER.test(t)).toBe(false)
-            expect(asText(t)).toBe(t)
-          }
-          if (f === NUMBER_OTHER) expect(JSON_NUMBER.test(t)).toBe(true)
-        },
-      ),
-      {numRuns: 3000},
-    )
-  })
-})
+/** Texts and numbers an export may hold: numbers in JSON's grammar (and near it), codes, words. */
+const value = fc.oneof(
+  fc.stringMatching(/^-?[0-9]{0,18}(\.[0-9]{0,10})?([eE][+-]?[0-9]{0,3})?$/),
+  fc.stringMatching(/^-?0\.0{0,9}[0-9]{1,4}$/),
+  fc.constantFrom(
+    '688600.0',
+    '688600',
+    '06067',
+    '1e5',
+    '100000',
+    '-0',
+    '0',
+    '0.10',
+    '0.1',
+    '1e400',
+    'Infinity',
+  ),
+  fc.constantFrom('12345678901234567', '12345678901234568', '1.', '.5', '-', 'true', 'x', ''),
+  fc.string({maxLength: 8}),
+  fc.double({noNaN: true}),
+  fc.integer({min: -1e12, max: 1e12}),
+  fc.boolean(),
+)
 
 describe('the fingerprint of a value', () => {
+  it('two values share one exactly when the comparison calls them equal (asText), whatever their type', () => {
+    fc.assert(
+      fc.property(value, value, (x, y) => {
+        expect(lanesOf(x) === lanesOf(y)).toBe(asText(x) === asText(y))
+      }),
+      {numRuns: 5000},
+    )
+  })
+
+  it.each<[FlatValue, FlatValue]>([
+    ['688600.0', 688600],
+    ['1e5', 100000],
+    ['-0', 0],
+    ['0.10', 0.1],
+    ['true', true],
+  ])('%j is %j', (x, y) => {
+    expect(lanesOf(x)).toBe(lanesOf(y))
+  })
+
+  it.each<[FlatValue, FlatValue]>([
+    ['06067', 6067], // a code keeps its leading zero
+    ['1e400', Infinity], // a number no double holds stays its text
+    ['12', 'x12'],
+    ['', null],
+  ])('%j is not %j', (x, y) => {
+    expect(lanesOf(x)).not.toBe(lanesOf(y))
+  })
+
   it('is the same from a text and from its UTF-8 bytes, whatever the text', () => {
     fc.assert(
-      fc.property(fc.string({unit: 'binary'}), fc.string(), (text, name) => {
-        const seed = nameSeed(name)
+      fc.property(fc.oneof(fc.string({unit: 'binary'}), value.map(String)), (text) => {
         const a = {a: 0, b: 0}
-        const b = {a: 0, b: 0}
         hashText(text, seed, a)
-        const bytes = Buffer.from(text, 'utf8')
-        hashBytes(bytes, 0, bytes.length, seed, b)
-        expect(a).toEqual(b)
+        expect(`${a.a},${a.b}`).toBe(bytesLanes(text))
       }),
     )
+  })
+
+  it('a text of digits alone, a JSON number: the same as any text of them', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[0-9]{1,20}$/), (digits) => {
+        expect(bytesLanes(digits, hashDigits)).toBe(bytesLanes(digits))
+      }),
+    )
+    fc.assert(
+      fc.property(fc.oneof(fc.double({noNaN: true, noDefaultInfinity: true}), fc.integer()), (x) => {
+        const text = JSON.stringify(x)
+        expect(bytesLanes(text, hashJsonNumber)).toBe(lanesOf(x))
+      }),
+    )
+    expect(bytesLanes('1e400', hashJsonNumber)).toBe(lanesOf(Infinity)) // as JSON.parse reads it
   })
 
   it('depends on the field name, and on each byte of the value', () => {
@@ -88,9 +111,12 @@ describe('the fingerprint of a value', () => {
     }
     expect(lanes('688600', 'FinalValue')).not.toBe(lanes('688600', 'HighValue'))
     expect(lanes('688600', 'FinalValue')).not.toBe(lanes('688601', 'FinalValue'))
-    expect(lanes('', 'FinalValue')).not.toBe(lanes('\u0000', 'FinalValue'))
+    expect(lanes('Oak', 'City')).not.toBe(lanes('Oal', 'City'))
+    const raw = {a: 0, b: 0}
+    hashBytes(Buffer.from('\u0000'), 0, 1, nameSeed('FinalValue'), raw)
+    expect(lanes('', 'FinalValue')).not.toBe(`${raw.a},${raw.b}`)
     // 10,000 values of one field: no two share a fingerprint (64 bits: a shared one is a bug, not luck)
-    const seen = new Set(Array.from({length: 10_000}, (_, i) => lanes(String(i), 'FinalValue')))
-    expect(seen.size).toBe(10_000)
+    expect(new Set(Array.from({length: 10_000}, (_, i) => lanes(String(i), 'FinalValue'))).size).toBe(10_000)
+    expect(new Set(Array.from({length: 10_000}, (_, i) => lanes(`${i}x`, 'City'))).size).toBe(10_000)
   })
 })

@@ -54,9 +54,12 @@ describe('the problem lines of a batch (printed with --quiet too)', () => {
     forbidden: 0,
     malformed: 0,
     error: 0,
+    blank: 0,
   }
   it('one line per status that makes the exit code 7, none for answers', () => {
-    expect(batchProblems({...none, ok: 3, not_found: 2, matched_without_unit: 1}, 'res.csv')).toEqual([])
+    expect(
+      batchProblems({...none, ok: 3, not_found: 2, matched_without_unit: 1, blank: 4}, 'res.csv'),
+    ).toEqual([])
     expect(batchProblems({...none, invalid: 1, error: 1200}, 'res.csv')).toEqual([
       '  1 row invalid: a lookup rule is broken, so nothing was sent for them; see the status and error columns of res.csv',
       '  1,200 rows not answered (network, server or a stop); rerun the same command to ask them again; see the status and error columns of res.csv',

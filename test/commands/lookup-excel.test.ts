@@ -24,7 +24,7 @@ afterAll(async () => {
 })
 
 describe('lookup --input: a sheet as Excel saves it', () => {
-  it('blank rows (,,,) are skipped like empty lines and counted in the summary; exit 0, not 7', async () => {
+  it('a blank row (,,,) between data rows keeps its place as an empty answer, the run at the end is counted; exit 0, not 7', async () => {
     const input = join(dir, 'sheet.csv')
     // a BOM, CRLF, blank rows between the data and the run of them Excel leaves at the end
     writeFileSync(
@@ -38,16 +38,18 @@ describe('lookup --input: a sheet as Excel saves it', () => {
     })
     expect(r.exitCode).toBe(0)
     expect(r.stderr).toMatch(
-      /sfl lookup --input: 2 rows \(2 ok\), 3 blank rows skipped, 1 lookups saved by duplicate rows, 1 requests/,
+      /sfl lookup --input: 3 rows \(2 ok, 1 blank\), 2 blank rows after the last data row skipped, 1 lookups saved by duplicate rows, 1 requests/,
     )
     const lines = readFileSync(out, 'utf8')
       .replace(/^\ufeff/, '')
       .trimEnd()
       .split('\r\n')
-    expect(lines.map((l) => l.split(',').slice(0, 4).join(','))).toEqual([
-      'tag,fips,apn,status',
-      'a,06067,078-0123-045,ok',
-      'b,06067,078-0123-045,ok',
+    // one output row per input row, numbered as the input's data rows are
+    expect(lines.map((l) => l.split(',').slice(0, 5).join(','))).toEqual([
+      'tag,fips,apn,sfl_row,status',
+      'a,06067,078-0123-045,1,ok',
+      ',,,2,blank',
+      'b,06067,078-0123-045,3,ok',
     ])
     expect(readLog(log)).toHaveLength(1)
   })

@@ -54,7 +54,9 @@ describe("the format from --out's extension", () => {
   it('--out res.csv writes CSV', async () => {
     const out = join(dir, 'res.csv')
     await run(['--out', out, '-q'])
-    expect(readFileSync(out, 'utf8').split('\r\n')[0]).toMatch(/^fips,property_id,address,status,error,note,/)
+    expect(readFileSync(out, 'utf8').split('\r\n')[0]).toMatch(
+      /^fips,property_id,address,sfl_row,status,error,note,source,records,other_ids,sfl_Fips,/,
+    )
   })
 
   it('--out res.json -o csv is exit 2 before anything is read or sent', async () => {

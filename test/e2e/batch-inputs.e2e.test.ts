@@ -55,11 +55,11 @@ describe('inputs a spreadsheet user has', () => {
     const input = join(d, 'leads.xlsx')
     await wb.xlsx.writeFile(input)
     const out = join(d, 'answers.csv')
-    const r = await lookup(['--input', input, '--out', out, '--no-stats'])
+    const r = await lookup(['--input', input, '--out', out, '--no-stats', '--plan', 'lookups'])
     expect(r.code).toBe(0) // not_found is an answer (exit 0)
     expect(r.stderr).toMatch(/3 rows \(2 ok, 1 not_found\)/)
     const text = readFileSync(out, 'utf8')
-    expect(text.startsWith('\ufeffName,fips,property_id,APN,status,')).toBe(true)
+    expect(text.startsWith('\ufeffName,fips,property_id,APN,sfl_row,status,')).toBe(true)
     expect(csvRows(text).map((x) => [x['Name'], x['fips'], x['status'], x['ServicePropertyID']])).toEqual([
       ['Ann', '06067', 'ok', '30000000006'],
       ['Bob', '06067', 'ok', '30000000006'],

@@ -49,37 +49,78 @@ function readRows(path: string): Array<Record<string, string>> {
 }
 
 describe('sfl lookup --input end to end', () => {
-  it('10,000 rows against a faulty sandbox: every row once, in input order, with the right status', async () => {
-    const d = tmp()
-    const {csv, expected, ids} = makeInput(10_000)
-    writeFileSync(join(d, 'in.csv'), csv)
-    const log = join(d, 'log.ndjson')
-    writeFileSync(log, '')
-    await withSandbox(
-      {records: 100_000, limit: 100_000, failRate: 0.04, resetRate: 0.03, truncateRate: 0.03, log},
-      async (sb) => {
-        const out = join(d, 'out.csv')
-        const r = await sfl(
-          ['lookup', '--input', join(d, 'in.csv'), '--out', out, '--concurrency', '8', '--retries', '8'],
-          {
-            env: {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-basic'},
-          },
-        )
-        expect(r.stderr).toMatch(/10,000 rows \(7,000 ok, 2,000 not_found, 1,000 invalid\)/)
-        expect(r.code).toBe(7) // invalid rows are not a full success
-        const rows = readRows(out)
-        expect(rows.map((x) => x['row'])).toEqual(expected.map((_, i) => String(i)))
-        expect(rows.map((x) => x['status'])).toEqual(expected)
-        expect(rows.map((x) => (x['ServicePropertyID'] ? Number(x['ServicePropertyID']) : null))).toEqual(ids)
-        // faults really happened and were retried
-        const entries = readLog(log)
-        expect(entries.filter((e) => e.fault !== null).length).toBeGreaterThan(300)
-        // invalid rows sent nothing; duplicates were asked once
-        expect(entries.filter((e) => e.fault === null).length).toBeLessThanOrEqual(9000)
-        expect(r.stderr).toMatch(/saved by duplicate rows/)
-      },
-    )
-  }, 180_000)
+  it.each(['lookups', 'auto'] as const)(
+    '10,000 rows against a faulty sandbox, --plan %s: every row once, in input order, with the right status',
+    async (plan) => {
+      const d = tmp()
+      const {csv, expected, ids} = makeInput(10_000)
+      writeFileSync(join(d, 'in.csv'), csv)
+      const log = join(d, 'log.ndjson')
+      writeFileSync(log, '')
+      await withSandbox(
+        {
+          records: 100_000,
+          limit: 100_000,
+          failRate: 0.04,
+          resetRate: 0.03,
+          truncateRate: 0.03,
+          log,
+          pageSize: 1000,
+        },
+        async (sb) => {
+          const out = join(d, 'out.csv')
+          const r = await sfl(
+            [
+              'lookup',
+              '--input',
+              join(d, 'in.csv'),
+              '--out',
+              out,
+              '--concurrency',
+              '8',
+              '--retries',
+              '8',
+              '--plan',
+              plan,
+            ],
+            {env: {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-basic'}},
+          )
+          expect(r.stderr).toMatch(/10,000 rows \(7,000 ok, 2,000 not_found, 1,000 invalid\)/)
+          expect(r.code).toBe(7) // invalid rows are not a full success
+          const rows = readRows(out)
+          expect(rows.map((x) => x['row'])).toEqual(expected.map((_, i) => String(i)))
+          expect(rows.map((x) => x['sfl_row'])).toEqual(expected.map((_, i) => String(i + 1)))
+          expect(rows.map((x) => x['status'])).toEqual(expected)
+          expect(rows.map((x) => (x['ServicePropertyID'] ? Number(x['ServicePropertyID']) : null))).toEqual(
+            ids,
+          )
+          const entries = readLog(log)
+          const sent = entries.filter((e) => e.fault === null)
+          if (plan === 'lookups') {
+            // faults really happened and were retried
+            expect(entries.filter((e) => e.fault !== null).length).toBeGreaterThan(300)
+            // invalid rows sent nothing; duplicates were asked once
+            expect(sent.length).toBeLessThanOrEqual(9000)
+          } else {
+            // the county's 100 pages (each whole once, whatever faults came between), then the two rows
+            // only the service can answer (an address it does not hold, an id of another county)
+            expect(
+              sent.filter(
+                (e) =>
+                  e.query['address'] === undefined &&
+                  e.query['apn'] === undefined &&
+                  e.query['property_id'] === undefined,
+              ),
+            ).toHaveLength(100)
+            expect(sent.length).toBe(102)
+            expect(rows.filter((x) => x['source'] === 'scan')).toHaveLength(7000)
+          }
+          expect(r.stderr).toMatch(/saved by duplicate rows/)
+        },
+      )
+    },
+    180_000,
+  )
 
   it('a killed run resumed adds no duplicate row and does not ask finished rows again', async () => {
     const d = tmp()
@@ -107,6 +148,8 @@ describe('sfl lookup --input end to end', () => {
         'ndjson',
         '--concurrency',
         '4',
+        '--plan',
+        'lookups',
       ]
       const results = `${out}.sfl-checkpoint`
       await killWhen(args, env, () => readFileSync(results, 'utf8').split('\n').length > 600, sb.idle)
@@ -263,7 +306,13 @@ describe('sfl lookup --input with a sheet saved by Excel', () => {
     await withSandbox({match: 'strict', log}, async (sb) => {
       const env = {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-basic'}
       const statuses = async (map: string[]) => {
-        const r = await sfl(['lookup', '--input', join(d, 'in.csv'), '-o', 'ndjson', ...map], {env})
+        // per-row lookups: what is checked is the address each one sends
+        const r = await sfl(
+          ['lookup', '--input', join(d, 'in.csv'), '-o', 'ndjson', '--plan', 'lookups', ...map],
+          {
+            env,
+          },
+        )
         expect(r.code).toBe(0)
         return r.stdout
           .split('\n')
@@ -293,14 +342,18 @@ describe('sfl lookup --input with a sheet saved by Excel', () => {
       const r = await sfl(['lookup', '--input', join(d, 'in.csv'), '-o', 'csv'], {env})
       expect(r.code).toBe(0)
       const [header, row] = csvTable(r.stdout) as [string[], string[]]
-      expect(header.slice(0, 16)).toEqual([
+      expect(header.slice(0, 20)).toEqual([
         'FIPS',
         'Address',
         'City',
         'Status',
+        'sfl_row',
         'sfl_status',
         'error',
         'note',
+        'source',
+        'records',
+        'other_ids',
         'sfl_Fips',
         'ServicePropertyID',
         'APN',
@@ -313,13 +366,17 @@ describe('sfl lookup --input with a sheet saved by Excel', () => {
       ])
       const lower = header.map((h) => h.toLowerCase())
       expect(new Set(lower).size).toBe(lower.length)
-      expect(row.slice(0, 9)).toEqual([
+      expect(row.slice(0, 13)).toEqual([
         '06067',
         '3526 HIGH ST',
         'Sacramento',
         'vip',
+        '1',
         'ok',
         '',
+        '',
+        'lookup',
+        '1',
         '',
         '06067',
         '30000000006',
@@ -330,9 +387,13 @@ describe('sfl lookup --input with a sheet saved by Excel', () => {
         'Address',
         'City',
         'Status',
+        'sfl_row',
         'sfl_status',
         'error',
         'note',
+        'source',
+        'records',
+        'other_ids',
         'data',
       ])
     })
@@ -359,7 +420,9 @@ describe('sfl lookup --input with a sheet saved by Excel', () => {
       expect(await head(['--input', bommed, '-o', 'json'])).toBe('[\n{"fip')
       // on stdout too
       const r = await sfl(['lookup', '--input', plain, '--bom'], {env})
-      expect(r.stdout.startsWith('\ufefffips,property_id,status,error,note,')).toBe(true)
+      expect(
+        r.stdout.startsWith('\ufefffips,property_id,sfl_row,status,error,note,source,records,other_ids,'),
+      ).toBe(true)
     })
   })
 
@@ -409,7 +472,19 @@ describe('sfl lookup --input with a sheet saved by Excel', () => {
       const out = join(d, 'out.csv')
       const run = (map: string[], extra: string[] = []) =>
         sfl(
-          ['lookup', '--input', join(d, 'in.csv'), '--out', out, '--map', 'fips=County', ...map, ...extra],
+          [
+            'lookup',
+            '--input',
+            join(d, 'in.csv'),
+            '--out',
+            out,
+            '--map',
+            'fips=County',
+            '--plan',
+            'lookups',
+            ...map,
+            ...extra,
+          ],
           {
             env,
           },

@@ -256,6 +256,47 @@ describe('against the sandbox', () => {
         .map((l) => (JSON.parse(l) as {ServicePropertyID: number}).ServicePropertyID)
     expect(idsOf(join(d, 'nov.changes.ndjson'))).toEqual(idsOf(cur).slice(1000))
   })
+  it('Parquet exports (read by column, a worker each): the change file of their CSV exports, row for row', async () => {
+    const d = tmp()
+    for (const [name, seed, records] of [
+      ['a', 1, 300],
+      ['b', 2, 250],
+    ] as const)
+      for (const format of ['csv', 'parquet'])
+        expect(
+          (await exportHarris({records, seed}, ['--output', format, '--out', join(d, `${name}.${format}`)]))
+            .code,
+        ).toBe(0)
+    const fromCsv = await sfl(['changes', join(d, 'a.csv'), join(d, 'b.csv'), '--output', 'ndjson'])
+    const fromParquet = await sfl([
+      'changes',
+      join(d, 'a.parquet'),
+      join(d, 'b.parquet'),
+      '--output',
+      'ndjson',
+      '--debug',
+    ])
+    expect(fromParquet.code, fromParquet.stderr).toBe(0)
+    expect(fromParquet.stderr).toContain('[debug] sfl changes: a worker thread per side')
+    expect(fromParquet.stderr.split('\n').filter((l) => !l.startsWith('[debug]'))).toEqual(
+      fromCsv.stderr.split('\n'),
+    )
+    // the same rows and fields; each value the same number (a Parquet double has no text as sent)
+    const rows = (out: string) =>
+      out
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+    const a = rows(fromCsv.stdout)
+    const b = rows(fromParquet.stdout)
+    expect(b.map((r) => [r['Change'], r['ServicePropertyID'], r['ChangedFields']])).toEqual(
+      a.map((r) => [r['Change'], r['ServicePropertyID'], r['ChangedFields']]),
+    )
+    expect(b.length).toBeGreaterThan(200)
+    for (const [i, r] of b.entries())
+      for (const [k, v] of Object.entries(r)) expect(v, k).toEqual(a[i]![k] ?? null)
+  })
+
   it('another seed: the same ids with other values, each updated row naming fields that really differ', async () => {
     const d = tmp()
     const prev = join(d, 'a.csv')

@@ -153,7 +153,19 @@ describe('answers are never thrown away', () => {
     const inPath = input(d, 8)
     // to stdout: the answered rows are there, the rest say why
     const piped = await sfl(
-      ['lookup', '--input', inPath, '-o', 'csv', '--concurrency', '1', '--max-wait', '1'],
+      [
+        'lookup',
+        '--input',
+        inPath,
+        '-o',
+        'csv',
+        '--concurrency',
+        '1',
+        '--max-wait',
+        '1',
+        '--plan',
+        'lookups',
+      ],
       {
         env: env(s),
       },
@@ -161,13 +173,25 @@ describe('answers are never thrown away', () => {
     expect(piped.code).toBe(7)
     const lines = piped.stdout.trimEnd().split('\r\n')
     expect(lines).toHaveLength(9)
-    expect(lines.slice(1, 4).every((l) => /^\d,06113,A-\d,ok,,/.test(l))).toBe(true)
+    expect(lines.slice(1, 4).every((l) => /^\d,06113,A-\d,\d,ok,,/.test(l))).toBe(true)
     expect(lines[5]).toMatch(
-      /^4,06113,A-4,error,"not looked up: rate limit: the key's budget returns in \d+ s, longer than --max-wait 1 s/,
+      /^4,06113,A-4,5,error,"not looked up: rate limit: the key's budget returns in \d+ s, longer than --max-wait 1 s/,
     )
     // to --out: the same, and the same command later asks only what is missing
     const out = join(d, 'out.csv')
-    const cmd = ['lookup', '--input', inPath, '--out', out, '--concurrency', '1', '--max-wait', '1']
+    const cmd = [
+      'lookup',
+      '--input',
+      inPath,
+      '--out',
+      out,
+      '--concurrency',
+      '1',
+      '--max-wait',
+      '1',
+      '--plan',
+      'lookups',
+    ]
     const before = s.requests.length
     const first = await sfl(cmd, {env: env(s)})
     expect(first.code).toBe(5) // no answer at all this time: the budget was already spent
@@ -180,7 +204,7 @@ describe('answers are never thrown away', () => {
         .trimEnd()
         .split('\r\n')
         .slice(1)
-        .map((l) => l.split(',')[3]),
+        .map((l) => l.split(',')[4]),
     ).toEqual(Array(8).fill('ok'))
     expect(s.requests.length - before).toBe(1 + 8)
   })
@@ -190,7 +214,19 @@ describe('answers are never thrown away', () => {
     const d = tmp()
     const out = join(d, 'out.csv')
     const r = await sfl(
-      ['lookup', '--input', input(d, 40), '--out', out, '--concurrency', '1', '--retries', '0'],
+      [
+        'lookup',
+        '--input',
+        input(d, 40),
+        '--out',
+        out,
+        '--concurrency',
+        '1',
+        '--retries',
+        '0',
+        '--plan',
+        'lookups',
+      ],
       {env: env(s)},
     )
     expect(r.code).toBe(6)
@@ -202,7 +238,7 @@ describe('answers are never thrown away', () => {
       .trimEnd()
       .split('\r\n')
       .slice(1)
-      .map((l) => l.split(',')[3])
+      .map((l) => l.split(',')[4])
     expect(statuses.filter((x) => x === 'ok')).toHaveLength(2)
     expect(statuses).toHaveLength(40)
     expect(r.stderr).toMatch(/checkpoint kept/)

@@ -125,7 +125,7 @@ describe('CSV headers are formula-guarded too', () => {
     const r = await sfl(['lookup', '--input', join(d, 'in.csv'), '-o', 'csv', '--retries', '0'], {
       env: {SFL_BASE_URL: server.baseUrl('ok'), SFL_API_KEY: KEY},
     })
-    expect(r.stdout.split('\r\n')[0]).toMatch(/^fips,property_id,'=cmd\|calc,status,error,/)
+    expect(r.stdout.split('\r\n')[0]).toMatch(/^fips,property_id,'=cmd\|calc,sfl_row,status,error,/)
   })
 })
 

@@ -355,22 +355,47 @@ describe('a Date header hours off is not trusted over X-RateLimit-Reset', () => 
 })
 
 describe('a batch row', () => {
-  it('answered by several records gets a row per record, its input repeated, noted several_records', async () => {
+  it('answered by several records: one row for the input row (records 2, the other id named), or a row per record with --several rows', async () => {
     answer = () => page([rec(1), rec(2)])
     const d = tmp()
     const input = join(d, 'in.csv')
     writeFileSync(input, 'apn,name\n078-1,Ann\n')
     const out = join(d, 'out.csv')
-    const r = await runCommand(Lookup, ['--input', input, '--fips', '06067', '--out', out], env())
+    // per-row lookups: this server answers a county's form too, which the planner might scan instead
+    const r = await runCommand(
+      Lookup,
+      ['--input', input, '--fips', '06067', '--out', out, '--plan', 'lookups'],
+      env(),
+    )
     expect(r.exitCode).toBe(0)
+    // apn, name, sfl_row, status, error, note, source, records, other_ids, then the record's columns
     const rows = lines(out).map((l) => l.split(','))
-    expect(rows).toHaveLength(3)
-    expect(rows.slice(1).map((c) => [c[0], c[1], c[2], c[4]])).toEqual([
-      ['078-1', 'Ann', 'ok', 'several_records'],
-      ['078-1', 'Ann', 'ok', 'several_records'],
+    expect(rows).toHaveLength(2)
+    expect(rows[1]!.slice(0, 9)).toEqual([
+      '078-1',
+      'Ann',
+      '1',
+      'ok',
+      '',
+      'several_records',
+      'lookup',
+      '2',
+      '2',
     ])
-    expect(rows.slice(1).map((c) => c[6])).toEqual(['1', '2'])
     expect(r.stderr).toMatch(/1 row answered by several records/)
+    const each = join(d, 'each.csv')
+    const r2 = await runCommand(
+      Lookup,
+      ['--input', input, '--fips', '06067', '--out', each, '--plan', 'lookups', '--several', 'rows'],
+      env(),
+    )
+    expect(r2.exitCode).toBe(0)
+    const perRecord = lines(each).map((l) => l.split(','))
+    expect(perRecord).toHaveLength(3)
+    expect(perRecord.slice(1).map((c) => [c[0], c[1], c[2], c[3], c[5]])).toEqual([
+      ['078-1', 'Ann', '1', 'ok', 'several_records'],
+      ['078-1', 'Ann', '1', 'ok', 'several_records'],
+    ])
   })
 
   it('whose record echoes the key: masked in the output and in the checkpoint of a stopped run', async () => {

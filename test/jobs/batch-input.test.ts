@@ -67,9 +67,28 @@ describe('batch input parsing', () => {
     expect(p.rows.map((r) => r.invalid)).toEqual([
       'line 2: fips "606777" must be exactly 5 digits (2-digit state code + 3-digit county code)',
       'line 3: give exactly one of address, apn or property_id; none was given',
-      'line 4: give exactly one of address, apn or property_id; got address and apn',
+      undefined,
       'line 5: fips "67" must be exactly 5 digits (2-digit state code + 3-digit county code)',
     ])
+  })
+
+  it('a row with several identifiers is looked up by the most precise, and its note names the ones not used', async () => {
+    const p = await parse(
+      'fips,address,apn,property_id\n06067,"3526 High St, Sacramento",078-0123-045,\n06067,x,078-0123-045,30000000006\n06067,x,,\n',
+    )
+    expect(p.rows.map((r) => [r.query?.by, r.note])).toEqual([
+      [
+        {kind: 'apn', value: '078-0123-045'},
+        'looked up by apn; not used: address "3526 High St, Sacramento"',
+      ],
+      [
+        {kind: 'property_id', value: '30000000006'},
+        'looked up by property_id; not used: apn "078-0123-045", address "x"',
+      ],
+      [{kind: 'address', value: 'x'}, undefined],
+    ])
+    // one identity for de-duplication: the row's APN, whatever address came with it
+    expect(p.rows[0]!.key).toBe((await parse('fips,apn\n06067,078-0123-045\n')).rows[0]!.key)
   })
 
   it('pads a fips that lost its leading zero (Excel) to 5 digits and notes it on the row', async () => {
@@ -133,9 +152,8 @@ describe('batch input parsing', () => {
     const p = await parse('address,Parcel,fips\nold text,078-0123-045,06067\n', undefined, {
       apn: ['parcel'],
     })
-    expect(p.rows[0]!.invalid).toBe(
-      'line 2: give exactly one of address, Parcel or property_id; got address and Parcel',
-    )
+    expect(p.rows[0]!.query).toEqual({fips: '06067', by: {kind: 'apn', value: '078-0123-045'}})
+    expect(p.rows[0]!.note).toBe('looked up by apn; not used: address "old text"')
     const q = await parse('address,Parcel,fips\nold text,078-0123-045,06067\n', undefined, {
       address: ['Parcel'],
     })
@@ -162,7 +180,7 @@ describe('batch input parsing', () => {
     )
   })
 
-  it('skips and counts a CSV as Excel saves it: BOM, CRLF, blank rows (,,,) in the middle and at the end', async () => {
+  it('reads a CSV as Excel saves it: BOM, CRLF, blank rows (,,,) kept in the middle and counted at the end', async () => {
     const path = join(dir, `in-${n++}.csv`)
     writeFileSync(
       path,
@@ -170,22 +188,28 @@ describe('batch input parsing', () => {
         'a,06067,078-0123-045,x\r\n' +
         ',,,\r\n' + // a formatted blank row in the middle
         'b,06067,078-0123-046,\r\n' +
-        ' , ,,\r\n' + // spaces only: nothing to look up or carry either
+        ' , ,,\r\n' + // spaces only: blank too, and after the last data row
         '\r\n' + // a truly empty line, skipped as before (not counted as a blank row)
         ',,,\r\n,,,\r\n', // the run of blank rows Excel leaves at the end
     )
     const input = await BatchInput.open(path, 'in.csv', undefined)
-    expect(input.blankRows).toBe(4)
+    // the one in the middle keeps its place (one output row per input row); the three at the end do not
+    expect([input.keptBlank, input.blankRows]).toEqual([1, 3])
     const rows: InputRow[] = []
     for await (const r of input.rows()) rows.push(r)
-    expect(rows.map((r) => [r.line, r.values['Name'], r.invalid])).toEqual([
-      [2, 'a', undefined],
-      [4, 'b', undefined],
+    expect(rows.map((r) => [r.line, r.values['Name'], r.invalid, r.blank, r.query?.by.value])).toEqual([
+      [2, 'a', undefined, undefined, '078-0123-045'],
+      [3, '', undefined, true, undefined],
+      [4, 'b', undefined, undefined, '078-0123-046'],
     ])
     // the output pass sees the same rows, in the same places
-    const records: number[] = []
-    for await (const r of input.records()) records.push(r.line)
-    expect(records).toEqual([2, 4])
+    const records: Array<[number, boolean]> = []
+    for await (const r of input.records()) records.push([r.line, r.blank === true])
+    expect(records).toEqual([
+      [2, false],
+      [3, true],
+      [4, false],
+    ])
   })
 
   it.each([

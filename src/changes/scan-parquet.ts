@@ -1,0 +1,158 @@
+import {asText} from '../io/export-reader.js'
+import {cellOf, ParquetColumns, ParquetLayoutError, type ColumnValues} from '../io/parquet-reader.js'
+import type {EntrySink} from './entries.js'
+import {ROLE_APN, ROLE_COMPARED, ROLE_FIPS, ROLE_ID, type FieldIds} from './names.js'
+import {ScanAnomaly, type ScanTarget} from './scan-io.js'
+import {hashNumber, hashText, hashTextBytes, type Lanes} from './row-digest.js'
+
+/**
+ * One pass over a Parquet export, column by column (src/io/parquet-reader.ts): only the columns the
+ * comparison needs (the compared ones, the key's, the county's: an ignored column is never read), a row
+ * group at a time; each distinct value of a column chunk is hashed once (a dictionary's values once for
+ * all the rows that use them), then added into each row's digest, so no record object is made. The
+ * fingerprints are src/changes/row-digest.ts's, as the CSV and NDJSON scans make them: a double is hashed
+ * as the number it is, so `688600.0` in a CSV and 688600 here are one value. An entry's place is its row
+ * number. A file the column reader does not lay out throws ScanAnomaly, and the caller reads the side as
+ * record objects (src/io/export-reader.ts, hyparquet's general reader).
+ */
+export async function scanParquet(ids: FieldIds, sink: EntrySink, target: ScanTarget): Promise<void> {
+  let file: ParquetColumns
+  try {
+    file = await ParquetColumns.open(target.path)
+  } catch (error) {
+    if (error instanceof ParquetLayoutError) throw new ScanAnomaly(error.message)
+    throw error
+  }
+  try {
+    const colIds = file.columns.map((c) => ids.ofText(c.name))
+    if (colIds.includes(-1)) throw new ScanAnomaly('more columns than the scan names')
+    // a name given to two columns: the record object keeps the last one's value
+    const used = ROLE_COMPARED | ROLE_ID | ROLE_APN | ROLE_FIPS
+    const needed = file.columns.filter(
+      (c, i) => (ids.role[colIds[i]!]! & used) !== 0 && colIds.lastIndexOf(colIds[i]!) === i,
+    )
+    const roles = needed.map((c) => ids.role[colIds[c.index]!]!)
+    const seeds = needed.map((c) => ids.seeds[colIds[c.index]!]!)
+    let county: string | undefined
+    for (let g = 0; g < file.groups.length; g++) {
+      const {first, rows} = file.groups[g]!
+      const values = file.readGroup(g, needed)
+      const sumA = new Int32Array(rows)
+      const sumB = new Int32Array(rows)
+      const key = new Uint8Array(rows)
+      const keyA = new Int32Array(rows)
+      const keyB = new Int32Array(rows)
+      let fips: ColumnValues | undefined
+      values.forEach((v, i) => {
+        const role = roles[i]!
+        addColumn(v, seeds[i]!, role, sumA, sumB, key, keyA, keyB)
+        if (role & ROLE_FIPS) fips = v
+      })
+      let fipsSlot = -2
+      for (let r = 0; r < rows; r++) {
+        if (target.group !== undefined) {
+          if (county === undefined) select(sink, (county = target.group), colIds)
+        } else {
+          // a record's county is its Fips (asText; none: ""), usually the last record's
+          const slot = fips ? fips.slot[r]! : -1
+          if (slot !== fipsSlot || county === undefined) {
+            fipsSlot = slot
+            const text = slot < 0 ? '' : (asText(cellOf(fips!, slot)) ?? '')
+            if (text !== county) select(sink, (county = text), colIds)
+          }
+        }
+        if (key[r] === 0) sink.unkeyed()
+        else sink.add(keyA[r]!, keyB[r]!, sumA[r]!, sumB[r]!, first + r, target.index)
+      }
+      // a row group at a time: Ctrl-C gets in between
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+  } finally {
+    file.close()
+  }
+}
+
+/** Every column of the file is a field of every record (null or not), as export-reader's objects have them. */
+function select(sink: EntrySink, county: string, colIds: number[]): void {
+  sink.select(county)
+  for (const id of colIds) sink.see(id)
+}
+
+/** One column chunk into the rows' digests and keys: each table value hashed once, then added per row. */
+function addColumn(
+  v: ColumnValues,
+  seed: Lanes,
+  role: number,
+  sumA: Int32Array,
+  sumB: Int32Array,
+  key: Uint8Array,
+  keyA: Int32Array,
+  keyB: Int32Array,
+): void {
+  const la = new Int32Array(v.size)
+  const lb = new Int32Array(v.size)
+  /** Slots whose value is an empty text: no key (export-reader's asText gives ''). */
+  const empty = new Uint8Array(v.size)
+  const out: Lanes = {a: 0, b: 0}
+  const kind = v.column.kind
+  if (kind === 'string')
+    for (let i = 0; i < v.size; i++) {
+      hashTextBytes(v.bytes, v.start[i]!, v.end[i]!, seed, out)
+      la[i] = out.a
+      lb[i] = out.b
+      empty[i] = v.end[i] === v.start[i] ? 1 : 0
+    }
+  else if (kind === 'number')
+    for (let i = 0; i < v.size; i++) {
+      const x = v.num[i]!
+      if (Number.isFinite(x)) hashNumber(x, seed, out)
+      else hashText(String(x), seed, out)
+      la[i] = out.a
+      lb[i] = out.b
+    }
+  else if (kind === 'boolean') {
+    // a boolean is the text true or false: two fingerprints for every row of the column
+    const t: Lanes = {a: 0, b: 0}
+    const f: Lanes = {a: 0, b: 0}
+    hashText('true', seed, t)
+    hashText('false', seed, f)
+    for (let i = 0; i < v.size; i++) {
+      const l = v.num[i] === 1 ? t : f
+      la[i] = l.a
+      lb[i] = l.b
+    }
+  } else {
+    // dates and timestamps as their text: each distinct value hashed once
+    const known = new Map<number, Lanes>()
+    for (let i = 0; i < v.size; i++) {
+      const x = v.num[i]!
+      let l = known.get(x)
+      if (!l) {
+        l = {a: 0, b: 0}
+        hashText(cellOf(v, i) as string, seed, l)
+        known.set(x, l)
+      }
+      la[i] = l.a
+      lb[i] = l.b
+    }
+  }
+  const slots = v.slot
+  const n = v.rows
+  if (role & ROLE_COMPARED)
+    for (let r = 0; r < n; r++) {
+      const s = slots[r]!
+      if (s < 0) continue
+      sumA[r] = (sumA[r]! + la[s]!) | 0
+      sumB[r] = (sumB[r]! + lb[s]!) | 0
+    }
+  if (role & (ROLE_ID | ROLE_APN)) {
+    const rank = role & ROLE_ID ? 2 : 1
+    for (let r = 0; r < n; r++) {
+      const s = slots[r]!
+      if (s < 0 || empty[s] || key[r]! >= rank) continue
+      key[r] = rank
+      keyA[r] = la[s]!
+      keyB[r] = lb[s]!
+    }
+  }
+}

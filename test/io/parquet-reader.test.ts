@@ -1,0 +1,167 @@
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import * as zlib from 'node:zlib'
+
+import {DuckDBInstance, type DuckDBConnection} from '@duckdb/node-api'
+import fc from 'fast-check'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {readExport} from '../../src/io/export-reader.js'
+import {FileTarget} from '../../src/io/output.js'
+import {
+  cellOf,
+  ParquetColumns,
+  ParquetLayoutError,
+  readParquetRecords,
+  type ParquetRecord,
+} from '../../src/io/parquet-reader.js'
+import {writeParquet} from '../../src/io/parquet-writer.js'
+
+/**
+ * The column reader (ParquetColumns) against two independent readers: DuckDB, for files DuckDB writes
+ * (data pages v1, its own dictionary choices, every codec it offers), and hyparquet's general reader for
+ * files sfl writes (data pages v2, Snappy). Every value of every row must agree, whole groups and picked rows.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'sfl-parquet-reader-'))
+let db: DuckDBInstance
+let con: DuckDBConnection
+beforeAll(async () => {
+  db = await DuckDBInstance.create(':memory:')
+  con = await db.connect()
+})
+afterAll(() => {
+  con.closeSync()
+  db.closeSync()
+  rmSync(dir, {recursive: true, force: true})
+})
+let n = 0
+
+/** Every record of a file through the column reader, a row group at a time. */
+async function byColumns(path: string): Promise<ParquetRecord[]> {
+  const pq = await ParquetColumns.open(path)
+  try {
+    const out: ParquetRecord[] = []
+    for (let g = 0; g < pq.groups.length; g++) {
+      const values = pq.readGroup(g, pq.columns)
+      for (let r = 0; r < pq.groups[g]!.rows; r++)
+        out.push(Object.fromEntries(values.map((v) => [v.column.name, cellOf(v, v.slot[r]!)])))
+    }
+    return out
+  } finally {
+    pq.close()
+  }
+}
+
+/** The same rows picked a few at a time (readRows), group by group. */
+async function picked(path: string, every: number): Promise<Array<[number, ParquetRecord]>> {
+  const pq = await ParquetColumns.open(path)
+  try {
+    const out: Array<[number, ParquetRecord]> = []
+    for (let g = 0; g < pq.groups.length; g++) {
+      const {first, rows} = pq.groups[g]!
+      const want = Int32Array.from({length: Math.ceil(rows / every)}, (_, i) => i * every)
+      const values = pq.readRows(g, pq.columns, want)
+      want.forEach((r, i) =>
+        out.push([first + r, Object.fromEntries(pq.columns.map((c, ci) => [c.name, values[ci]![i]!]))]),
+      )
+    }
+    return out
+  } finally {
+    pq.close()
+  }
+}
+
+const SELECT = `SELECT i AS id, CASE WHEN i % 5 = 0 THEN NULL ELSE 'x' || (i % 7) END AS s,
+  CASE WHEN i % 3 = 0 THEN NULL ELSE (i * 1.5)::DOUBLE END AS d, i % 2 = 0 AS b,
+  DATE '2024-01-01' + i::INTEGER AS dt, TIMESTAMP '2024-01-01 10:00:00' + INTERVAL (i) SECOND AS ts,
+  'ünïcode ' || i AS u FROM range(3000) t(i)`
+
+describe('the Parquet column reader', () => {
+  it.each(['snappy', 'gzip', 'brotli', 'uncompressed'])(
+    'a file DuckDB wrote (%s, data pages v1): every value as DuckDB reads it',
+    async (codec) => {
+      const path = join(dir, `${n++}-${codec}.parquet`)
+      await con.run(
+        `COPY (${SELECT}) TO '${path}' (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE 1000)`,
+      )
+      const expected = (
+        await con.runAndReadAll(
+          `SELECT id, s, d, b, strftime(dt, '%Y-%m-%d') AS dt, strftime(ts, '%Y-%m-%dT%H:%M:%S') AS ts, u FROM '${path}' ORDER BY id`,
+        )
+      )
+        .getRowObjectsJson()
+        .map((r) => ({...r, id: Number(r['id'])}))
+      const got = await byColumns(path)
+      expect(got).toHaveLength(3000)
+      expect(got).toEqual(expected)
+      // the export reader reads it through the column reader too
+      const viaExport = []
+      for await (const r of readExport(path)) viaExport.push(r)
+      expect(viaExport).toEqual(expected)
+      for (const [row, rec] of await picked(path, 97)) expect(rec).toEqual(expected[row])
+    },
+  )
+
+  it('zstd: read when node:zlib has it, else left to the record reader (a ParquetLayoutError)', async () => {
+    const path = join(dir, `${n++}-zstd.parquet`)
+    await con.run(`COPY (${SELECT}) TO '${path}' (FORMAT parquet, COMPRESSION zstd)`)
+    if ('zstdDecompressSync' in zlib) expect(await byColumns(path)).toHaveLength(3000)
+    else await expect(ParquetColumns.open(path)).rejects.toThrow(ParquetLayoutError)
+  })
+
+  it('a nested column is left to the record reader, which still reads the file', async () => {
+    const path = join(dir, `${n++}-struct.parquet`)
+    await con.run(`COPY (SELECT i AS id, {'a': i} AS st FROM range(10) t(i)) TO '${path}' (FORMAT parquet)`)
+    await expect(ParquetColumns.open(path)).rejects.toThrow(/nested/)
+    let count = 0
+    for await (const r of readExport(path)) if (r['id'] === count) count++
+    expect(count).toBe(10)
+  })
+
+  it('files sfl writes (data pages v2, Snappy): every value as hyparquet reads it, whole groups and picked rows', async () => {
+    const value = fc.oneof(fc.constant(null), fc.string({maxLength: 6}), fc.constantFrom('', 'é', '06067'))
+    const record = fc.record(
+      {
+        Fips: fc.constantFrom('06067', '48201'),
+        ServicePropertyID: fc.integer({min: 1, max: 99_999_999_999}),
+        City: value,
+        FinalValue: fc.oneof(
+          fc.constant(null),
+          fc.double({noNaN: true, noDefaultInfinity: true}),
+          fc.integer(),
+        ),
+        ConfidenceScore: fc.oneof(fc.constant(null), fc.integer({min: 0, max: 100})),
+        FHAEligible: fc.oneof(fc.constant(null), fc.boolean()),
+        ValuationDate: fc.constantFrom('2026-10-01T00:00:00', '2026-10-02T13:45:07', null),
+        AssumableMortgage: fc.oneof(
+          fc.constant(null),
+          fc.record({
+            LoanType: fc.constantFrom('FHA', 'VA'),
+            RecordingDate: fc.constantFrom('2022-05-12', null),
+          }),
+        ),
+      },
+      {requiredKeys: ['Fips']},
+    )
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(record, {minLength: 1, maxLength: 300}),
+        fc.integer({min: 1, max: 40}),
+        async (recs, every) => {
+          const part = join(dir, `${n++}.ndjson`)
+          writeFileSync(part, recs.map((r) => `${JSON.stringify(r)}\n`).join(''))
+          const path = join(dir, `${n++}.parquet`)
+          const target = await FileTarget.create(path, () => undefined)
+          await writeParquet(target, [part], {rowGroupRows: 64})
+          await target.commit()
+          const expected: ParquetRecord[] = []
+          for await (const r of readParquetRecords(path)) expected.push(r)
+          expect(await byColumns(path)).toEqual(expected)
+          for (const [row, rec] of await picked(path, every)) expect(rec).toEqual(expected[row])
+        },
+      ),
+      {numRuns: 40},
+    )
+  })
+})
