@@ -462,6 +462,22 @@ describe('--out s3://bucket/key, and readers of s3:// (stats, changes)', () => {
     )
   }, 60_000)
 
+  it('lookup --from s3:// is refused in one line, exit 2, before anything is read or sent (not wired yet)', async () => {
+    const log = join(tmp(), 'requests.ndjson')
+    await withSandbox({log}, async (sb) => {
+      const input = join(tmp(), 'in.csv')
+      writeFileSync(input, 'fips,address\n06067,1 NOWHERE RD\n')
+      const r = await sfl(['lookup', '--input', input, '--from', 's3://exports/2026-11'], {
+        env: {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'},
+      })
+      expect(r.code).toBe(2)
+      expect(r.stderr.trim().split('\n')).toEqual([
+        'Error: --from s3://exports/2026-11: --from reads an export folder on disk, not yet in object storage; copy it first (aws s3 cp --recursive s3://exports/2026-11 DIR) and give --from DIR',
+      ])
+      expect(sent(log)).toEqual([])
+    })
+  }, 30_000)
+
   it('lookup --input ... --out s3://bucket/key.csv writes every row once', async () => {
     await withStore(async (s3) =>
       withSandbox({}, async (sb) => {
