@@ -17,8 +17,8 @@
 // time: users run exactly the versions package-lock.json pins. Their licence texts go to
 // dist/THIRD-PARTY-LICENSES.txt. All are permissive (MIT, ISC, Apache-2.0 for ejs, BlueOak-1.0.0 for
 // minimatch); the build fails on a licence outside ALLOWED.
-import {copyFileSync, existsSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
-import {join} from 'node:path'
+import {copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {dirname, join} from 'node:path'
 
 import {parse} from 'acorn'
 import {build} from 'esbuild'
@@ -102,11 +102,93 @@ const lazyRequires = (table) => ({
   },
 })
 rmSync(dist, {recursive: true, force: true})
+/**
+ * undici's HTTP/1 parser, llhttp, is WebAssembly that undici ships as two modules of base64 text
+ * (lib/llhttp/llhttp_simd-wasm.js, and llhttp-wasm.js for CPUs or Nodes without SIMD: ppc64 before Node
+ * 24.12, UNDICI_NO_WASM_SIMD=1). Each is 72 kB of JS, in both bundles that hold undici (dist/lookup.cjs and
+ * the ESM chunk), four copies in all: about 97 kB of the packed tarball. The build writes each once to
+ * dist/ as the binary it decodes to (which also packs smaller than its base64) and bundles a module that
+ * reads the file at first use, as undici's read the text at first use (lazyllhttp in client-h1.js, at the
+ * first request; `npm run bench:startup` against the build before, interleaved: no slower). `where` gives
+ * the file's path from the output file that holds the reader: __dirname in dist/lookup.cjs; in the ESM
+ * chunk (in dist/chunks/, checked after the build) the chunk's URL, which the banner keeps, because
+ * import.meta in the module itself would make esbuild wrap it as ESM, where `module` does not exist, and
+ * `require.resolve` would be esbuild's shim, the require of whichever chunk holds the runtime helpers.
+ * The build fails if undici's module changes.
+ */
+const LLHTTP = {'llhttp_simd-wasm.js': 'llhttp_simd.wasm', 'llhttp-wasm.js': 'llhttp.wasm'}
+const llhttpFiles = (where) => ({
+  name: 'llhttp-files',
+  setup(b) {
+    b.onLoad({filter: /[\\/]undici[\\/]lib[\\/]llhttp[\\/]llhttp(_simd)?-wasm\.js$/}, (args) => {
+      const code = readFileSync(args.path, 'utf8')
+      const m = /^const wasmBase64 = '([A-Za-z0-9+/=]+)'$/m.exec(code)
+      const out = LLHTTP[args.path.replaceAll('\\', '/').split('/').pop()]
+      if (!m || !out || !code.includes("Buffer.from(wasmBase64, 'base64')"))
+        throw new Error(
+          `${args.path}: expected undici's base64 llhttp module (see llhttpFiles in scripts/build.mjs)`,
+        )
+      const wasm = Buffer.from(m[1], 'base64')
+      const file = join(dist, out)
+      if (existsSync(file) && !readFileSync(file).equals(wasm))
+        throw new Error(`${file}: two different llhttp builds`)
+      mkdirSync(dist, {recursive: true})
+      writeFileSync(file, wasm)
+      return {
+        contents: `'use strict'\nlet wasm\nObject.defineProperty(module, 'exports', {get: () => (wasm ??= require('node:fs').readFileSync(${where(out)}))})\n`,
+        loader: 'js',
+      }
+    })
+  },
+})
+
+/**
+ * The county table (src/address/counties-data.ts, 3,235 rows of FIPS, state and name, 78 kB) is a string
+ * both bundles that resolve counties held (dist/lookup.cjs and an ESM chunk): about 25 kB of the packed
+ * tarball twice. The build writes it once, to dist/counties.txt, and bundles in its place a module that
+ * reads the file when the bundle loads it; src/address/counties.ts splits it only at its first use, as
+ * before. Every lookup reads it (a --fips is checked against it); the lookup bundle is 78 kB smaller to
+ * read and to hash for its code-cache key (src/cli/code-cache.ts), and bench:startup, interleaved against
+ * the build before, showed the lookup no slower on Node 20 or 24. `where` as for
+ * llhttpFiles (the ESM module must be in dist/chunks/, checked after the build). Line ends are LF, as in
+ * the template literal (which reads a CRLF checkout as LF); the build fails if the module changes shape.
+ */
+const COUNTY_TABLE = 'counties.txt'
+const countiesFile = (where) => ({
+  name: 'counties-file',
+  setup(b) {
+    b.onLoad({filter: /[\\/]src[\\/]address[\\/]counties-data\.ts$/}, (args) => {
+      const code = readFileSync(args.path, 'utf8').replaceAll('\r\n', '\n')
+      const m = /^export const COUNTY_ROWS = `([^`\\$]*)`\n?$/m.exec(code)
+      if (!m || code.split('export ').length !== 2)
+        throw new Error(
+          `${args.path}: expected one COUNTY_ROWS template (see countiesFile in scripts/build.mjs)`,
+        )
+      mkdirSync(dist, {recursive: true})
+      writeFileSync(join(dist, COUNTY_TABLE), m[1])
+      return {
+        contents: `export const COUNTY_ROWS = require('node:fs').readFileSync(${where(COUNTY_TABLE)}, 'utf8')\n`,
+        loader: 'js',
+      }
+    })
+  },
+})
 
 // `npm run coverage:e2e` builds with source maps, unminified and without the factory rewrite below (which
 // would move code under the maps), so V8 coverage of the spawned CLI maps back to src/
 const coverage = process.env.SFL_BUILD_COVERAGE === '1'
 const minify = process.env.SFL_MINIFY !== '0' && !coverage
+/**
+ * Size: the packed tarball must stay under 1 MB (test/release/pack.test.ts). Every bundle is minified
+ * whole: whitespace, syntax and identifiers (about 50 kB of the packed size for identifiers alone).
+ * Minified identifiers cost nothing at start-up (the factories stay eager: eagerFactories) and keepNames
+ * keeps every function's and class's `name` (error classes' names, oclif's command classes, `name`
+ * checks, stack frames; nameClass below gives frames the class's name too). Not shipped: source maps
+ * (coverage builds only). The two copies of undici's JS (dist/lookup.cjs and an ESM chunk) stay: one file
+ * for the lookup is its start-up (one script, one code cache on Node 20), and the ESM side loading the
+ * lookup's bundle would run its top level in every command that sends a request. Data the two bundles
+ * would each hold is written once beside them instead (llhttpFiles, countiesFile).
+ */
 const entry = await build({
   absWorkingDir: ROOT,
   entryPoints: {sfl: 'src/cli/main.ts'},
@@ -119,6 +201,8 @@ const entry = await build({
   sourcemap: coverage,
   minifyWhitespace: minify,
   minifySyntax: minify,
+  minifyIdentifiers: minify,
+  keepNames: true,
   metafile: true,
   logLevel: 'warning',
 })
@@ -166,22 +250,39 @@ const result = await build({
   external: ['typescript'],
   // bundled CommonJS (oclif, undici, cli-table3) calls require() for Node's built-ins
   banner: {
-    js: "import {createRequire as __sflCreateRequire} from 'node:module';const require = __sflCreateRequire(import.meta.url);",
+    // (and the chunk's URL, for the llhttp readers: llhttpFiles)
+    js: "import {createRequire as __sflCreateRequire} from 'node:module';const __sflChunkUrl = import.meta.url, require = __sflCreateRequire(__sflChunkUrl);",
   },
   sourcemap: coverage,
   minifyWhitespace: minify,
   minifySyntax: minify,
+  minifyIdentifiers: minify,
+  keepNames: true,
   legalComments: 'none',
-  plugins: [plainSort, lazyRequires(LAZY_UNDICI)],
+  plugins: [
+    plainSort,
+    lazyRequires(LAZY_UNDICI),
+    llhttpFiles((f) => `new URL(${JSON.stringify(`../${f}`)}, __sflChunkUrl)`),
+    countiesFile((f) => `new URL(${JSON.stringify(`../${f}`)}, __sflChunkUrl)`),
+  ],
   metafile: true,
   logLevel: 'warning',
 })
+
+// the llhttp readers and the county table's find their file one folder up (llhttpFiles, countiesFile):
+// they must be in dist/chunks/
+const READERS = /(undici\/lib\/llhttp\/llhttp(_simd)?-wasm\.js|src\/address\/counties-data\.ts)$/
+for (const [out, o] of Object.entries(result.metafile.outputs))
+  if (Object.keys(o.inputs).some((i) => READERS.test(i)) && !out.startsWith('dist/chunks/'))
+    throw new Error(
+      `${out}: holds a data file's reader outside dist/chunks/ (see llhttpFiles in scripts/build.mjs)`,
+    )
 
 /**
  * dist/lookup.cjs: a single lookup (src/cli/lookup-fast.ts) and everything it can load, oclif's parser but
  * not its Config or commands, as one CommonJS file. One file instead of ~30 chunks spares the ESM loader's
  * per-file work, and a script, unlike an ES module, can be compiled with a V8 code cache on Node 20
- * (src/cli/code-cache.ts). It repeats code the chunks hold (about 0.2 MB packed); the entry (dist/sfl.js)
+ * (src/cli/code-cache.ts). It repeats code the chunks hold (0.19 MB of the packed 0.87 MB); the entry (dist/sfl.js)
  * loads one or the other, never both. import.meta has no value in CommonJS: any use fails the build (an
  * esbuild warning).
  */
@@ -198,8 +299,14 @@ const fast = await build({
   sourcemap: coverage,
   minifyWhitespace: minify,
   minifySyntax: minify,
+  minifyIdentifiers: minify,
+  keepNames: true,
   legalComments: 'none',
-  plugins: [lazyRequires({...LAZY_UNDICI, ...LAZY_OCLIF_PARSER})],
+  plugins: [
+    lazyRequires({...LAZY_UNDICI, ...LAZY_OCLIF_PARSER}),
+    llhttpFiles((f) => `require('node:path').join(__dirname, ${JSON.stringify(f)})`),
+    countiesFile((f) => `require('node:path').join(__dirname, ${JSON.stringify(f)})`),
+  ],
   metafile: true,
   logLevel: 'silent',
 })
@@ -214,39 +321,171 @@ for (const [file, input] of Object.entries(fast.metafile.inputs))
       throw new Error(`dist/lookup.cjs: ${file} imports ${i.path} with import() (see scripts/build.mjs)`)
 
 /**
- * Bundled CommonJS (oclif, undici) runs inside esbuild's `__commonJS({"path"(exports, module) {...}})`
- * factories. V8 compiles such a function lazily, at its first call: after a preparse at load, a second
- * full parse, and on Node 22+ outside the compile cache, which holds what was compiled when the file was
- * (Node writes it then). Every factory that is bundled on the start-up path runs at start-up, so this
- * rewrites each as a parenthesised function expression, `"path": (function (exports, module) {...})`,
- * which V8 compiles with the file (its heuristic for functions called at once): one parse, and cached.
+ * Bundled CommonJS (oclif, undici) runs inside esbuild's `__commonJS` factories: `__commonJS({"path"(exports,
+ * module) {...}})`, or with identifiers minified `A((e, m) => {...})`. V8 compiles such a function lazily,
+ * at its first call: after a preparse at load, a second full parse, and on Node 22+ outside the compile
+ * cache, which holds what was compiled when the file was (Node writes it then). Every factory that is
+ * bundled on the start-up path runs at start-up, so this rewrites each as a parenthesised function
+ * expression, `"path": (function (exports, module) {...})` or `A((function (e, m) {...}))`, which V8
+ * compiles with the file (its heuristic for functions called at once, which a parenthesised arrow does
+ * not get): one parse, and cached.
+ *
+ * The helper is found by its shape, not its name, because minified identifiers rename it in every file
+ * (`var A = (t, e) => () => {... (e = {exports: {}}).exports ...}`), and in the ESM chunks it is declared in
+ * one chunk and imported by the others under their own names (`import {d as w} from "./chunk-X.js"`), so
+ * the export's name is followed into every chunk that imports it. An arrow factory becomes a `function`:
+ * esbuild already rewrote a CommonJS module's top-level `this` to `exports`, and the build fails if a
+ * factory still reads `this` or `arguments` (which a function would give their own value). `outputs`:
+ * the bundle's files (dist/...), which import one another by relative paths.
  */
-function eagerFactories(code, file) {
-  const edits = []
-  const visit = (node) => {
-    if (!node || typeof node.type !== 'string') return
-    if (
-      node.type === 'CallExpression' &&
-      node.callee.type === 'Identifier' &&
-      node.callee.name === '__commonJS' &&
-      node.arguments[0]?.type === 'ObjectExpression'
-    )
-      for (const p of node.arguments[0].properties) if (p.method) edits.push(p.value)
-    for (const value of Object.values(node))
-      if (Array.isArray(value)) value.forEach(visit)
-      else if (value && typeof value === 'object') visit(value)
-  }
-  visit(parse(code, {ecmaVersion: 'latest', sourceType: 'module'}))
-  let out = code
-  for (const fn of edits.sort((a, b) => b.start - a.start))
-    out = `${out.slice(0, fn.start)}:(function${out.slice(fn.start, fn.end)})${out.slice(fn.end)}`
-  if (edits.length) writeFileSync(file, out)
-  return edits.length
+const EXPORTS_SHAPE = /\(\s*\w+\s*=\s*\{\s*exports:\s*\{\s*\}\s*\}\s*\)\.exports/
+function walk(node, enter) {
+  if (!node || typeof node.type !== 'string') return
+  if (enter(node) === false) return
+  for (const value of Object.values(node))
+    if (Array.isArray(value)) for (const v of value) walk(v, enter)
+    else if (value && typeof value === 'object') walk(value, enter)
 }
-let factories = 0
-for (const file of [...Object.keys(result.metafile.outputs), ...Object.keys(fast.metafile.outputs)])
-  if ((file.endsWith('.js') || file.endsWith('.cjs')) && !coverage)
-    factories += eagerFactories(readFileSync(join(ROOT, file), 'utf8'), join(ROOT, file))
+function eagerFactories(outputs) {
+  const files = outputs.map((file) => {
+    const code = readFileSync(join(ROOT, file), 'utf8')
+    return {file, code, ast: parse(code, {ecmaVersion: 'latest', sourceType: 'module'}), helpers: new Set()}
+  })
+  // the helper's declarations, by shape, and the names each file exports it under
+  const exported = new Map()
+  for (const f of files) {
+    walk(f.ast, (n) => {
+      if (
+        n.type === 'VariableDeclarator' &&
+        n.id.type === 'Identifier' &&
+        n.init?.type === 'ArrowFunctionExpression' &&
+        n.init.params.length === 2 &&
+        (n.init.body.type === 'FunctionExpression' || n.init.body.type === 'ArrowFunctionExpression') &&
+        EXPORTS_SHAPE.test(f.code.slice(n.init.start, n.init.end))
+      )
+        f.helpers.add(n.id.name)
+    })
+    for (const n of f.ast.body)
+      if (n.type === 'ExportNamedDeclaration' && !n.source)
+        for (const sp of n.specifiers)
+          if (f.helpers.has(sp.local.name)) exported.set(`${f.file}#${sp.exported.name}`, true)
+  }
+  // ... and the names the other files import it under
+  for (const f of files)
+    for (const n of f.ast.body)
+      if (n.type === 'ImportDeclaration' && n.source.value.startsWith('.')) {
+        const from = join(dirname(f.file), n.source.value)
+        for (const sp of n.specifiers)
+          if (sp.type === 'ImportSpecifier' && exported.has(`${from}#${sp.imported.name}`))
+            f.helpers.add(sp.local.name)
+      }
+  let count = 0
+  let named = 0
+  for (const f of files) {
+    // replacements of [at, end) by text, none overlapping another
+    const edits = []
+    walk(f.ast, (n) => {
+      named += nameClass(f.code, n, edits)
+      if (n.type !== 'CallExpression' || n.callee.type !== 'Identifier' || !f.helpers.has(n.callee.name))
+        return
+      const arg = n.arguments[0]
+      if (arg?.type === 'ObjectExpression')
+        for (const p of arg.properties)
+          if (p.method) {
+            edits.push({at: p.value.start, end: p.value.start, text: ':(function'})
+            edits.push({at: p.value.end, end: p.value.end, text: ')'})
+            count++
+          }
+      if (arg?.type === 'ArrowFunctionExpression' && arg.body.type === 'BlockStatement' && !arg.async) {
+        walk(arg.body, (m) => {
+          if (
+            m.type === 'FunctionExpression' ||
+            m.type === 'FunctionDeclaration' ||
+            m.type === 'PropertyDefinition' ||
+            m.type === 'StaticBlock' ||
+            m.method
+          )
+            return false
+          if (m.type === 'ThisExpression' || (m.type === 'Identifier' && m.name === 'arguments'))
+            throw new Error(
+              `${f.file}: a CommonJS factory at ${arg.start} reads this or arguments (see eagerFactories)`,
+            )
+        })
+        const params = f.code.slice(arg.params[0]?.start ?? arg.start, arg.params.at(-1)?.end ?? arg.start)
+        edits.push({at: arg.start, end: arg.body.start, text: `(function(${params})`})
+        edits.push({at: arg.end, end: arg.end, text: ')'})
+        count++
+      }
+    })
+    let out = f.code
+    for (const e of edits.sort((a, b) => b.at - a.at))
+      out = `${out.slice(0, e.at)}${e.text}${out.slice(e.end)}`
+    if (edits.length) writeFileSync(join(ROOT, f.file), out)
+  }
+  return {factories: count, classes: named}
+}
+
+/**
+ * keepNames keeps a class's `name` (`var e = class {static {__name(this, "Connection")}}`), which
+ * `instanceof`-free checks, messages and oclif read, but V8 names a stack frame's receiver by the name it
+ * parsed: `at e.request` where the source said `at Connection.request`. So an anonymous class expression
+ * whose name keepNames sets gets that name back in the source, `class Connection {...}`, unless the name
+ * appears as an identifier anywhere in the class (which the inner binding would then shadow) or is not a
+ * plain identifier. Classes with a minified inner name (declarations, or expressions that refer to
+ * themselves) keep it: renaming one means renaming its references. Returns 1 for a class named.
+ */
+const RESERVED = new Set([
+  'await',
+  'yield',
+  'let',
+  'static',
+  'implements',
+  'interface',
+  'package',
+  'private',
+  'protected',
+  'public',
+  'enum',
+  'arguments',
+  'eval',
+])
+function nameClass(code, n, edits) {
+  if (n.type !== 'ClassExpression' || n.id) return 0
+  // keepNames's `static {__name(this, "Name")}`, after the class's fields when it has some
+  const call = n.body.body
+    .map((m) => m.type === 'StaticBlock' && m.body.length === 1 && m.body[0].expression)
+    .find(
+      (c) =>
+        c?.type === 'CallExpression' &&
+        c.arguments.length === 2 &&
+        c.arguments[0].type === 'ThisExpression' &&
+        typeof c.arguments[1].value === 'string',
+    )
+  if (!call) return 0
+  const name = call.arguments[1].value
+  if (!/^[A-Za-z_$][\w$]*$/.test(name) || RESERVED.has(name)) return 0
+  let clash = false
+  walk(n, (m) => {
+    if (m.type === 'Identifier' && m.name === name) clash = true
+  })
+  if (clash) return 0
+  try {
+    // a keyword (class, if, ...) cannot name a class
+    parse(`(class ${name} {})`, {ecmaVersion: 'latest', sourceType: 'module'})
+  } catch {
+    return 0
+  }
+  edits.push({at: n.start + 'class'.length, end: n.start + 'class'.length, text: ` ${name}`})
+  return 1
+}
+
+const {factories, classes} = coverage
+  ? {factories: 0, classes: 0}
+  : eagerFactories(
+      [...Object.keys(result.metafile.outputs), ...Object.keys(fast.metafile.outputs)].filter(
+        (file) => file.endsWith('.js') || file.endsWith('.cjs'),
+      ),
+    )
 
 // Licences of the bundled packages, from each package.json found above a bundled file.
 const packages = new Map()
@@ -286,7 +525,7 @@ const sizes = Object.entries({
 }).map(([f, o]) => [f, o.bytes])
 const total = sizes.reduce((a, [, b]) => a + b, 0)
 console.log(
-  `built ${sizes.length} files (${factories} CommonJS factories compiled eagerly), ${(total / 1024).toFixed(0)} kB (dist/sfl.js ${(sizes.find(([f]) => f === 'dist/sfl.js')[1] / 1024).toFixed(0)} kB), ${packages.size} bundled packages`,
+  `built ${sizes.length} files (${factories} CommonJS factories compiled eagerly, ${classes} classes named), ${(total / 1024).toFixed(0)} kB (dist/sfl.js ${(sizes.find(([f]) => f === 'dist/sfl.js')[1] / 1024).toFixed(0)} kB), ${packages.size} bundled packages`,
 )
 
 // The library's declarations: one file, only the types its exports reach (src/lib/index.ts)

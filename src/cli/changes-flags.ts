@@ -1,3 +1,4 @@
+import {classifyOutputName} from '../io/output-name.js'
 import {fipsProblem} from '../api/validate.js'
 import {DEFAULT_IGNORED, type ChangeRequest} from '../changes/compare.js'
 import {UsageError} from '../errors.js'
@@ -41,27 +42,30 @@ export function ignoreList(flag: readonly string[] | undefined): string[] {
   })
 }
 
-/** The change file's format: --output, else --out's extension, else `fallback`. */
+/**
+ * The change file's format: --output, else what --out's name asks for (src/io/output-name.ts, the one rule
+ * for output names: `.csv`, `.ndjson`/`.jsonl`, `.json`, each with `.gz` for gzip), else `fallback`. A name
+ * sfl cannot write (`.zst`, `.parquet`, `.xlsx`, ...) is exit 2 before anything is read.
+ */
 export function changeFormat(
   flag: RecordFormat | undefined,
   out: string | undefined,
   fallback: RecordFormat = 'csv',
 ): RecordFormat {
-  if (flag) return flag
-  const ext = out && /\.([a-z]+)$/i.exec(out)?.[1]?.toLowerCase()
-  return ext === 'ndjson' || ext === 'jsonl'
-    ? 'ndjson'
-    : ext === 'json'
-      ? 'json'
-      : ext === 'csv'
-        ? 'csv'
-        : fallback
+  if (out === undefined) return flag ?? fallback
+  const named = classifyOutputName(out)
+  if (!named.ok) throw new UsageError(`--out ${out}: ${named.reason}`)
+  if (named.format === 'parquet' || named.format === 'xlsx')
+    throw new UsageError(
+      `--out ${out}: a change file is CSV, NDJSON or JSON (name it .csv, .ndjson or .json)`,
+    )
+  return flag ?? named.format ?? fallback
 }
 
-/** county-export's default change file, beside its output: `nov.csv` -> `nov.changes.csv`. */
+/** county-export's default change file, beside its output: `nov.csv` -> `nov.changes.csv` (`.csv.gz` too). */
 export function changesOutFor(out: string, format: RecordFormat): string {
-  const m = /^(.*[^/\\])\.(csv|ndjson|jsonl|json)$/i.exec(out)
-  return m ? `${m[1]}.changes.${m[2]}` : `${out}.changes.${format}`
+  const m = /^(.*[^/\\])\.(csv|ndjson|jsonl|json)(\.gz)?$/i.exec(out)
+  return m ? `${m[1]}.changes.${m[2]}${m[3] ?? ''}` : `${out}.changes.${format}`
 }
 
 /** `sfl changes`' arguments and flags as oclif parsed them. */

@@ -70,7 +70,8 @@ export interface BatchFlags {
 /**
  * The format `--out`'s name asks of a batch (src/io/output-name.ts, the one rule for output names): a
  * name sfl cannot write (.zst, .bz2, .xls...) is exit 2 before anything is read or sent, never CSV under
- * that name. Parquet, xlsx and gzip are not written by a batch yet: refused the same way.
+ * that name. Parquet and xlsx are not written by a batch: refused the same way. `.gz` is gzip of the format
+ * before it.
  */
 function namedFormat(out: string): 'csv' | 'ndjson' | 'json' | undefined {
   const named = classifyOutputName(out)
@@ -83,10 +84,7 @@ function namedFormat(out: string): 'csv' | 'ndjson' | 'json' | undefined {
     throw new UsageError(
       `--out ${out}: lookup --input does not write xlsx yet; name the file .csv (Excel opens it; add --bom), .ndjson or .json`,
     )
-  if (named.compression)
-    throw new UsageError(
-      `--out ${out}: lookup --input does not compress its output yet; name the file .${named.format} and gzip it afterwards`,
-    )
+  // `.csv.gz`, `.ndjson.gz`, `.json.gz`: the output gate compresses what the name asks (src/io/output.ts)
   return named.format
 }
 

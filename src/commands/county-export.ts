@@ -5,6 +5,7 @@ import {Flags} from '@oclif/core'
 
 import {ServiceCommand} from '../cli/service-command.js'
 import {cliMessage} from '../cli/error-words.js'
+import {exportFormat} from '../cli/export-format.js'
 import {UsageError} from '../errors.js'
 import {fipsProblem} from '../api/validate.js'
 import {canonicalField} from '../model/field-names.js'
@@ -102,8 +103,8 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
     output: Flags.option({
       char: 'o',
       options: ['csv', 'ndjson', 'json', 'parquet'] as const,
-      default: 'csv',
-      description: 'Output format (parquet needs --out)',
+      description:
+        "Output format (parquet needs --out) [default: --out's extension (.csv, .ndjson, .json, .parquet; .gz after csv, ndjson or json compresses), else csv]",
       aliases: ['format'],
       deprecateAliases: true,
     })(),
@@ -193,6 +194,8 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
       throw new UsageError(
         '--json prints the plan of --dry-run; a run writes records (--output picks their format) and --stats-json FILE its statistics',
       )
+    // the format --out's name asks for, or --output; a contradiction or a name sfl cannot write is exit 2
+    f.output = exportFormat(f.output, f.out)
     const fips = await this.countyList()
     const {outDir, maxAgeMs} = await this.checkTargets()
     // a Parquet file ends with its footer and is read by seeking to it: it cannot be streamed to stdout
@@ -284,7 +287,8 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
     const {changeFormat, changesOutFor, ignoreList} = await import('../cli/changes-flags.js')
     const ignore = ignoreList(f['ignore-fields'])
     // the change file has no Parquet writer: a Parquet export's changes are NDJSON (typed, with Previous)
-    const kind = f.output === 'parquet' ? 'ndjson' : f.output
+    const format = exportFormat(f.output, f.out)
+    const kind = format === 'parquet' ? 'ndjson' : format
     const {outPath} = await import('../io/export-dir.js')
     const out = f['changes-out'] ?? (f.out ? changesOutFor(f.out, kind) : outPath(target, `changes.${kind}`))
     if (resolve(out) === resolve(target))
@@ -294,7 +298,7 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
     if (sinceAt === resolve(target))
       throw new UsageError(
         f.out
-          ? `--changes-since ${since} is the file this export replaces; copy it aside first (cp ${since} previous.${f.output}) and compare with the copy`
+          ? `--changes-since ${since} is the file this export replaces; copy it aside first (cp ${since} previous.${format}) and compare with the copy`
           : `--changes-since ${since} is the folder this export rewrites; copy it aside first (cp -r ${target} previous) and compare with the copy`,
       )
     if (resolve(since) === resolve(out))

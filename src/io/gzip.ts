@@ -5,7 +5,7 @@ import {Transform, type TransformCallback} from 'node:stream'
 import {constants, createGunzip, createGzip} from 'node:zlib'
 
 import {InputFormatError} from './input-error.js'
-import type {OutputTarget} from './output.js'
+import type {OutputTarget} from './output-target.js'
 import {ZlibPump} from './zlib-pump.js'
 import {INFLATE_CAPS, type InflateCaps} from './zip-reader.js'
 

@@ -7,6 +7,8 @@ import {OutputClosedError} from '../errors.js'
 import {isObjectUrl} from '../text/object-url.js'
 import {AtomicFile} from './atomic-file.js'
 import {localIoError} from './fs-errors.js'
+import {classifyOutputName} from './output-name.js'
+import type {OutputTarget} from './output-target.js'
 import {assertOpenedStream, assertWritableTarget} from './target-kind.js'
 
 /**
@@ -31,22 +33,16 @@ import {assertOpenedStream, assertWritableTarget} from './target-kind.js'
  *   and loaded with import() only then. Its bytes go up in parts as they come (memory bounded by the part
  *   size) and `commit` completes the upload, so the object appears whole or not at all, as a renamed
  *   file does; `abort` aborts the upload. `assertWritableTarget` checks it with a probe write first.
- * A new file format (xlsx, gzip) is a writer over an `OutputTarget` (as src/io/record-writer.ts and
- * parquet-writer.ts are), never a target of its own.
+ * A new file format (xlsx) is a writer over an `OutputTarget` (as src/io/record-writer.ts and
+ * parquet-writer.ts are), never a target of its own; compression the name asks for (`.gz`) wraps the
+ * target here, a file's or an object's, so every path that writes gets it.
  *
  * Where a run's records go: a file written atomically beside --out, or stdout. Writes follow the
  * stream's backpressure (`write` returns false: await `drain`). A failure of the destination (disk full,
  * the reader of stdout gone) is remembered, reported through `onFailure` at once (so the run stops sending)
  * and thrown by the next `drain`/`commit`.
  */
-export interface OutputTarget {
-  write(chunk: Buffer | string): boolean
-  drain(): Promise<void>
-  /** Everything written: flush (and for a file, fsync and rename into place). */
-  commit(): Promise<void>
-  /** Give up: a file target removes its temp file; the target is untouched. */
-  abort(): Promise<void>
-}
+export type {OutputTarget} from './output-target.js'
 
 abstract class StreamTarget implements OutputTarget {
   protected failure: Error | undefined
@@ -216,12 +212,32 @@ export async function openOutput(
   onFailure: (error: Error) => void,
   flag = '--out',
 ): Promise<OutputTarget> {
+  const inner = await plainTarget(out, onFailure, flag)
+  if (!gzipNamed(out)) return inner
+  // a name ending .gz is written as gzip (RFC 1952) on every path that writes through here; zlib loads
+  // only then (src/io/output-name.ts is the one rule for names: callers refused what it cannot write)
+  const {GzipTarget} = await import('./gzip.js')
+  return new GzipTarget(inner)
+}
+
+/** The target of `out` before any compression: an object, a FIFO or device written into, or a file. */
+async function plainTarget(
+  out: string,
+  onFailure: (error: Error) => void,
+  flag: string,
+): Promise<OutputTarget> {
   // no signal: after Ctrl-C a run still writes what finished (README "Exit codes", 130), as to a file
   if (isObjectUrl(out)) return (await import('./object-store.js')).openObjectTarget(out, onFailure, flag)
   const kind = await assertWritableTarget(out, flag)
   if (kind.kind === 'object') throw new Error(`openOutput: ${out} is an object`) // checked just above
   if (kind.kind === 'stream') return StreamFileTarget.create(out, kind.fd, onFailure, kind.viaLink)
   return FileTarget.create(out, onFailure)
+}
+
+/** Does `out`'s name ask for gzip (`.csv.gz`, `.ndjson.gz`, `.json.gz`: src/io/output-name.ts)? */
+export function gzipNamed(out: string): boolean {
+  const named = classifyOutputName(out)
+  return named.ok && named.compression === 'gzip'
 }
 
 /**

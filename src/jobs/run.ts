@@ -6,7 +6,7 @@ import {redact} from '../api/secrets.js'
 import {isObjectUrl} from '../text/object-url.js'
 import {onImmediateExit} from '../io/atomic-file.js'
 import {limitError} from '../io/fs-errors.js'
-import {FileTarget, openOutput, StdoutTarget, type OutputTarget} from '../io/output.js'
+import {FileTarget, gzipNamed, openOutput, StdoutTarget, type OutputTarget} from '../io/output.js'
 import {makeScratchDir, removeTree} from '../io/private-files.js'
 import {removeTreeSync} from '../io/private-sync.js'
 import {assertWritableTarget} from '../io/target-kind.js'
@@ -207,9 +207,10 @@ export class RunState {
     return out ? openOutput(out, (e) => this.absorbStop(e), flag) : this.stdoutTarget()
   }
 
-  /** May `out` start as one of the run's part files (renamed into place)? Only a regular file may. */
+  /** May `out` start as one of the run's part files (renamed into place)? Only a plain regular file may. */
   async canAdopt(out: string): Promise<boolean> {
-    return (await assertWritableTarget(out)).kind === 'file'
+    // a gzip output is compressed as it is written: a plain part file cannot become it
+    return !gzipNamed(out) && (await assertWritableTarget(out)).kind === 'file'
   }
 
   /** The key's rate-limit budget as the scheduler knows it now. */

@@ -94,3 +94,31 @@ describe('sfl lookup without oclif answers as the command does through oclif', (
     expect(steady(fast.stderr)).toBe(steady(oclif.stderr))
   })
 })
+
+/**
+ * undici's HTTP parser (llhttp, WebAssembly) is read from dist/llhttp_simd.wasm, or dist/llhttp.wasm where
+ * SIMD is off (UNDICI_NO_WASM_SIMD=1, ppc64 before Node 24.12), by both bundles that hold undici: the
+ * lookup's (dist/lookup.cjs) and the ESM chunks (a batch, through oclif). scripts/build.mjs llhttpFiles.
+ */
+describe('both bundles parse the answer with the llhttp build the machine picks', () => {
+  it.each([
+    ['with SIMD, the lookup bundle', '0', ID],
+    ['without SIMD, the lookup bundle', '1', ID],
+    ['with SIMD, the ESM chunks (a batch)', '0', ['--input', '-', '--no-stats', '--quiet']],
+    ['without SIMD, the ESM chunks (a batch)', '1', ['--input', '-', '--no-stats', '--quiet']],
+  ])('%s', async (_name, simd, argv) => {
+    const r = await sfl(['lookup', ...argv, '-o', 'json'], {
+      env: {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full', UNDICI_NO_WASM_SIMD: simd},
+      input: 'fips,property_id\n06067,30000000006\n',
+    })
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    // the lookup prints the record, the batch an array of rows holding it
+    const out: unknown = JSON.parse(r.stdout)
+    if (argv.includes('--input'))
+      expect(out).toEqual([
+        expect.objectContaining({status: 'ok', data: expect.objectContaining({APN: '078-0123-045'})}),
+      ])
+    else expect(out).toEqual(expect.objectContaining({APN: '078-0123-045'}))
+  })
+})
