@@ -1,4 +1,4 @@
-import {appendFileSync} from 'node:fs'
+import {appendFileSync, closeSync, constants, openSync} from 'node:fs'
 import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
 import type {AddressInfo} from 'node:net'
 
@@ -138,11 +138,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   }
 }
 
+/** The request log's open: appended, created 0600, never through a symbolic link (O_NOFOLLOW). */
+const LOG_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW
+
 /** The service's side of one request: endpoint, key (spec 5), window (spec 8), faults, then the answer. */
 class Service {
   baseUrl = ''
   private readonly dataset: Dataset
   private readonly windows = new Map<string, {start: number; used: number}>()
+
+  private logRefused = false
 
   constructor(private readonly o: Settings) {
     this.dataset = new Dataset(o.seed, o.records)
@@ -244,7 +249,21 @@ class Service {
       status,
       fault,
     }
-    appendFileSync(this.o.log, `${JSON.stringify(line)}\n`)
+    // appended through a descriptor opened without following a link: a symlink planted at the log's path
+    // (a shared folder) is never written through; the line is dropped and said once instead
+    let fd: number | undefined
+    try {
+      fd = openSync(this.o.log, LOG_FLAGS, 0o600)
+      appendFileSync(fd, `${JSON.stringify(line)}\n`)
+    } catch (error) {
+      if (!this.logRefused)
+        process.stderr.write(
+          `sfl sandbox: not logging to ${this.o.log} (${(error as {code?: string}).code ?? 'error'}): give --log a regular file of yours, not a link\n`,
+        )
+      this.logRefused = true
+    } finally {
+      if (fd !== undefined) closeSync(fd)
+    }
   }
 
   /** Spec 4 and 7. Precedence when several lookup parameters are given: property_id, then apn, then address. */

@@ -126,9 +126,12 @@ describe('lint: the output gate', () => {
     expect(await gateHits(writer, 'src/io/output.ts')).toBe(0)
   }, 60_000)
 
-  it('the sandbox keeps its request log (appendFileSync) and nothing else', async () => {
+  it('the sandbox keeps its request log (appendFileSync through an openSync of its own) and nothing else', async () => {
     const log = "import {appendFileSync} from 'node:fs'\nexport const x: unknown = appendFileSync\n"
     expect(await gateHits(log, 'src/sandbox/server.ts')).toBe(0)
+    const opened = "import {openSync} from 'node:fs'\nexport const fd = openSync('log', 'a')\n"
+    expect(await gateHits(opened, 'src/sandbox/server.ts')).toBe(0)
+    expect(await gateHits(opened, 'src/jobs/run.ts')).toBe(1)
     const other = "import {writeFileSync} from 'node:fs'\nexport const x: unknown = writeFileSync\n"
     expect(await gateHits(other, 'src/sandbox/server.ts')).toBe(1)
   }, 60_000)
