@@ -19,7 +19,7 @@ const LAYERS = {
   model: ['api', 'text'],
   stats: [],
   schedule: ['api'],
-  io: ['api', 'model', 'text'],
+  io: ['api', 'model', 'objstore', 'text'],
   config: ['io', 'text'],
   pipeline: ['api', 'io', 'json', 'model', 'schedule', 'stats', 'text'],
   // the comparison of two exports (sfl changes, --changes-since): on io's readers, the JSON walker, the

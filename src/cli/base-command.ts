@@ -2,6 +2,7 @@ import {Command, Interfaces} from '@oclif/core'
 
 import {ExitCode, SflError} from '../errors.js'
 import {redact, registerSecret} from '../api/secrets.js'
+import {objectHooks} from '../io/object-hooks.js'
 import {forTerminal} from '../render/terminal.js'
 import type {OutputFormat} from '../render/formats.js'
 import {globalFlags} from './flags.js'
@@ -38,11 +39,17 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     })
     this.flags = flags as BaseFlags<T>
     registerSecret(process.env['SFL_API_KEY'])
+    // the object store (loaded only for s3://) prints its requests under --debug too
+    if (this.flags.debug) objectHooks.debug = this.debugLine
   }
 
   /** How a long run prints (src/cli/jobs.ts). */
-  protected io(): {quiet: boolean; notice: (line: string) => void} {
-    return {quiet: Boolean(this.flags?.quiet), notice: (line) => this.notice(line)}
+  protected io(): {quiet: boolean; notice: (line: string) => void; cacheDir: string} {
+    return {
+      quiet: Boolean(this.flags?.quiet),
+      notice: (line) => this.notice(line),
+      cacheDir: this.config.cacheDir,
+    }
   }
 
   /** stderr line unless --quiet (notices, progress); errors use `warnAlways`. */

@@ -86,16 +86,27 @@ export interface ChangesFlags {
  * to add (src/changes/scan-run.ts `scanWorkerUrl`).
  */
 export async function changesRequest(f: ChangesFlags): Promise<ChangeRequest> {
+  const flags = await changesFlagsChecked(f)
+  const {checkSide} = await import('../changes/sides.js')
+  await checkSide(f.previous)
+  await checkSide(f.current)
+  return {previous: f.previous, current: f.current, ...flags}
+}
+
+/**
+ * The flags alone, checked, with nothing read: what `changesRequest` checks before the sides. For an
+ * `s3://` side, the command checks these before the side is copied, so a mistake costs no download.
+ */
+export async function changesFlagsChecked(
+  f: Omit<ChangesFlags, 'previous' | 'current'>,
+): Promise<Omit<ChangeRequest, 'previous' | 'current'>> {
   if (f.json && f.out === undefined)
     throw new UsageError(
       '--json prints the summary on stdout: give --out FILE for the change file; nothing was read',
     )
   const ignore = ignoreList(f.ignoreFields)
   const counties = countyList(f.fips)
+  // an s3:// --out: a probe write (src/io/object-store.ts), once per process
   if (f.out) await (await import('../io/atomic-file.js')).assertWritableTarget(f.out)
-  const {checkSide} = await import('../changes/sides.js')
-  await checkSide(f.previous)
-  await checkSide(f.current)
-  const format = changeFormat(f.output, f.out)
-  return {previous: f.previous, current: f.current, counties, ignore, out: f.out, format}
+  return {counties, ignore, out: f.out, format: changeFormat(f.output, f.out)}
 }

@@ -12,6 +12,8 @@ import {count} from '../text/count.js'
 export interface CommandIo {
   quiet: boolean
   notice: (line: string) => void
+  /** The user's cache folder: where a run writing s3:// keeps its checkpoint (src/jobs/run.ts). */
+  cacheDir?: string | undefined
 }
 
 const n = count
@@ -66,16 +68,20 @@ async function compareFinished(
   }
   const {compareExports, changeSummaryLine} = await import('../changes/compare.js')
   const {scanWorkerUrl} = await import('../changes/scan-run.js')
-  const c = await withCleanInterrupt(() =>
-    compareExports({
-      previous: plan.since,
-      current: out,
-      counties: finished,
-      ignore: plan.ignore,
-      out: plan.out,
-      format: plan.format,
-      worker: scanWorkerUrl(),
-    }),
+  // an s3:// side is read through a private local copy (src/io/export-source.ts)
+  const {withLocalExports} = await import('../io/export-source.js')
+  const c = await withLocalExports([plan.since, out], ([previous, current]) =>
+    withCleanInterrupt(() =>
+      compareExports({
+        previous: previous!,
+        current: current!,
+        counties: finished,
+        ignore: plan.ignore,
+        out: plan.out,
+        format: plan.format,
+        worker: scanWorkerUrl(),
+      }),
+    ),
   )
   io.notice(changeSummaryLine(c, 'sfl county-export --changes-since'))
 }
@@ -95,6 +101,7 @@ async function runExport(
         signal,
         notice: io.notice,
         words: cliMessage,
+        stateRoot: io.cacheDir,
         onProgress: (p) => progress.update(p.countiesDone, p.counties, p.records, 'counties', p.expected),
       },
       req,
@@ -223,6 +230,7 @@ export async function runBatchJob(
         signal,
         notice: io.notice,
         words: cliMessage,
+        stateRoot: io.cacheDir,
         onProgress: (done, total) => progress.update(done, total, done, 'lookups'),
       },
       req,

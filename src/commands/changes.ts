@@ -78,21 +78,27 @@ changes, like git diff --exit-code).`
   async run(): Promise<ChangesDocument> {
     const {args} = await this.parse(Changes)
     const f = this.flags
-    const {changesRequest} = await import('../cli/changes-flags.js')
-    const req = await changesRequest({
-      ...args,
+    const {changesFlagsChecked, changesRequest} = await import('../cli/changes-flags.js')
+    const flags = {
       out: f.out,
       output: f.output,
       ignoreFields: f['ignore-fields'],
       fips: f.fips,
       json: this.jsonEnabled(),
-    })
+    }
+    // the flags first, so a mistake costs no download of an s3:// side
+    await changesFlagsChecked(flags)
     const changes = await import('../changes/compare.js')
     const worker = (await import('../changes/scan-run.js')).scanWorkerUrl()
     this.debugLine(`sfl changes: ${worker ? 'a worker thread per side' : 'both sides on the main thread'}`)
     const {withCleanInterrupt} = await import('../cli/session.js')
-    // a closed stdout (`| head`) ends it with OutputClosedError: exit 141, quietly (src/cli/base-command.ts)
-    const s = await withCleanInterrupt(() => changes.compareExports({...req, worker}))
+    // an s3:// side is read through a private local copy (src/io/export-source.ts), then checked as a file
+    const {withLocalExports} = await import('../io/export-source.js')
+    const s = await withLocalExports([args.previous, args.current], async ([previous, current]) => {
+      const req = await changesRequest({...flags, previous: previous!, current: current!})
+      // a closed stdout (`| head`) ends it with OutputClosedError: exit 141, quietly (src/cli/base-command.ts)
+      return withCleanInterrupt(() => changes.compareExports({...req, worker}))
+    })
     this.notice(changes.changeSummaryLine(s))
     for (const line of changes.oneSidedNotices(s)) this.notice(line)
     if (f['exit-code'] && s.added + s.updated + s.deleted > 0) process.exitCode = 1

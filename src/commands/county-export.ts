@@ -1,5 +1,5 @@
 import {readFile} from 'node:fs/promises'
-import {join, resolve} from 'node:path'
+import {resolve} from 'node:path'
 
 import {Flags} from '@oclif/core'
 
@@ -212,6 +212,7 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
         fips,
         out: f.out,
         outDir,
+        stateRoot: this.config.cacheDir,
         format: f.output,
         maxAgeMs,
         maxAge: f['max-age'],
@@ -288,7 +289,8 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
     // the change file has no Parquet writer: a Parquet export's changes are NDJSON (typed, with Previous)
     const format = exportFormat(f.output, f.out)
     const kind = format === 'parquet' ? 'ndjson' : format
-    const out = f['changes-out'] ?? (f.out ? changesOutFor(f.out, kind) : join(target, `changes.${kind}`))
+    const {outPath} = await import('../io/export-dir.js')
+    const out = f['changes-out'] ?? (f.out ? changesOutFor(f.out, kind) : outPath(target, `changes.${kind}`))
     if (resolve(out) === resolve(target))
       throw new UsageError(`--changes-out ${out} is the export's own output; give another file`)
     // the export replaces its output before the comparison reads PREVIOUS: the same file would be gone
@@ -302,7 +304,10 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
     if (resolve(since) === resolve(out))
       throw new UsageError(`--changes-out ${out} would replace the previous export; give another file`)
     await (await import('../io/atomic-file.js')).assertWritableTarget(out)
-    await (await import('../changes/sides.js')).checkSide(since)
+    const source = await import('../io/export-source.js')
+    // an s3:// export is checked where it is (there, whole); it is copied to be read after the run
+    if (source.isObjectExport(since)) await source.checkObjectExport(since, '--changes-since')
+    else await (await import('../changes/sides.js')).checkSide(since)
     return {since, out, format: changeFormat(undefined, out, kind), ignore}
   }
 

@@ -103,6 +103,14 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
     if (f['max-age'] !== undefined && f.from === undefined)
       throw new UsageError('--max-age applies to --from DIR (the export on disk whose counties it ages)')
     if (f.from === undefined) return undefined
+    // issue 34 wires s3:// into exports and their readers; --from would read a copy whose path changes each
+    // run (and the checkpoint names it), so it is refused plainly until it reads the store itself
+    // loaded here, not at the top: the single lookup's start-up path imports nothing more
+    const {isObjectUrl} = await import('../text/object-url.js')
+    if (isObjectUrl(f.from))
+      throw new UsageError(
+        `--from ${f.from}: --from reads an export folder on disk, not yet in object storage; copy it first (aws s3 cp --recursive ${f.from} DIR) and give --from DIR`,
+      )
     const {parseDuration} = await import('../jobs/plan.js')
     const maxAgeMs = f['max-age'] === undefined ? undefined : parseDuration(f['max-age'])
     return {dir: f.from, maxAgeMs, maxAge: f['max-age']}

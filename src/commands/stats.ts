@@ -56,7 +56,9 @@ document as county-export --stats-json. Sends no request. Exit 2 when the export
     const {statsOfFile} = await import('../jobs/file-stats.js')
     const {renderStats, statsDocument} = await import('../stats/render.js')
     const {forTerminal} = await import('../render/terminal.js')
-    const s = await statsOfFile(args.file, byCounty)
+    // an s3:// export is read through a private local copy (src/io/export-source.ts)
+    const {withLocalExports} = await import('../io/export-source.js')
+    const s = await withLocalExports([args.file], ([path]) => statsOfFile(path!, byCounty))
     const doc = statsDocument(s.run, byCounty ? s.counties : [])
     // --json: oclif prints the returned document, and nothing else goes to stdout
     if (this.jsonEnabled()) return doc

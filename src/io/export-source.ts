@@ -12,6 +12,7 @@ import {
   type FlatRecord,
 } from './export-reader.js'
 import {exportSourceText} from './export-source-words.js'
+import {isObjectUrl} from '../text/object-url.js'
 import {MANIFEST_FILE, parseManifest} from './manifest.js'
 
 /**
@@ -68,6 +69,62 @@ export interface ExportSource {
   files: SourceFile[]
   /** The records of one of `files`; a failure is one line naming the path and the line, never its text. */
   records(file: SourceFile): AsyncGenerator<FlatRecord, void, undefined>
+}
+
+/**
+ * An export argument as the readers take it, a local path: the argument itself, or for an `s3://` export
+ * (issue 34, the CLI's `sfl stats`, `sfl changes`, `--changes-since`; never `sfl mcp`, whose caller is
+ * untrusted and whose paths are local) a private local copy made through the object-store source
+ * (src/io/object-export.ts), which then passes this gate like any file. `shown` maps the copy's paths back
+ * to the `s3://` locations, for messages.
+ */
+export interface LocalExport {
+  path: string
+  release(): Promise<void>
+  /** [local path, location as shown] pairs. */
+  shown: Array<[string, string]>
+}
+
+export async function localExport(value: string, what = 'the export'): Promise<LocalExport> {
+  if (!isObjectUrl(value)) return {path: value, release: async () => undefined, shown: []}
+  return (await import('./object-export.js')).copyObjectExport(value, what)
+}
+
+/**
+ * Run `fn` on local paths for `values` (each as `localExport` gives it), and remove the copies after,
+ * whatever happens. An error that names a copy's path names the `s3://` location instead.
+ */
+export async function withLocalExports<T>(
+  values: readonly string[],
+  fn: (paths: string[]) => Promise<T>,
+): Promise<T> {
+  const copies: LocalExport[] = []
+  try {
+    for (const v of values) copies.push(await localExport(v))
+    return await fn(copies.map((c) => c.path))
+  } catch (error) {
+    throw copies.reduce((e, c) => c.shown.reduce((x, [from, to]) => renamed(x, from, to), e), error)
+  } finally {
+    for (const c of copies) await c.release()
+  }
+}
+
+/** Is the export argument an `s3://` location? */
+export const isObjectExport = isObjectUrl
+
+/** Check an `s3://` export argument (there, whole) before anything is sent; a local one is the caller's. */
+export async function checkObjectExport(value: string, what = 'the export'): Promise<void> {
+  await (await import('./object-export.js')).checkObjectExport(value, what)
+}
+
+/** `error` with the path `from` said as `to` in its message and facts. */
+function renamed(error: unknown, from: string, to: string): unknown {
+  if (!(error instanceof Error) || !error.message.includes(from)) return error
+  error.message = error.message.split(from).join(to)
+  const facts = (error as {facts?: Record<string, unknown>}).facts
+  if (facts && typeof facts['path'] === 'string')
+    Object.defineProperty(error, 'facts', {value: {...facts, path: facts['path'].split(from).join(to)}})
+  return error
 }
 
 /** A refusal: one line (src/io/export-source-words.ts), the facts for each caller to word. */

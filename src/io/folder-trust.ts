@@ -3,6 +3,7 @@ import {lstat, mkdir, readdir, stat} from 'node:fs/promises'
 import {dirname, join} from 'node:path'
 
 import {LocalIoError, UsageError} from '../errors.js'
+import {isObjectUrl} from '../text/object-url.js'
 import {localIoError} from './fs-errors.js'
 import {ownerProblem, type OwnerProblem} from './owner-rule.js'
 
@@ -42,9 +43,15 @@ function folderProblem(path: string, st: Stats, what: string): string | undefine
  * `--out-dir DIR`, checked before anything is sent: DIR is created when missing (its parent must exist, as
  * for --out; `create: false`, --dry-run, only checks), a file in its place is refused, and so is a DIR or
  * an existing partition folder that fails the rule above. Usage errors (exit 2), one line naming the
- * folder and the fix.
+ * folder and the fix. An `s3://bucket/prefix` is checked with a probe write (src/objstore/probe.ts).
  */
 export async function prepareOutDir(dir: string, create: boolean): Promise<void> {
+  if (isObjectUrl(dir)) {
+    // s3://bucket/prefix (issue 34): no folders to trust; its form, and (unless --dry-run) a probe write
+    if (create) await (await import('./object-store.js')).probeObjectTarget(dir, '--out-dir', true)
+    else (await import('../objstore/url.js')).parsePrefixUrl(dir, '--out-dir')
+    return
+  }
   const link = await lstat(dir).catch(() => undefined)
   if (!link) {
     if (!create) return

@@ -1,15 +1,15 @@
-import {existsSync} from 'node:fs'
-import {readFile} from 'node:fs/promises'
-import {join} from 'node:path'
-
 import {UsageError} from '../errors.js'
+import {type ExportDir, openExportDir, outPath} from './export-dir.js'
 import {writeOutputFile} from './output.js'
 
 /**
  * `--out-dir DIR`: one file per county in Hive-style partitions (`state=CA/fips=06067/data.csv`) and
  * `DIR/manifest.json` saying which counties are there, how many records and pages each held and when it
- * finished. The manifest is rewritten atomically after every county (src/io/atomic-file.ts), so a run that
- * stops leaves a manifest of exactly the county files that are whole. Entries of earlier runs stay.
+ * finished. The manifest is rewritten atomically after every county (src/io/atomic-file.ts; for an
+ * `s3://` prefix one PutObject, which S3 makes visible whole), after the county's file is complete, so a
+ * run that stops leaves a manifest of exactly the county files that are whole. Entries of earlier runs
+ * stay. DIR is src/io/export-dir.ts's: a local folder or an `s3://bucket/prefix`; every reader of a
+ * manifest finds it through `manifestPath`, never by its name.
  */
 export interface ManifestEntry {
   fips: string
@@ -99,16 +99,17 @@ function schemaOf(s: unknown): ManifestSchema | undefined {
   return {key: x.key, columns: x.columns, options: x.options}
 }
 
+/** Where DIR's manifest is: `DIR/manifest.json`, or `s3://bucket/prefix/manifest.json`. */
+export function manifestPath(dir: string): string {
+  return outPath(dir, MANIFEST_FILE)
+}
+
 /** DIR's manifest, or undefined when there is none; a manifest sfl cannot read is a usage error. */
-export async function readManifest(dir: string): Promise<Manifest | undefined> {
-  const path = join(dir, MANIFEST_FILE)
-  let text: string
-  try {
-    text = await readFile(path, 'utf8')
-  } catch (error) {
-    if ((error as {code?: string}).code === 'ENOENT') return undefined
-    throw new UsageError(`cannot read ${path}: ${(error as Error).message}`)
-  }
+export async function readManifest(dir: string | ExportDir): Promise<Manifest | undefined> {
+  const d = typeof dir === 'string' ? await openExportDir(dir) : dir
+  const path = d.at(MANIFEST_FILE)
+  const text = await d.readText(MANIFEST_FILE)
+  if (text === undefined) return undefined
   const m = parseManifest(text)
   if ('problem' in m)
     throw new UsageError(`${path} is not a manifest this version of sfl can read (${m.problem})`, {
@@ -160,22 +161,25 @@ export class ManifestFile {
   private chain: Promise<void> = Promise.resolve()
 
   constructor(
-    readonly dir: string,
+    readonly dir: ExportDir,
     private manifest: Manifest,
   ) {}
 
-  static async open(dir: string, format: string): Promise<ManifestFile> {
-    const m = await readManifest(dir)
-    checkFormat(m, format, dir)
-    return new ManifestFile(dir, m ?? {version: 1, format, counties: []})
+  static async open(dir: string | ExportDir, format: string): Promise<ManifestFile> {
+    const d = typeof dir === 'string' ? await openExportDir(dir) : dir
+    const m = await readManifest(d)
+    checkFormat(m, format, d.shown)
+    return new ManifestFile(d, m ?? {version: 1, format, counties: []})
   }
 
   get current(): Manifest {
     return this.manifest
   }
 
-  /** Is the county's file of the manifest still in DIR? */
-  exists = (path: string): boolean => existsSync(join(this.dir, path))
+  /** Which of the manifest's files are still in DIR (looked at once, now): for `freshCounties`. */
+  presence(): Promise<(path: string) => boolean> {
+    return this.dir.present()
+  }
 
   /** The folder's schema (written with the next record, or by `save`). */
   setSchema(schema: ManifestSchema): void {
@@ -193,7 +197,7 @@ export class ManifestFile {
       if (entry) this.manifest = withEntry(this.manifest, entry)
       // through the output gate (src/io/output.ts), as every file of the folder
       const text = `${JSON.stringify(this.manifest, null, 2)}\n`
-      await writeOutputFile(join(this.dir, MANIFEST_FILE), text, '--out-dir')
+      await writeOutputFile(this.dir.at(MANIFEST_FILE), text, '--out-dir')
     })
     // a failed write is the caller's to report; the next county still tries
     this.chain = next.catch(() => undefined)

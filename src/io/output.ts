@@ -4,6 +4,7 @@ import {constants, createWriteStream} from 'node:fs'
 import {open} from 'node:fs/promises'
 
 import {OutputClosedError} from '../errors.js'
+import {isObjectUrl} from '../text/object-url.js'
 import {AtomicFile} from './atomic-file.js'
 import {localIoError} from './fs-errors.js'
 import {classifyOutputName} from './output-name.js'
@@ -27,10 +28,14 @@ import {assertOpenedStream, assertWritableTarget} from './target-kind.js'
  * Outside src/io, lint refuses node:fs's writers (eslint.config.js, "the output gate"), so a new path
  * inherits these rules by having no other way to write.
  *
- * A new kind of destination (an object store, s3://) is a new `OutputTarget` below, chosen in
- * `openOutput` from the path's form before the file-system kinds; a new file format (xlsx) is a writer
- * over an `OutputTarget` (as src/io/record-writer.ts and parquet-writer.ts are), never a target of its
- * own; compression the name asks for (`.gz`) wraps the target here, so every path that writes gets it.
+ * - An `s3://bucket/key` (issue 34) is the object store's target (src/io/object-store.ts, on
+ *   src/objstore/target.ts): chosen in `openOutput` from the value's form before the file-system kinds,
+ *   and loaded with import() only then. Its bytes go up in parts as they come (memory bounded by the part
+ *   size) and `commit` completes the upload, so the object appears whole or not at all, as a renamed
+ *   file does; `abort` aborts the upload. `assertWritableTarget` checks it with a probe write first.
+ * A new file format (xlsx) is a writer over an `OutputTarget` (as src/io/record-writer.ts and
+ * parquet-writer.ts are), never a target of its own; compression the name asks for (`.gz`) wraps the
+ * target here, a file's or an object's, so every path that writes gets it.
  *
  * Where a run's records go: a file written atomically beside --out, or stdout. Writes follow the
  * stream's backpressure (`write` returns false: await `drain`). A failure of the destination (disk full,
@@ -207,16 +212,26 @@ export async function openOutput(
   onFailure: (error: Error) => void,
   flag = '--out',
 ): Promise<OutputTarget> {
-  const kind = await assertWritableTarget(out, flag)
-  const inner =
-    kind.kind === 'stream'
-      ? await StreamFileTarget.create(out, kind.fd, onFailure, kind.viaLink)
-      : await FileTarget.create(out, onFailure)
+  const inner = await plainTarget(out, onFailure, flag)
   if (!gzipNamed(out)) return inner
   // a name ending .gz is written as gzip (RFC 1952) on every path that writes through here; zlib loads
   // only then (src/io/output-name.ts is the one rule for names: callers refused what it cannot write)
   const {GzipTarget} = await import('./gzip.js')
   return new GzipTarget(inner)
+}
+
+/** The target of `out` before any compression: an object, a FIFO or device written into, or a file. */
+async function plainTarget(
+  out: string,
+  onFailure: (error: Error) => void,
+  flag: string,
+): Promise<OutputTarget> {
+  // no signal: after Ctrl-C a run still writes what finished (README "Exit codes", 130), as to a file
+  if (isObjectUrl(out)) return (await import('./object-store.js')).openObjectTarget(out, onFailure, flag)
+  const kind = await assertWritableTarget(out, flag)
+  if (kind.kind === 'object') throw new Error(`openOutput: ${out} is an object`) // checked just above
+  if (kind.kind === 'stream') return StreamFileTarget.create(out, kind.fd, onFailure, kind.viaLink)
+  return FileTarget.create(out, onFailure)
 }
 
 /** Does `out`'s name ask for gzip (`.csv.gz`, `.ndjson.gz`, `.json.gz`: src/io/output-name.ts)? */
@@ -227,7 +242,8 @@ export function gzipNamed(out: string): boolean {
 
 /**
  * A small file written whole (--stats-json, an `--out-dir` manifest, the rejects) on the same rules as a
- * streamed output: a regular file atomically (mode 0644 before the umask), a FIFO or device written into.
+ * streamed output: a regular file atomically (mode 0644 before the umask), a FIFO or device written into,
+ * an object put whole.
  */
 export async function writeOutputFile(path: string, data: string, flag = '--out'): Promise<void> {
   let failure: Error | undefined

@@ -9,7 +9,7 @@ import {
   type Stats,
   type WriteStream,
 } from 'node:fs'
-import {lstat, mkdir, mkdtemp, rm} from 'node:fs/promises'
+import {lstat, mkdir, mkdtemp, rm, rmdir} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {pipeline} from 'node:stream/promises'
@@ -109,6 +109,21 @@ export async function removeTree(path: string): Promise<void> {
   try {
     await rm(path, {recursive: true, force: true})
   } catch (error) {
+    throw localIoError(error, 'removing', path)
+  }
+}
+
+/**
+ * Remove a folder of the run's own if it is empty; false when something is in it (another run has begun
+ * there) or it is gone. Never removes what is inside.
+ */
+export async function removeEmptyDir(path: string): Promise<boolean> {
+  try {
+    await rmdir(path)
+    return true
+  } catch (error) {
+    const code = (error as {code?: string}).code
+    if (code === 'ENOTEMPTY' || code === 'EEXIST' || code === 'ENOENT') return false
     throw localIoError(error, 'removing', path)
   }
 }

@@ -3,6 +3,7 @@ import {lstat, stat} from 'node:fs/promises'
 import {dirname} from 'node:path'
 
 import {LocalIoError, UsageError} from '../errors.js'
+import {isObjectUrl} from '../text/object-url.js'
 import {ownerProblem} from './owner-rule.js'
 
 /**
@@ -12,7 +13,8 @@ import {ownerProblem} from './owner-rule.js'
  * - a stream: a FIFO, a character device (/dev/null), a socket, or a descriptor the shell opened
  *   (/dev/stdout, /dev/fd/N, /proc/self/fd/N): written into in order, never replaced (a rename over it
  *   would swap the FIFO or device for a regular file: as root, `--out /dev/null` would replace /dev/null);
- * - a block device or a folder: refused (exit 2).
+ * - a block device or a folder: refused (exit 2);
+ * - `s3://bucket/key`: an object (issue 34), checked with a probe write.
  *
  * A symlink is never followed to replace or write a file: a link to a regular file (or a dangling one) is
  * itself replaced by the new file, its target left as it was. A link to a FIFO or device is written into
@@ -20,7 +22,11 @@ import {ownerProblem} from './owner-rule.js'
  * user's link is refused, since it may point anywhere the user can write, and so is another user's FIFO,
  * socket or device (root's, such as /dev/null, are fine).
  */
-export type OutKind = {kind: 'file'} | {kind: 'stream'; fd?: number | undefined; viaLink?: boolean}
+export type OutKind =
+  | {kind: 'file'}
+  | {kind: 'stream'; fd?: number | undefined; viaLink?: boolean}
+  /** `s3://bucket/key`: an object, put whole (src/io/object-store.ts). */
+  | {kind: 'object'}
 
 const FD_PATH = /^\/(?:dev\/fd|proc\/self\/fd)\/(\d+)$/
 const STD_PATH: Record<string, number> = {'/dev/stdout': 1, '/dev/stderr': 2}
@@ -32,6 +38,11 @@ export function isStreamNode(st: Pick<Stats, 'isFIFO' | 'isCharacterDevice' | 'i
 
 /** Check, before any request, that `out` can be written, and say how (see OutKind). Usage errors exit 2. */
 export async function assertWritableTarget(out: string, flag = '--out'): Promise<OutKind> {
+  if (isObjectUrl(out)) {
+    // the location's form, the credentials and a probe write, before any request to the service
+    await (await import('./object-store.js')).probeObjectTarget(out, flag, false)
+    return {kind: 'object'}
+  }
   const fdMatch = FD_PATH.exec(out)
   const fd = fdMatch ? Number(fdMatch[1]) : STD_PATH[out]
   if (fd !== undefined) {

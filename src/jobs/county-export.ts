@@ -1,7 +1,5 @@
-import {join} from 'node:path'
-
 import {ExitCode} from '../errors.js'
-import {removeStaleTemps} from '../io/atomic-file.js'
+import {type ExportDir, openExportDir} from '../io/export-dir.js'
 import {RecordWriter} from '../io/record-writer.js'
 import {CsvRowEncoder} from '../pipeline/cells.js'
 import {cutOff, fetchCounty} from '../pipeline/county.js'
@@ -117,19 +115,21 @@ class CountyExport {
   async start(run: RunState): Promise<ExportSummary> {
     this.run = run
     const req = this.req
-    const manifest = req.outDir ? await ManifestFile.open(req.outDir, req.format) : undefined
+    // a local folder or an s3:// prefix (src/io/export-dir.ts): the manifest read from where it is
+    const dir = req.outDir ? await openExportDir(req.outDir) : undefined
+    const manifest = dir ? await ManifestFile.open(dir, req.format) : undefined
     // the lock is ours: a manifest temp file left by a killed run is stale
-    if (req.outDir) await removeStaleTemps(join(req.outDir, MANIFEST_FILE))
+    await dir?.prepare(MANIFEST_FILE)
     const now = req.now ?? Date.now
     // --max-age: a county whose file of an earlier run is young enough is not asked for again
     const fresh =
       manifest && req.maxAgeMs !== undefined
-        ? freshCounties(manifest.current, req.fips, req.maxAgeMs, now(), manifest.exists)
+        ? freshCounties(manifest.current, req.fips, req.maxAgeMs, now(), await manifest.presence())
         : new Set<string>()
     const units = this.units.filter((u) => !fresh.has(u.fips))
     units.forEach((u, i) => (u.index = i))
     if (manifest) for (const c of manifest.current.schema?.columns ?? []) this.stages.schema.know([c.name])
-    await this.prepare(units)
+    await this.prepare(units, dir)
     this.outputs = new ExportOutputs(this, manifest, now)
     // a county that finished before a stop but was not yet written (a crash in between) is written now
     for (const u of units)
@@ -147,7 +147,7 @@ class CountyExport {
   }
 
   /** A resumed run: part files checked against the journal, statistics recounted, ids rebuilt. */
-  private async prepare(units: Unit[]): Promise<void> {
+  private async prepare(units: Unit[], outDir: ExportDir | undefined): Promise<void> {
     const dir = this.run.journal.partsDir
     for (const u of units) {
       if (u.written !== undefined || u.pages.length === 0 || (u.outcome && !isFinished(u.outcome.kind)))
@@ -163,8 +163,7 @@ class CountyExport {
     for (const u of units) {
       if (u.pages.length === 0) continue
       if (this.stats)
-        if (u.written !== undefined && this.req.outDir)
-          await this.stats.recountFile(u.fips, this.outputs0Path(u))
+        if (u.written !== undefined && outDir) await this.recountWritten(u, outDir)
         else await this.stats.recount(u.fips, dir, u.pages, this.layouts)
       if (u.outcome && isFinished(u.outcome.kind)) this.stats?.countyEnded(u.fips)
       // a county that goes on fetching must know the ids its earlier pages took
@@ -172,9 +171,15 @@ class CountyExport {
     }
   }
 
-  /** Where an --out-dir county's file is (for recounting it before `outputs` exists). */
-  private outputs0Path(u: Unit): string {
-    return ExportOutputs.countyPath(this.req, u.fips)
+  /** A county an earlier process wrote to --out-dir: its statistics read back from its file (or object). */
+  private async recountWritten(u: Unit, outDir: ExportDir): Promise<void> {
+    const file = await outDir.local(ExportOutputs.countyPath(this.req, u.fips), this.run.journal.partsDir)
+    if (!file) return
+    try {
+      await this.stats!.recountFile(u.fips, file.path)
+    } finally {
+      await file.release()
+    }
   }
 
   private knowLayout(id: number, cols: string[]): void {

@@ -1,10 +1,9 @@
 import {join} from 'node:path'
 
 import {countyByFips} from '../address/counties.js'
-import {removeStaleTemps} from '../io/atomic-file.js'
 import {readCsv} from '../io/csv-reader.js'
+import type {ExportDir} from '../io/export-dir.js'
 import {fileColumns, headerName} from '../io/file-columns.js'
-import {enterPartitions} from '../io/folder-trust.js'
 import {writeOutputFile, type OutputTarget} from '../io/output.js'
 import {removeFile} from '../io/private-files.js'
 import {RecordWriter} from '../io/record-writer.js'
@@ -51,8 +50,14 @@ export class ExportOutputs {
     private readonly now: () => number,
   ) {}
 
+  /** A county's file, relative to the --out-dir (src/io/manifest.ts countyFilePath). */
   static countyPath(req: ExportRequest, fips: string): string {
-    return join(req.outDir!, countyFilePath(countyByFips(fips)?.state ?? 'unknown', fips, req.format))
+    return countyFilePath(countyByFips(fips)?.state ?? 'unknown', fips, req.format)
+  }
+
+  /** The --out-dir: a local folder or an s3:// prefix (src/io/export-dir.ts), where the manifest is. */
+  private get dir(): ExportDir {
+    return this.manifest!.dir
   }
 
   private fileOptions(target: OutputTarget, columns: readonly string[]): FileOptions {
@@ -76,12 +81,11 @@ export class ExportOutputs {
     const county = countyByFips(u.fips)
     const state = county?.state ?? 'unknown'
     const rel = countyFilePath(state, u.fips, req.format)
-    const path = join(req.outDir!, rel)
-    // state=CA/fips=06067: real folders of the user's only (src/io/folder-trust.ts), never a planted link
-    await enterPartitions(req.outDir!, rel)
-    await removeStaleTemps(path) // a run killed while writing this county's file left its temp
+    // local: its partition folders entered on the folder rule and a killed run's temp removed
+    await this.dir.prepare(rel)
     const columns = this.x.stages.schema.names()
-    const target = await this.x.run.outputTarget(path, '--out-dir')
+    // a file renamed into place, or an object completed: whole or not at all (src/io/output.ts)
+    const target = await this.x.run.outputTarget(this.dir.at(rel), '--out-dir')
     const count = await writeFile(
       this.x.run.journal.partsDir,
       u.pages,
@@ -201,8 +205,7 @@ export class ExportOutputs {
         const has = own.get(e.fips) ?? (e.schema === schemaKey(before) ? before : undefined)
         // gone or unreadable (nothing to keep), or a column the run lacks (never narrowed): left alone
         if (!has || !has.every((c) => keeps.has(c))) continue
-        if (has.join('\u0000') !== columns.join('\u0000'))
-          await this.rewrite(join(req.outDir!, e.path), columns)
+        if (has.join('\u0000') !== columns.join('\u0000')) await this.rewrite(e.path, columns)
         await this.manifest!.record({...e, schema: key})
         const u = units.find((x) => x.fips === e.fips)
         if (u) u.written = key
@@ -229,7 +232,10 @@ export class ExportOutputs {
     const own = new Map<string, string[]>()
     for (const e of entries) {
       if (e.schema === key) continue
-      const cols = await fileColumns(join(this.x.req.outDir!, e.path), format)
+      // an object is read from a private copy (the run's parts folder), removed after
+      const file = await this.dir.local(e.path, this.x.run.journal.partsDir)
+      if (!file) continue
+      const cols = await fileColumns(file.path, format).finally(() => file.release())
       if (!cols) continue
       own.set(e.fips, cols)
       this.x.stages.schema.know(cols)
@@ -238,9 +244,13 @@ export class ExportOutputs {
   }
 
   /** One county file again with `columns`: its rows read back and laid out by name (absent columns empty). */
-  private async rewrite(path: string, columns: readonly string[]): Promise<void> {
+  private async rewrite(rel: string, columns: readonly string[]): Promise<void> {
     const {req, run} = this.x
-    const target = await run.outputTarget(path, '--out-dir')
+    // read from the file itself (replaced only by the commit) or from a private copy of the object
+    const file = await this.dir.local(rel, run.journal.partsDir)
+    if (!file) return
+    const path = file.path
+    const target = await run.outputTarget(this.dir.at(rel), '--out-dir')
     try {
       if (req.format === 'parquet') {
         const {readParquetRecords} = await import('../io/parquet-reader.js')
@@ -270,6 +280,8 @@ export class ExportOutputs {
     } catch (error) {
       await target.abort()
       throw error
+    } finally {
+      await file.release()
     }
   }
 
@@ -284,7 +296,7 @@ export class ExportOutputs {
       ),
     )
     if (lines.length === 0 || !(req.out || req.outDir) || !wrote) return
-    this.rejectsFile = req.outDir ? join(req.outDir, 'rejects.ndjson') : `${req.out}.rejects.ndjson`
+    this.rejectsFile = req.outDir ? this.dir.at('rejects.ndjson') : `${req.out}.rejects.ndjson`
     const flag = req.outDir ? '--out-dir' : '--out'
     await writeOutputFile(this.rejectsFile, lines.join(''), flag).catch(run.absorbOrThrow)
   }

@@ -3,6 +3,7 @@ import type {Writable} from 'node:stream'
 import {InterruptedError, OutputClosedError, SflError} from '../errors.js'
 import type {BudgetView, Scheduler} from '../schedule/scheduler.js'
 import {redact} from '../api/secrets.js'
+import {isObjectUrl} from '../text/object-url.js'
 import {onImmediateExit} from '../io/atomic-file.js'
 import {limitError} from '../io/fs-errors.js'
 import {FileTarget, gzipNamed, openOutput, StdoutTarget, type OutputTarget} from '../io/output.js'
@@ -25,17 +26,37 @@ export interface JobDeps {
   scheduler: Scheduler
   /** The caller's words for an error (the CLI's flags: src/cli/error-words.ts); its message otherwise. */
   words?: ((error: SflError) => string) | undefined
+  /**
+   * The user's cache folder (the CLI's: ~/.cache/sfl, SFL_CACHE_DIR): a run writing an `s3://` location
+   * keeps its checkpoint, parts and local lock in a private folder under it (src/io/object-store.ts).
+   */
+  stateRoot?: string | undefined
+}
+
+interface StartOptions {
+  out?: string | undefined
+  /** `--out-dir`: the checkpoint and lock live in this folder instead of beside `out`. */
+  dir?: string | undefined
+  restart: boolean
+  header: JournalHeader
+  replay: (event: Record<string, unknown>, offset: number, length: number) => void
 }
 
 /**
  * The state every long run shares, whatever its units: the lock and journal beside --out (or a private
- * scratch folder for stdout), the one reason the run stopped, the run's own abort signal (Ctrl-C, or a
- * stop such as the rate limit or the circuit breaker: nothing more is sent), and the exit-code rule.
+ * scratch folder for stdout; for an `s3://` location a private local folder and the bucket's lock
+ * object), the one reason the run stopped, the run's own abort signal (Ctrl-C, or a stop such as the
+ * rate limit or the circuit breaker: nothing more is sent), and the exit-code rule.
  */
 export class RunState {
   stopped: SflError | undefined
   private readonly controller = new AbortController()
   private unregister: Array<() => void> = []
+  /** An `s3://` run: the release of its lock object in the bucket. */
+  private releaseObject: (() => Promise<void>) | undefined
+  /** An `s3://` run: the removal of its local state folder, once the run has finished (`finish`). */
+  private forgetPlace: (() => Promise<void>) | undefined
+  private finished = false
 
   private constructor(
     private readonly deps: JobDeps,
@@ -49,17 +70,9 @@ export class RunState {
     this.unregister.push(() => deps.signal.removeEventListener('abort', onAbort))
   }
 
-  static async start(
-    deps: JobDeps,
-    o: {
-      out?: string | undefined
-      /** `--out-dir`: the checkpoint and lock live in this folder instead of beside `out`. */
-      dir?: string | undefined
-      restart: boolean
-      header: JournalHeader
-      replay: (event: Record<string, unknown>, offset: number, length: number) => void
-    },
-  ): Promise<RunState> {
+  static async start(deps: JobDeps, o: StartOptions): Promise<RunState> {
+    const remote = o.dir ?? o.out
+    if (remote !== undefined && isObjectUrl(remote)) return RunState.startObject(deps, o, remote)
     // stdout, or an --out that is a FIFO or device (written in order, src/io/output.ts): nothing beside it;
     // the checkpoint is private and the run cannot be continued, as on stdout
     const stream = o.out !== undefined && (await assertWritableTarget(o.out)).kind === 'stream'
@@ -82,6 +95,45 @@ export class RunState {
     } catch (error) {
       unlockOnExit()
       lock.release()
+      throw error
+    }
+  }
+
+  /**
+   * `--out s3://bucket/key` or `--out-dir s3://bucket/prefix` (issue 34): the checkpoint, parts folder and
+   * local lock in the run's private folder under the user's cache folder (src/io/object-store.ts
+   * objectRunPlace), then the bucket's lock object, so a second run writing the same location at the same
+   * time is refused wherever it runs; then the uploads a killed run left there are aborted (invisible to
+   * readers, but billed until then). The same command continues a stopped run from that folder.
+   */
+  private static async startObject(deps: JobDeps, o: StartOptions, value: string): Promise<RunState> {
+    const {objectRunPlace} = await import('../io/object-store.js')
+    const place = await objectRunPlace(value, {prefix: o.dir !== undefined, stateRoot: deps.stateRoot})
+    const paths = outDirJournalPaths(place.stateDir)
+    const lock = await acquireLock(paths.lock, deps.notice)
+    const unlockOnExit = onImmediateExit(() => lock.release())
+    let releaseObject: (() => Promise<void>) | undefined
+    try {
+      releaseObject = await place.lock(deps.notice)
+      const aborted = await place.abortAbandoned()
+      if (aborted.length > 0)
+        deps.notice(
+          `sfl: aborted ${aborted.length} unfinished ${aborted.length === 1 ? 'upload' : 'uploads'} a stopped run left at ${place.shown} (never visible to readers)`,
+        )
+      const {journal, resumed} = await Journal.open(paths, o.header, {restart: o.restart, replay: o.replay})
+      if (resumed)
+        deps.notice(
+          `sfl: continuing the run recorded in ${paths.journal} (the checkpoint of ${place.shown}; add --restart to start over)`,
+        )
+      const run = new RunState(deps, journal, lock, undefined)
+      run.unregister.push(unlockOnExit)
+      run.releaseObject = releaseObject
+      run.forgetPlace = () => place.forget()
+      return run
+    } catch (error) {
+      unlockOnExit()
+      lock.release()
+      await releaseObject?.().catch(() => undefined)
       throw error
     }
   }
@@ -182,6 +234,7 @@ export class RunState {
       return this.journal.path
     }
     await this.journal.remove()
+    this.finished = true
     return undefined
   }
 
@@ -191,8 +244,16 @@ export class RunState {
 
   async close(): Promise<void> {
     this.journal.close()
+    // the bucket's lock first, while the local one still keeps another run of this folder out
+    await this.releaseObject?.().catch((error: unknown) =>
+      this.deps.notice(
+        `sfl: the lock object could not be removed (${this.message(error)}); the next run of this command takes it over`,
+      ),
+    )
     this.lock?.release()
     for (const u of this.unregister) u()
     if (this.scratch) await removeTree(this.scratch)
+    // an s3:// run's state folder has nothing left to continue: removed, so the cache does not grow
+    if (this.finished) await this.forgetPlace?.().catch(() => undefined)
   }
 }

@@ -1,11 +1,9 @@
-import {existsSync} from 'node:fs'
-import {join} from 'node:path'
-
 import {ExitCode, SflError} from '../errors.js'
 import {redact} from '../api/secrets.js'
 import {countyByFips, describeCounty} from '../address/counties.js'
 import {decodeEvent, exportEvent, exportHeader} from '../jobs/events.js'
 import {journalPaths, outDirJournalPaths, readJournal} from '../jobs/journal.js'
+import {objectRunStateDir, openExportDir} from '../io/export-dir.js'
 import {checkFormat, freshCounties, readManifest} from '../io/manifest.js'
 import {
   countyNeeds,
@@ -45,6 +43,8 @@ export interface DryRunRequest {
   fips: string[]
   out?: string | undefined
   outDir?: string | undefined
+  /** The cache folder an `s3://` run keeps its checkpoint under (the CLI's; src/jobs/run.ts JobDeps). */
+  stateRoot?: string | undefined
   format: string
   maxAgeMs?: number | undefined
   /** --max-age as typed, for the text. */
@@ -82,16 +82,19 @@ export async function dryRun(req: DryRunRequest): Promise<DryRunResult> {
   const now = req.now ?? Date.now
   const manifest = req.outDir ? await readManifest(req.outDir) : undefined
   if (req.outDir) checkFormat(manifest, req.format, req.outDir) // as the run would: nothing sent
+  // what is in DIR, asked once (a stat per county, or one listing of an s3:// prefix), as the run asks it
   const fresh =
     manifest && req.maxAgeMs !== undefined
-      ? freshCounties(manifest, req.fips, req.maxAgeMs, now(), (p) => existsIn(req.outDir!, p))
+      ? freshCounties(
+          manifest,
+          req.fips,
+          req.maxAgeMs,
+          now(),
+          await (await openExportDir(req.outDir!)).present(),
+        )
       : undefined
   const lastPages = new Map((manifest?.counties ?? []).map((c) => [c.fips, c.pages]))
-  const journal = req.outDir
-    ? outDirJournalPaths(req.outDir).journal
-    : req.out
-      ? journalPaths(req.out).journal
-      : undefined
+  const journal = await journalOf(req)
   const checkpoint = journal && !req.restart ? await readCheckpoint(journal, req) : undefined
   const known = {...(fresh ? {fresh} : {}), lastPages, ...(checkpoint ? {checkpoint} : {})}
   const target = probeTarget(countyNeeds(req.fips, known))
@@ -124,9 +127,13 @@ export async function dryRun(req: DryRunRequest): Promise<DryRunResult> {
   }
 }
 
-function existsIn(dir: string, rel: string): boolean {
-  // sync: one stat per county of the manifest, once, before anything is sent
-  return existsSync(join(dir, rel))
+/** The checkpoint the run would continue: beside --out or in DIR, or for s3:// in its local state folder. */
+async function journalOf(req: DryRunRequest): Promise<string | undefined> {
+  const where = req.outDir ?? req.out
+  if (where === undefined) return undefined
+  const state = await objectRunStateDir(where, req.outDir !== undefined, req.stateRoot)
+  if (state !== undefined) return outDirJournalPaths(state).journal
+  return req.outDir ? outDirJournalPaths(req.outDir).journal : journalPaths(req.out!).journal
 }
 
 /** What the probe brought: the budget, how it was learned, and what it saw of its county. */

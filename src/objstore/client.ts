@@ -78,6 +78,14 @@ interface Op {
   accept?: readonly number[]
   /** Sent even after the run's signal aborted: the abort of an upload is cleanup that must go out. */
   cleanup?: boolean
+  /** The location an error names instead of the object's (a probe names the prefix the user gave). */
+  shown?: string | undefined
+}
+
+/** How a request is named in an error: the location as the user wrote it, and what sfl was doing. */
+export interface Naming {
+  shown?: string | undefined
+  doing?: string | undefined
 }
 
 /** S3 allows at most 10,000 parts in one upload (Amazon S3 User Guide, "Multipart upload limits"). */
@@ -139,7 +147,7 @@ export class ObjectStore {
   private context(op: Op, accessKeyId?: string): ErrorContext {
     const {config} = this.options
     return {
-      location: `s3://${op.bucket}/${op.key ?? ''}`,
+      location: op.shown ?? `s3://${op.bucket}/${op.key ?? ''}`,
       doing: op.doing,
       host: this.urlFor(op.bucket, undefined).host,
       credentialsSource: config.credentials.source,
@@ -267,10 +275,19 @@ export class ObjectStore {
     key: string,
     body: readonly Buffer[],
     contentType?: string,
+    naming: Naming = {},
   ): Promise<string> {
     const headers: Record<string, string> = {}
     if (contentType) headers['content-type'] = contentType
-    const res = await this.send({method: 'PUT', bucket, key, body, headers, doing: 'writing'})
+    const res = await this.send({
+      method: 'PUT',
+      bucket,
+      key,
+      body,
+      headers,
+      doing: naming.doing ?? 'writing',
+      shown: naming.shown,
+    })
     await res.dump()
     return res.headers['etag'] ?? ''
   }
@@ -462,6 +479,28 @@ export class ObjectStore {
     }
   }
 
+  /**
+   * GetObject of an object that may not be there (a manifest before the first run): undefined for
+   * NoSuchKey; a missing bucket is still an error.
+   */
+  async getObjectIfExists(bucket: string, key: string): Promise<ObjectBody | undefined> {
+    const op: Op = {method: 'GET', bucket, key, doing: 'reading', accept: [404]}
+    const res = await this.send(op)
+    if (res.status === 404) {
+      const fault = await readFault(res)
+      if (fault.code === 'NoSuchKey' || fault.code === '') return undefined
+      throw faultError(fault, this.context(op), 1)
+    }
+    const length = Number(res.headers['content-length'])
+    if (Number.isFinite(length)) res.extendDeadline(this.timeoutMs + (length / MIN_BODY_BYTES_PER_S) * 1000)
+    return {
+      size: Number.isFinite(length) ? length : undefined,
+      etag: res.headers['etag'],
+      body: res.body,
+      cancel: () => res.cancel(),
+    }
+  }
+
   /** ListObjectsV2 under `prefix`, every page, in key order. */
   async *listObjects(bucket: string, prefix: string): AsyncGenerator<ObjectInfo> {
     let token: string | undefined
@@ -493,8 +532,15 @@ export class ObjectStore {
   }
 
   /** DeleteObject. Deleting what is not there is not an error (S3 answers 204 either way). */
-  async deleteObject(bucket: string, key: string): Promise<void> {
-    const res = await this.send({method: 'DELETE', bucket, key, doing: 'deleting', accept: [404]})
+  async deleteObject(bucket: string, key: string, naming: Naming = {}): Promise<void> {
+    const res = await this.send({
+      method: 'DELETE',
+      bucket,
+      key,
+      doing: naming.doing ?? 'deleting',
+      accept: [404],
+      shown: naming.shown,
+    })
     await res.dump()
   }
 }

@@ -10,21 +10,39 @@ import type {ObjectStore} from './client.js'
  * that started earlier or wrote later, but two runs starting within the same moment can both pass. The
  * docs say so (docs/exports.md, "s3://").
  */
-export type LockOutcome = 'acquired' | 'held'
+export type LockOutcome = 'acquired' | {held: string | undefined}
 
+/**
+ * Take the lock, or say who holds it (the holder's token, undefined when it cannot be read). `stale`
+ * decides whether a lock found in place was left by a run that is gone (the caller knows: a run of this
+ * machine and this local state folder, whose local lock the caller now holds): such a lock is removed
+ * and taken, once; a lock taken by another run meanwhile still wins.
+ */
 export async function acquireLockObject(
   store: ObjectStore,
   bucket: string,
   key: string,
   token: string,
+  stale: (held: string | undefined) => boolean = () => false,
 ): Promise<LockOutcome> {
-  if (await store.headObject(bucket, key)) return 'held'
+  const first = await tryLock(store, bucket, key, token)
+  if (first === 'acquired' || !stale(first.held)) return first
+  await store.deleteObject(bucket, key, {doing: 'removing the lock of a run that is gone'})
+  return tryLock(store, bucket, key, token)
+}
+
+async function tryLock(store: ObjectStore, bucket: string, key: string, token: string): Promise<LockOutcome> {
+  const held = async (): Promise<LockOutcome> => ({
+    held: await readSmall(store, bucket, key).catch(() => undefined),
+  })
+  if (await store.headObject(bucket, key)) return held()
   const body = [Buffer.from(token, 'utf8')]
   const put = await store.putObjectIfAbsent(bucket, key, body)
-  if (put === 'exists') return 'held'
+  if (put === 'exists') return held()
   if (put === 'unsupported') await store.putObject(bucket, key, body)
   // a store that ignored the condition lets the last writer win: only the one whose token is there holds it
-  return (await readSmall(store, bucket, key)) === token ? 'acquired' : 'held'
+  const there = await readSmall(store, bucket, key)
+  return there === token ? 'acquired' : {held: there}
 }
 
 /** Remove the lock if it is still ours (another run's lock is never removed). */

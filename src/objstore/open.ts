@@ -1,6 +1,6 @@
-import {createTransport} from '../api/transport.js'
+import {createTransport, type Transport} from '../api/transport.js'
 import {ObjectStore} from './client.js'
-import {processInputs, resolveStoreConfig} from './config.js'
+import {processInputs, resolveStoreConfig, type StoreConfig} from './config.js'
 import {instanceRoleProvider, webIdentityProvider} from './remote-credentials.js'
 import {type ObjectSource, openObjectSource} from './source.js'
 import {ObjectTarget, type ObjectTargetOptions} from './target.js'
@@ -17,19 +17,35 @@ export interface StoreOptions {
   timeoutMs?: number | undefined
 }
 
-export async function openStore(options: StoreOptions = {}): Promise<ObjectStore> {
+/** What every store of a process shares: the configuration, resolved once, and the transport. */
+export interface StoreBase {
+  config: StoreConfig
+  transport: Transport
+}
+
+/** The AWS chain read once (environment, profiles, web identity, instance role): no request yet. */
+export async function resolveStore(): Promise<StoreBase> {
   const transport = createTransport()
   const config = await resolveStoreConfig(processInputs(), {
     webIdentity: (inputs) => webIdentityProvider(inputs, transport),
     instance: (env) => instanceRoleProvider(env, transport),
   })
+  return {config, transport}
+}
+
+/** A store on a resolved base, with a caller's signal (a run's Ctrl-C) and debug lines. */
+export function storeWith(base: StoreBase, options: StoreOptions = {}): ObjectStore {
   return new ObjectStore({
-    config,
-    transport,
+    config: base.config,
+    transport: base.transport,
     timeoutMs: options.timeoutMs,
     signal: options.signal,
     debug: options.debug,
   })
+}
+
+export async function openStore(options: StoreOptions = {}): Promise<ObjectStore> {
+  return storeWith(await resolveStore(), options)
 }
 
 /** `--out s3://bucket/key` and the like: an OutputTarget (src/io/output.ts) whose commit makes it appear. */

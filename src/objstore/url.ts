@@ -1,4 +1,5 @@
 import {UsageError} from '../errors.js'
+import {OBJECT_SCHEME as SCHEME, isObjectUrl} from '../text/object-url.js'
 
 /**
  * `s3://bucket/key` and `s3://bucket/prefix/`: what sfl accepts where a path is written or read. Checked
@@ -10,16 +11,13 @@ export interface ObjectUrl {
   key: string
 }
 
-const SCHEME = 's3://'
 /** S3's limit on a key's length, in UTF-8 bytes (Amazon S3 User Guide, "Naming Amazon S3 objects"). */
 export const MAX_KEY_BYTES = 1024
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
-/** True for a value sfl treats as an object-store location rather than a local path. */
-export function isObjectUrl(value: string): boolean {
-  return value.slice(0, SCHEME.length).toLowerCase() === SCHEME
-}
+/** True for a value sfl treats as an object-store location rather than a local path (src/text/object-url.ts). */
+export {isObjectUrl}
 
 /**
  * Why `name` is not a bucket name S3 accepts, or undefined when it is. The rules of general purpose

@@ -106,7 +106,8 @@ export class S3TestServer {
 
   static async start(options: S3ServerOptions): Promise<S3TestServer> {
     const s = new S3TestServer(options)
-    s.server = createServer((req, res) => void s.handle(req, res))
+    // a client killed mid-request (a SIGKILL test) aborts the body being read: that connection just ends
+    s.server = createServer((req, res) => void s.handle(req, res).catch(() => res.destroy()))
     await new Promise<void>((resolve) => s.server.listen(0, '127.0.0.1', resolve))
     s.endpoint = `http://127.0.0.1:${(s.server.address() as AddressInfo).port}`
     return s

@@ -4,13 +4,14 @@ import {join} from 'node:path'
 
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {InMemoryTransport} from '@modelcontextprotocol/sdk/inMemory.js'
-import {afterEach, describe, expect, it} from 'vitest'
+import {afterEach, describe, expect, it, vi} from 'vitest'
 
 import {clearSecrets} from '../../src/api/secrets.js'
 import {createCore, type Core} from '../../src/lib/core.js'
 import {createSflMcpServer} from '../../src/mcp/server.js'
 import type {ToolDeps} from '../../src/mcp/tool.js'
 import {notConfigured} from '../../src/mcp/words.js'
+import {S3TestServer} from '../helpers/s3-server.js'
 import {startHangingServer} from '../helpers/hanging-server.js'
 import {startScenario, type Reply} from '../helpers/scenario-server.js'
 import {tempDir} from '../helpers/tmp.js'
@@ -26,6 +27,7 @@ import {tempDir} from '../helpers/tmp.js'
 const KEY = 'k-mcp-hostile-123456'
 const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
+  vi.unstubAllEnvs()
   for (const c of cleanups.splice(0).reverse()) await c()
   clearSecrets()
 })
@@ -413,6 +415,31 @@ describe("plan_export's out_dir is only read, and safely", () => {
       })
     }
     expect(s.requests).toHaveLength(0)
+  }, 15_000)
+
+  it('an s3:// out_dir is refused before anything is sent, to the service or to any store (local folders only)', async () => {
+    const s = await startScenario((): Reply => ({status: 200, body: {status: 'success', data: []}}))
+    cleanups.push(() => s.close())
+    const store = await S3TestServer.start({
+      credentials: [
+        {accessKeyId: 'AKIAMCPTESTKEY000001', secretAccessKey: 'mcp/test+secret0123456789abcdef'},
+      ],
+      buckets: ['lake'],
+    })
+    cleanups.push(() => store.close())
+    store.put('lake', 'nov/manifest.json', '{"version":1,"format":"csv","counties":[]}\n')
+    vi.stubEnv('AWS_ENDPOINT_URL_S3', store.endpoint)
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIAMCPTESTKEY000001')
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'mcp/test+secret0123456789abcdef')
+    vi.stubEnv('AWS_EC2_METADATA_DISABLED', 'true')
+    const {call} = await serve({baseUrl: s.baseUrl})
+    const r = await call('plan_export', {counties: ['06067'], out_dir: 's3://lake/nov', max_age: '30d'})
+    expect(r).toMatchObject({
+      isError: true,
+      text: 'out_dir s3://lake/nov: sfl mcp plans local export folders only, never an s3:// location; plan that one with sfl county-export in a terminal',
+    })
+    expect(s.requests).toHaveLength(0)
+    expect(store.log).toHaveLength(0)
   }, 15_000)
 })
 

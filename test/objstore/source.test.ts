@@ -66,7 +66,9 @@ describe('the lock object', () => {
     const server = await startServer()
     const {store} = storeOn(server)
     expect(await acquireLockObject(store, 'exports', 'run/_sfl.lock', 'host-a 1 x')).toBe('acquired')
-    expect(await acquireLockObject(store, 'exports', 'run/_sfl.lock', 'host-b 2 y')).toBe('held')
+    expect(await acquireLockObject(store, 'exports', 'run/_sfl.lock', 'host-b 2 y')).toEqual({
+      held: 'host-a 1 x',
+    })
     expect(await releaseLockObject(store, 'exports', 'run/_sfl.lock', 'host-b 2 y')).toBe(false)
     expect(server.object('exports', 'run/_sfl.lock')?.body.toString()).toBe('host-a 1 x')
     expect(await releaseLockObject(store, 'exports', 'run/_sfl.lock', 'host-a 1 x')).toBe(true)
@@ -81,14 +83,16 @@ describe('the lock object', () => {
       acquireLockObject(store, 'exports', 'run/_sfl.lock', 'a'),
       acquireLockObject(store, 'exports', 'run/_sfl.lock', 'b'),
     ])
-    expect(outcomes.sort()).toEqual(['acquired', 'held'])
+    expect(outcomes.filter((o) => o === 'acquired')).toHaveLength(1)
+    const winner = server.object('exports', 'run/_sfl.lock')?.body.toString()
+    expect(outcomes.find((o) => o !== 'acquired')).toEqual({held: winner})
   })
 
   it('a store answering 501 to If-None-Match: the fallback writes, reads back, and a later run sees it held', async () => {
     const server = await startServer({conditionalWrites: 'not-implemented'})
     const {store} = storeOn(server)
     expect(await acquireLockObject(store, 'exports', 'l', 'a')).toBe('acquired')
-    expect(await acquireLockObject(store, 'exports', 'l', 'b')).toBe('held')
+    expect(await acquireLockObject(store, 'exports', 'l', 'b')).toEqual({held: 'a'})
     expect(server.log.filter((r) => r.method === 'PUT').map((r) => r.status)).toEqual([501, 200])
   })
 
@@ -106,6 +110,24 @@ describe('the lock object', () => {
         return false
       },
     })
-    expect(await acquireLockObject(store, 'exports', 'l', 'ours')).toBe('held')
+    expect(await acquireLockObject(store, 'exports', 'l', 'ours')).toEqual({held: 'other run'})
+  })
+
+  it('a lock its caller knows to be stale is removed and taken; a live one is never removed', async () => {
+    const server = await startServer()
+    const {store} = storeOn(server)
+    server.put('exports', 'l', 'gone run')
+    const seen: Array<string | undefined> = []
+    const live = await acquireLockObject(store, 'exports', 'l', 'ours', (held) => {
+      seen.push(held)
+      return false
+    })
+    expect(live).toEqual({held: 'gone run'})
+    expect(server.object('exports', 'l')?.body.toString()).toBe('gone run')
+    expect(await acquireLockObject(store, 'exports', 'l', 'ours', (held) => held === 'gone run')).toBe(
+      'acquired',
+    )
+    expect(seen).toEqual(['gone run'])
+    expect(server.object('exports', 'l')?.body.toString()).toBe('ours')
   })
 })

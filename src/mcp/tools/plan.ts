@@ -10,6 +10,7 @@ import {dryRun} from '../../lib/dry-run.js'
 import {countyListOf, shellLine} from '../inputs.js'
 import {serviceCore, type ToolDef} from '../tool.js'
 import {mcpMessage} from '../words.js'
+import {isObjectUrl} from '../../text/object-url.js'
 
 const FORMATS = ['csv', 'ndjson', 'json', 'parquet'] as const
 
@@ -71,6 +72,11 @@ It does NOT export: an assistant's context is no place for a county of records (
     // the folder is only read (its manifest.json and checkpoint): a file there, or a FIFO or device in
     // their place, is refused before anything of it is opened (src/io/export-source.ts)
     if (args.out_dir !== undefined) {
+      // an s3:// folder would be read with the person's AWS credentials at a caller's word: local only
+      if (isObjectUrl(args.out_dir))
+        throw new UsageError(
+          `out_dir ${args.out_dir}: sfl mcp plans local export folders only, never an s3:// location; plan that one with sfl county-export in a terminal`,
+        )
       const {journal} = outDirJournalPaths(args.out_dir)
       const problem = await outDirProblem(args.out_dir, [join(args.out_dir, 'manifest.json'), journal])
       if (problem) throw new UsageError(`out_dir ${problem}`)

@@ -1,0 +1,102 @@
+import {join, posix} from 'node:path'
+
+import {type ObjectUrl, formatObjectUrl, joinKey, parseObjectUrl, parsePrefixUrl} from '../objstore/url.js'
+import {writeFileAtomic} from './atomic-file.js'
+import {ExportFileError} from './export-reader.js'
+import type {LocalExport} from './export-source.js'
+import {MANIFEST_FILE, parseManifest} from './manifest.js'
+import {downloadObject, objectStore, readObjectText} from './object-store.js'
+import {createPrivateDir, makeScratchDir, removeTree} from './private-files.js'
+
+/**
+ * The object-store source of the export readers (issue 34): what an `s3://` export argument of `sfl stats`,
+ * `sfl changes` and `--changes-since` names, and a private local copy of it for the readers, which read
+ * files (Parquet by seeking to its footer, a change's record by its offset). An argument names one object
+ * (`s3://b/nov.csv`), or an export prefix: `s3://b/2026-11/`, its manifest, or `s3://b/2026-11` when no
+ * object has that key. A prefix's county files are the manifest's, each checked to be there first (one
+ * listing), and copied under the same relative paths beside a copy of the manifest, so the readers see an
+ * `--out-dir` folder. Keys are checked as every key sfl writes (src/objstore/url.ts: no `..`, no empty
+ * segment), so a manifest cannot name a file outside the copy. The copy is 0700/0600 in the temp folder,
+ * as large as the export, and removed when the command ends (src/io/export-source.ts withLocalExports).
+ */
+type Named = {kind: 'object'; url: ObjectUrl} | {kind: 'folder'; prefix: ObjectUrl; manifest: string}
+
+interface Resolved {
+  named: Named
+  /** The manifest's text and its county files (relative paths), for a prefix. */
+  folder?: {text: string; files: Array<{fips: string; path: string}>}
+}
+
+async function resolve(value: string, what: string): Promise<Named> {
+  const rest = value.slice('s3://'.length)
+  if (!rest.includes('/') || rest.endsWith('/')) {
+    const prefix = parsePrefixUrl(value, what)
+    return {kind: 'folder', prefix, manifest: joinKey(prefix.key, MANIFEST_FILE)}
+  }
+  const url = parseObjectUrl(value, what)
+  const slash = url.key.lastIndexOf('/')
+  if (posix.basename(url.key) === MANIFEST_FILE)
+    return {kind: 'folder', prefix: {bucket: url.bucket, key: url.key.slice(0, slash + 1)}, manifest: url.key}
+  const store = await objectStore()
+  if (await store.headObject(url.bucket, url.key)) return {kind: 'object', url}
+  const prefix = {bucket: url.bucket, key: `${url.key}/`}
+  const manifest = joinKey(prefix.key, MANIFEST_FILE)
+  if (await store.headObject(url.bucket, manifest)) return {kind: 'folder', prefix, manifest}
+  throw new ExportFileError(
+    `${value}: no such object, and no export under it (${MANIFEST_FILE}); give an export object or an --out-dir prefix`,
+  )
+}
+
+/** What `value` names, and for a prefix its manifest read and every county object found (one listing). */
+async function resolveExport(value: string, what: string): Promise<Resolved> {
+  const named = await resolve(value, what)
+  if (named.kind === 'object') return {named}
+  const at = formatObjectUrl({bucket: named.prefix.bucket, key: named.manifest})
+  const text = await readObjectText(at, what)
+  if (text === undefined)
+    throw new ExportFileError(
+      `${formatObjectUrl(named.prefix)} has no ${MANIFEST_FILE}; give an export object or an --out-dir prefix`,
+    )
+  const m = parseManifest(text)
+  if ('problem' in m) throw new ExportFileError(`${at}: ${m.problem}`)
+  const keys = new Set<string>()
+  for await (const o of (await objectStore()).listObjects(named.prefix.bucket, named.prefix.key))
+    keys.add(o.key)
+  const files = m.counties.map((e) => ({fips: e.fips, path: e.path}))
+  for (const f of files)
+    if (!keys.has(joinKey(named.prefix.key, f.path)))
+      throw new ExportFileError(`${at}: the file of county ${f.fips} (${f.path}) is missing`)
+  return {named, folder: {text, files}}
+}
+
+/** Check an `s3://` export argument before anything else happens (`--changes-since`): it is there, whole. */
+export async function checkObjectExport(value: string, what: string): Promise<void> {
+  await resolveExport(value, what)
+}
+
+/** A private local copy of the export `value` names; `release` removes it. */
+export async function copyObjectExport(value: string, what: string): Promise<LocalExport> {
+  const {named, folder} = await resolveExport(value, what)
+  const scratch = await makeScratchDir('sfl-s3-export-')
+  const release = () => removeTree(scratch)
+  try {
+    if (named.kind === 'object') {
+      const path = join(scratch, posix.basename(named.url.key))
+      await downloadObject(value, path)
+      return {path, release, shown: [[path, value]]}
+    }
+    const root = join(scratch, 'export')
+    await createPrivateDir(root)
+    await writeFileAtomic(join(root, MANIFEST_FILE), folder!.text)
+    for (const f of folder!.files) {
+      const local = join(root, ...f.path.split('/'))
+      await createPrivateDir(join(local, '..'), {recursive: true})
+      const key = joinKey(named.prefix.key, f.path)
+      await downloadObject(formatObjectUrl({bucket: named.prefix.bucket, key}), local)
+    }
+    return {path: root, release, shown: [[root, formatObjectUrl(named.prefix).replace(/\/$/, '')]]}
+  } catch (error) {
+    await release()
+    throw error
+  }
+}
