@@ -103,14 +103,6 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
     if (f['max-age'] !== undefined && f.from === undefined)
       throw new UsageError('--max-age applies to --from DIR (the export on disk whose counties it ages)')
     if (f.from === undefined) return undefined
-    // issue 34 wires s3:// into exports and their readers; --from would read a copy whose path changes each
-    // run (and the checkpoint names it), so it is refused plainly until it reads the store itself
-    // loaded here, not at the top: the single lookup's start-up path imports nothing more
-    const {isObjectUrl} = await import('../text/object-url.js')
-    if (isObjectUrl(f.from))
-      throw new UsageError(
-        `--from ${f.from}: --from reads an export folder on disk, not yet in object storage; copy it first (aws s3 cp --recursive ${f.from} DIR) and give --from DIR`,
-      )
     const {parseDuration} = await import('../jobs/plan.js')
     const maxAgeMs = f['max-age'] === undefined ? undefined : parseDuration(f['max-age'])
     return {dir: f.from, maxAgeMs, maxAge: f['max-age']}
@@ -136,7 +128,7 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
       const p = fipsProblem(f.fips)
       if (p) throw new UsageError(`--fips "${f.fips}" ${p}`)
     }
-    const {parseMap, mapParams} = await import('../jobs/batch-map.js')
+    const {parseMap} = await import('../jobs/batch-map.js')
     const map = parseMap(f.map ?? [])
     const from = await this.fromFlags()
     const {assertWritableTarget} = await import('../io/atomic-file.js')
@@ -148,37 +140,60 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
       sheet: f.sheet,
     })
     try {
-      if (f['dry-run']) return await this.dryRun(input, from)
-      const ctx = await this.context({
-        concurrency: f.concurrency,
-        reserve: f.reserve,
-        maxRequests: f['max-requests'],
-      })
-      const {runBatchJob} = await import('../cli/jobs.js')
-      return await runBatchJob(
-        this.io(),
-        ctx,
-        {
-          input,
-          inputId,
-          out: f.out,
-          format,
-          restart: f.restart,
-          unitFallback: f['unit-fallback'],
-          asTyped: f['address-as-typed'],
-          escapeFormulas: !f['no-escape-formulas'],
-          map: mapParams(map, input.sources),
-          bom: f.bom || input.bom,
-          stats: stats !== undefined && (!f.quiet || stats.json !== undefined),
-          strict: f.strict,
-          plan: f.plan ?? 'auto',
-          several: f.several ?? 'first',
-          from,
-        },
-        stats,
-      )
+      // an s3:// export (issue 34) is read from a private local copy made before anything is sent, removed
+      // when the batch ends; the checkpoint does not name the folder, so a rerun's new copy continues it
+      const {isObjectUrl} = await import('../text/object-url.js')
+      if (from && isObjectUrl(from.dir)) {
+        const {withLocalExports} = await import('../io/export-source.js')
+        return await withLocalExports([from.dir], ([dir]) =>
+          this.runBatch(input, inputId, format, map, stats, {...from, dir: dir!, shown: from.dir}),
+        )
+      }
+      return await this.runBatch(input, inputId, format, map, stats, from)
     } finally {
       await cleanup()
     }
+  }
+
+  /** The batch itself (or its plan with --dry-run), once every input and flag is checked. */
+  private async runBatch(
+    input: import('../jobs/batch-input.js').BatchInput,
+    inputId: string,
+    format: 'csv' | 'ndjson' | 'json',
+    map: import('../jobs/batch-map.js').ColumnMap,
+    stats: Awaited<ReturnType<typeof import('../cli/stats-output.js').statsOptions>>,
+    from: import('../jobs/batch-from.js').FromExport | undefined,
+  ): Promise<BatchSummary | undefined> {
+    const f = this.flags
+    const {mapParams} = await import('../jobs/batch-map.js')
+    if (f['dry-run']) return await this.dryRun(input, from)
+    const ctx = await this.context({
+      concurrency: f.concurrency,
+      reserve: f.reserve,
+      maxRequests: f['max-requests'],
+    })
+    const {runBatchJob} = await import('../cli/jobs.js')
+    return await runBatchJob(
+      this.io(),
+      ctx,
+      {
+        input,
+        inputId,
+        out: f.out,
+        format,
+        restart: f.restart,
+        unitFallback: f['unit-fallback'],
+        asTyped: f['address-as-typed'],
+        escapeFormulas: !f['no-escape-formulas'],
+        map: mapParams(map, input.sources),
+        bom: f.bom || input.bom,
+        stats: stats !== undefined && (!f.quiet || stats.json !== undefined),
+        strict: f.strict,
+        plan: f.plan ?? 'auto',
+        several: f.several ?? 'first',
+        from,
+      },
+      stats,
+    )
   }
 }

@@ -21,7 +21,10 @@ import type {RecordKeys} from '../plan/match-keys.js'
  * the records of rows being answered are held, not the county.
  */
 export interface FromExport {
+  /** The export folder read (a private local copy of an `s3://` export: `shown` is then its location). */
   dir: string
+  /** Where the export is, as messages and the summary say it (the `s3://` location of a copy). */
+  shown?: string | undefined
   /** `--max-age`: counties fetched longer ago than this are not used. */
   maxAgeMs?: number | undefined
   /** `--max-age` as typed, for the summary. */
@@ -50,12 +53,12 @@ export async function answerFromExport(
   const manifest = await readManifest(from.dir)
   if (!manifest)
     throw new UsageError(
-      `--from ${from.dir}: no manifest.json there; give the folder of a county-export --out-dir run`,
+      `--from ${from.shown ?? from.dir}: no manifest.json there; give the folder of a county-export --out-dir run`,
     )
   const source = await openExportSource(from.dir, TRUSTED_LIMITS)
   const files = new Map(source.files.map((f) => [f.fips, f]))
   const now = (from.now ?? Date.now)()
-  const out: FromResult = {pages: new Map(), covered: new Set(), report: {dir: from.dir, counties: []}}
+  const out: FromResult = {pages: new Map(), covered: new Set(), report: {dir: from.shown ?? from.dir, counties: []}}
   for (const entry of manifest.counties) {
     const ix = counties.get(entry.fips)
     if (!ix) continue

@@ -462,21 +462,46 @@ describe('--out s3://bucket/key, and readers of s3:// (stats, changes)', () => {
     )
   }, 60_000)
 
-  it('lookup --from s3:// is refused in one line, exit 2, before anything is read or sent (not wired yet)', async () => {
-    const log = join(tmp(), 'requests.ndjson')
-    await withSandbox({log}, async (sb) => {
-      const input = join(tmp(), 'in.csv')
-      writeFileSync(input, 'fips,address\n06067,1 NOWHERE RD\n')
-      const r = await sfl(['lookup', '--input', input, '--from', 's3://exports/2026-11'], {
-        env: {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'},
+  it('lookup --input --from s3:// answers rows from the export in the bucket (a private copy, removed after): no request for them, the source names the s3:// location', async () => {
+    await withStore(async (s3) => {
+      const log = join(tmp(), 'requests.ndjson')
+      await withSandbox({log}, async (sb) => {
+        const cache = tmp()
+        const env = {...storeEnv(s3, cache), SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'}
+        const e = await sfl(
+          ['county-export', '--fips', '06067', '--out-dir', 's3://exports/2026-11', '--quiet', '--no-stats'],
+          {env},
+        )
+        expect(e.code, e.stderr).toBe(0)
+        const before = sent(log).length
+        // two ids the export holds
+        const ids = csvObject(s3, '2026-11/state=CA/fips=06067/data.csv')
+          .slice(0, 2)
+          .map((r) => r['ServicePropertyID'])
+        const input = join(tmp(), 'in.csv')
+        writeFileSync(input, `fips,property_id\n06067,${ids[0]}\n06067,${ids[1]}\n`)
+        const out = join(tmp(), 'out.csv')
+        const scratch = tmp()
+        const r = await sfl(['lookup', '--input', input, '--from', 's3://exports/2026-11', '--out', out], {
+          env: {...env, TMPDIR: scratch},
+        })
+        expect(r.code, r.stderr).toBe(0)
+        expect(sent(log).length - before).toBe(0)
+        expect(r.stderr).toMatch(/2 rows answered from s3:\/\/exports\/2026-11 \(1 county\)/)
+        const rows = parse(readFileSync(out, 'utf8'), {columns: true, bom: true}) as Array<
+          Record<string, string>
+        >
+        expect(
+          rows.map((x) => [x['status'], (x['source'] ?? '').replace(/ .*/, ''), x['ServicePropertyID']]),
+        ).toEqual([
+          ['ok', 'export', ids[0]],
+          ['ok', 'export', ids[1]],
+        ])
+        // the copy is gone: nothing of it left in the temp folder it was made in
+        expect(readdirSync(scratch).filter((n) => n.startsWith('sfl-s3-export-'))).toEqual([])
       })
-      expect(r.code).toBe(2)
-      expect(r.stderr.trim().split('\n')).toEqual([
-        'Error: --from s3://exports/2026-11: --from reads an export folder on disk, not yet in object storage; copy it first (aws s3 cp --recursive s3://exports/2026-11 DIR) and give --from DIR',
-      ])
-      expect(sent(log)).toEqual([])
     })
-  }, 30_000)
+  }, 60_000)
 
   it('lookup --input ... --out s3://bucket/key.csv writes every row once', async () => {
     await withStore(async (s3) =>
