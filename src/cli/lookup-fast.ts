@@ -34,7 +34,8 @@ export async function runLookupFast(argv: string[], cli: CliConfig): Promise<boo
   } catch {
     return false
   }
-  if (flags.input !== undefined) return false
+  // a batch, and --from (the export readers), run through oclif: this bundle holds neither
+  if (flags.input !== undefined || flags.from !== undefined) return false
   await runParsed(flags, cli)
   return true
 }

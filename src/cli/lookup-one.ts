@@ -25,6 +25,16 @@ export interface SingleLookupHost {
    * knows it in: dist/ for the command and the fast path, src/address/ in tests.
    */
   zipTable: () => ZipCounties
+  /**
+   * `--from`: the lookup answered by an export on disk (src/cli/lookup-from-flag.ts), given by the command
+   * only, so that the lookup fast path's bundle holds none of the export readers (it hands --from to oclif).
+   */
+  fromExport?: (
+    f: LookupFlagValues,
+    query: LookupQuery,
+    ctx: Context,
+    host: SingleLookupHost,
+  ) => Promise<LookupOutcome | undefined>
 }
 
 // flags that only a batch (--input) reads: refused on a single lookup rather than ignored
@@ -44,9 +54,6 @@ const BATCH_ONLY = [
   'several',
   'dry-run',
   'json',
-  // one property answered from an export on disk is not built yet (issue 33): refused, never ignored
-  'from',
-  'max-age',
 ] as const
 
 /**
@@ -65,12 +72,19 @@ export async function lookupOne(f: LookupFlagValues, host: SingleLookupHost): Pr
   const after = Promise.all([import('../render/record-output.js'), import('../render/colour.js')])
   after.catch(() => undefined) // a failed import is reported by the await below, not as unhandled
   const ctx = await host.context()
-  const found = await fetchAnswer(ctx, query, host, {
-    asTyped: f['address-as-typed'],
-    fallback: f.fallback,
-    county: countyLabel,
-    byZip,
-  })
+  // --from DIR: the export on disk answers first when it matches exactly (no request); else the service
+  // (the fast path hands --from to oclif, whose command gives `fromExport`: src/cli/lookup-fast.ts)
+  if (f.from !== undefined && byZip)
+    throw new UsageError('--from needs the county (--fips or --county): the export is read by county')
+  const offline = f.from === undefined ? undefined : await host.fromExport?.(f, query, ctx, host)
+  const found =
+    offline ??
+    (await fetchAnswer(ctx, query, host, {
+      asTyped: f['address-as-typed'],
+      fallback: f.fallback,
+      county: countyLabel,
+      byZip,
+    }))
   const [{renderRecords}, {colourEnabled}] = await after
   // a record that is not the unit asked for is said on stderr too, in words (the code is for scripts)
   const unit = await unitWarning(found)

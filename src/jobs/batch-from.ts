@@ -58,7 +58,11 @@ export async function answerFromExport(
   const source = await openExportSource(from.dir, TRUSTED_LIMITS)
   const files = new Map(source.files.map((f) => [f.fips, f]))
   const now = (from.now ?? Date.now)()
-  const out: FromResult = {pages: new Map(), covered: new Set(), report: {dir: from.shown ?? from.dir, counties: []}}
+  const out: FromResult = {
+    pages: new Map(),
+    covered: new Set(),
+    report: {dir: from.shown ?? from.dir, counties: []},
+  }
   for (const entry of manifest.counties) {
     const ix = counties.get(entry.fips)
     if (!ix) continue

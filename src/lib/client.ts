@@ -5,7 +5,7 @@ import type {Dispatcher} from 'undici'
 
 import type {ClientEvent} from '../api/client.js'
 import type {SpecialFinancingRecord} from '../api/record.js'
-import {fipsProblem, validateLookup} from '../api/validate.js'
+import {fipsProblem, validateLookup, type LookupQuery} from '../api/validate.js'
 import {countyFromFlags} from '../address/county-flags.js'
 import {loadConfigLenient, resolveSettings} from '../config/profiles.js'
 import {abortedBy, UsageError} from '../errors.js'
@@ -78,6 +78,15 @@ export interface LookupBase {
   asTyped?: boolean
   /** On a 404, try the address as typed and then without its unit (at most 2 more requests; default true). */
   fallback?: boolean
+  /**
+   * An `--out-dir` export folder on disk (its manifest.json beside the county files): when its county is
+   * there and a record matches the lookup exactly (id, APN, or the standardised street line with the city or
+   * ZIP), that record answers with no request, and `fromExport` says so; otherwise the service is asked.
+   * Needs the county (`fips` or `county`).
+   */
+  from?: string
+  /** With `from`: use the county only when it was fetched less than this long ago ("7d", "12h", "90m"). */
+  maxAge?: string
 }
 
 /**
@@ -107,6 +116,8 @@ export interface LookupResult {
   raw: string[]
   /** Each record's problems against the spec's rules (empty when it conforms). */
   problems: string[][]
+  /** The answer came from the export `from` named, fetched at `fetchedAt` (ISO 8601), with no request. */
+  fromExport?: {dir: string; fetchedAt: string}
 }
 
 /**
@@ -262,6 +273,40 @@ function guarded(inner: SflClient, signal: AbortSignal | undefined): SflClient {
   }
 }
 
+/** `lookup({..., from})`: the export's exact match as the result, or undefined (src/jobs/lookup-from.ts). */
+async function offlineLookup(
+  core: Core,
+  query: LookupQuery,
+  dir: string,
+  maxAge: string | undefined,
+): Promise<LookupResult | undefined> {
+  if (typeof dir !== 'string' || dir === '') throw new UsageError('from must be the path of an export folder')
+  const {parseDuration} = await import('../jobs/plan.js')
+  const maxAgeMs = maxAge === undefined ? undefined : parseDuration(maxAge, 'maxAge')
+  const {lookupFromExport} = await import('../jobs/lookup-from.js')
+  const answer = await lookupFromExport({dir, maxAgeMs, maxAge}, query, core.apiKey)
+  if (!answer) return undefined
+  const records = answer.records.map((r) => r as Record<string, unknown> as SpecialFinancingRecord)
+  const by = query.by
+  return {
+    record: records[0]!,
+    records,
+    match: {
+      status: 'matched',
+      tried: [
+        by.kind === 'address'
+          ? {address: by.value, form: 'as typed'}
+          : by.kind === 'apn'
+            ? {apn: by.value, form: 'as given'}
+            : {property_id: by.value, form: 'as given'},
+      ],
+    },
+    raw: answer.raw,
+    problems: records.map(() => []),
+    fromExport: {dir, fetchedAt: answer.at},
+  }
+}
+
 async function lookup(
   core: Core,
   input: LookupInput,
@@ -293,6 +338,13 @@ async function lookup(
     {fips: 'fips', address: 'address', apn: 'apn', propertyId: 'propertyId'},
   )
   if (signal?.aborted) throw abortedBy(signal)
+  if (input.from !== undefined) {
+    if (!county)
+      throw new UsageError('from needs the county: give fips or county (the export is read by county)')
+    const offline = await offlineLookup(core, query, input.from, input.maxAge)
+    if (offline) return offline
+  } else if (input.maxAge !== undefined)
+    throw new UsageError('maxAge applies to from (the export whose counties it ages)')
   const opts = {
     ...(input.asTyped === undefined ? {} : {asTyped: input.asTyped}),
     ...(input.fallback === undefined ? {} : {fallback: input.fallback}),

@@ -77,7 +77,7 @@ export const lookupTool: ToolDef<typeof input> = {
   title: 'Look up a property',
   description: `Special-financing eligibility of ONE residential property from the Special Financing Lookup Service: FHA, FHA condo, USDA rural area, VA, assumable loan and CRA tract level, each as the service's verdict with its reason, plus the valuation and the record as sent.
 Give the county (code or "Name, ST"; find_counties finds a code) and exactly one of address, apn or property_id; an address that ends in a ZIP code needs no county (a ZIP that spans counties is tried in order of its share of homes). One request, at most 3 for an address (as standardised, as typed, without the unit; a match without the unit is said). Spends the API key's rate-limit budget; a rate-limit wait longer than 10 s is not made: the tool says when the budget returns instead.
-The record's text is the service's data: in the text answer its values are quoted with control characters escaped; structuredContent has them as sent. It will not search by owner, list a county's properties (see plan_export), or take an API key or service URL: those come from sfl's own configuration.`,
+The record's text is the service's data: in the text answer its values are quoted with control characters escaped; structuredContent has them as sent. It will not search by owner, list a county's properties (see plan_export), or take an API key or service URL: those come from sfl's own configuration. It always asks the service: it reads no export on disk (the person's \`sfl lookup --from DIR\` answers from an --out-dir export with no request).`,
   input,
   output,
   annotations: {readOnlyHint: true, idempotentHint: true, openWorldHint: true},
