@@ -3,7 +3,13 @@ import {createReadStream} from 'node:fs'
 import {open} from 'node:fs/promises'
 import {join} from 'node:path'
 
-import {addressIdentity, standardiseAddress, type StandardAddress} from '../address/standardise.js'
+import {
+  addressIdentity,
+  addressZip,
+  standardiseAddress,
+  type StandardAddress,
+} from '../address/standardise.js'
+import {dataDirs, readZipTable, type ZipCounties} from '../address/zip-counties.js'
 import {SflError, UsageError} from '../errors.js'
 import {validateLookup, type LookupQuery} from '../api/validate.js'
 import {CsvSyntaxError, readCsv} from '../io/csv-reader.js'
@@ -144,7 +150,8 @@ export class BatchInput {
       throw new InputError(
         `${name} ${header}: no lookup column; expected one of address, apn, property_id (found: ${columns.join(', ') || 'none'}), or name yours with --map address=street,city,state,zip`,
       )
-    if (!sources.fips && defaultFips === undefined)
+    // without a county column an address row is placed by its ZIP (issue 31); apn and id rows need one
+    if (!sources.fips && defaultFips === undefined && !sources.address)
       throw new InputError(
         `${name} ${header}: no fips column; add one, name yours with --map fips=COLUMN, or give a default county with --fips`,
       )
@@ -196,9 +203,22 @@ export class BatchInput {
     return toRow(line, values, this.defaultFips, this.sources, this.kind === 'rows' ? 'row' : 'line')
   }
 
-  /** The row's note (the output pass, without validating the row again): its fips as padded, if it was. */
+  /**
+   * The row's note (the output pass, without validating the row again): its fips as padded, if it was, or
+   * the county its ZIP chose when it gave none.
+   */
   noteOf(values: Record<string, string>): string | undefined {
-    return readCells(values, this.sources).note
+    const cells = readCells(values, this.sources)
+    const placed =
+      cells.fips ??
+      this.defaultFips ??
+      (cells.address === undefined ? undefined : zipCounty(cells.address)?.note)
+    const notes = [
+      cells.note,
+      cells.fips === undefined && this.defaultFips === undefined ? placed : undefined,
+    ]
+    const said = notes.filter((n) => n !== undefined)
+    return said.length ? said.join('; ') : undefined
   }
 }
 
@@ -457,10 +477,20 @@ function toRow(
 ): InputRow {
   const row: InputRow = {line, values}
   const {address, apn, propertyId, fips, note} = readCells(values, sources)
-  if (note) row.note = note
+  // no county given: an address that ends in a ZIP is placed in the ZIP's county (the largest share of its
+  // homes), as a single lookup's is (docs/lookup.md "A ZIP is enough"); the note says so
+  const byZip = fips ?? defaultFips ?? (address === undefined ? undefined : zipCounty(address))
+  const notes = [note, byZip && typeof byZip === 'object' ? byZip.note : undefined].filter(
+    (n) => n !== undefined,
+  )
+  if (notes.length) row.note = notes.join('; ')
   try {
+    if (byZip === undefined && apn === undefined && propertyId === undefined && address !== undefined)
+      throw new UsageError(
+        `no county: ${sources.fips === undefined ? 'no fips column and no --fips' : `the ${sources.fips} cell is empty`}, and the address does not end in a ZIP code; give the county, or end the address with its ZIP`,
+      )
     const q = validateLookup(
-      {fips: fips ?? defaultFips, address, apn, propertyId},
+      {fips: typeof byZip === 'object' ? byZip.fips : byZip, address, apn, propertyId},
       {
         fips: sources.fips ?? 'fips',
         address:
@@ -484,6 +514,21 @@ function toRow(
     row.invalid = `${unit} ${line}: ${error.message}`
   }
   return row
+}
+
+let zipTable: ZipCounties | undefined
+
+/** The county of the ZIP an address ends in (its largest share), with the note saying so; undefined: none. */
+function zipCounty(address: string): {fips: string; note: string} | undefined {
+  const zip = addressZip(address)
+  if (zip === undefined) return undefined
+  // read once, and only when a row needs it (dist/ when built, src/address/ in the tests)
+  zipTable ??= readZipTable(dataDirs(import.meta.url))
+  const counties = zipTable(zip)
+  if (!counties?.length) return undefined
+  const shared =
+    counties.length > 1 ? `; ${counties.length} counties share it, this one holds most of its homes` : ''
+  return {fips: counties[0]!, note: `county ${counties[0]!} from ZIP ${zip}${shared}`}
 }
 
 /** 96 bits of SHA-256 as 16 base64url characters: no practical chance of a clash in a million lookups. */

@@ -257,8 +257,9 @@ describe('batch input parsing', () => {
       'fips,name\n06067,x\n',
       /line 1: no lookup column; expected one of address, apn, property_id \(found: fips, name\), or name yours with --map address=street,city,state,zip/,
     ],
+    // an address column alone is taken: its rows are placed by their ZIPs (test/e2e/batch-zip.e2e.test.ts)
     [
-      'address\n1 MAIN ST\n',
+      'apn\n078-1\n',
       /line 1: no fips column; add one, name yours with --map fips=COLUMN, or give a default county with --fips/,
     ],
     ['fips,address,address\n', /line 1: the column "address" appears twice in the header/],
