@@ -13,6 +13,7 @@ import {
 } from './export-reader.js'
 import {exportSourceText} from './export-source-words.js'
 import {isObjectUrl} from '../text/object-url.js'
+import type {LocalExport} from './object-export.js'
 import {MANIFEST_FILE, parseManifest} from './manifest.js'
 
 /**
@@ -78,12 +79,7 @@ export interface ExportSource {
  * (src/io/object-export.ts), which then passes this gate like any file. `shown` maps the copy's paths back
  * to the `s3://` locations, for messages.
  */
-export interface LocalExport {
-  path: string
-  release(): Promise<void>
-  /** [local path, location as shown] pairs. */
-  shown: Array<[string, string]>
-}
+export type {LocalExport} from './object-export.js'
 
 export async function localExport(value: string, what = 'the export'): Promise<LocalExport> {
   if (!isObjectUrl(value)) return {path: value, release: async () => undefined, shown: []}

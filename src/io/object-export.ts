@@ -3,10 +3,17 @@ import {join, posix} from 'node:path'
 import {type ObjectUrl, formatObjectUrl, joinKey, parseObjectUrl, parsePrefixUrl} from '../objstore/url.js'
 import {writeFileAtomic} from './atomic-file.js'
 import {ExportFileError} from './export-reader.js'
-import type {LocalExport} from './export-source.js'
 import {MANIFEST_FILE, parseManifest} from './manifest.js'
 import {downloadObject, objectStore, readObjectText} from './object-store.js'
 import {createPrivateDir, makeScratchDir, removeTree} from './private-files.js'
+
+/** A local path for an export argument (src/io/export-source.ts `localExport`): the copy, and how to drop it. */
+export interface LocalExport {
+  path: string
+  release(): Promise<void>
+  /** [local path, location as shown] pairs. */
+  shown: Array<[string, string]>
+}
 
 /**
  * The object-store source of the export readers (issue 34): what an `s3://` export argument of `sfl stats`,

@@ -11,9 +11,9 @@ import {probeWrite} from '../objstore/probe.js'
 import {openObjectSource} from '../objstore/source.js'
 import {ObjectTarget} from '../objstore/target.js'
 import {type ObjectUrl, formatObjectUrl, joinKey, parseObjectUrl, parsePrefixUrl} from '../objstore/url.js'
-import {writeFileAtomic} from './atomic-file.js'
-import type {ExportDir, LocalFile} from './export-dir.js'
+import type {ExportDir, LocalFile} from './export-dir-types.js'
 import {objectHooks} from './object-hooks.js'
+import {writeFileAtomicSync} from './private-sync.js'
 import {
   createPrivateDir,
   makePrivateDir,
@@ -182,7 +182,10 @@ export async function objectRunPlace(
   const shown = formatObjectUrl(url)
   // what the folder is for, for a person who finds it
   const about = join(stateDir, 'location.json')
-  await writeFileAtomic(about, `${JSON.stringify({location: shown, endpoint}, null, 2)}\n`)
+  // (the output gate's synchronous primitive: this module stays apart from atomic-file.ts, which reaches it)
+  writeFileAtomicSync(about, Buffer.from(`${JSON.stringify({location: shown, endpoint}, null, 2)}\n`), {
+    mode: 0o600,
+  })
   // a name the engines skip (`.`): beside the object, or first under the prefix
   const slash = url.key.lastIndexOf('/')
   const lockKey = opts.prefix
