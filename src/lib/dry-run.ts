@@ -97,7 +97,12 @@ export async function dryRun(req: DryRunRequest): Promise<DryRunResult> {
         )
       : undefined
   const lastPages = new Map((manifest?.counties ?? []).map((c) => [c.fips, c.pages]))
-  const lastRecords = new Map((manifest?.counties ?? []).map((c) => [c.fips, c.records]))
+  // a count that is not one (a hand-edited or foreign manifest) sizes nothing: housing units decide then
+  const lastRecords = new Map(
+    (manifest?.counties ?? [])
+      .filter((c) => Number.isSafeInteger(c.records) && c.records >= 0)
+      .map((c) => [c.fips, c.records]),
+  )
   const journal = await journalOf(req)
   const checkpoint = journal && !req.restart ? await readCheckpoint(journal, req) : undefined
   // read here, by a plan only: the lookups never load it (src/address/county-housing.ts)

@@ -316,6 +316,38 @@ describe('the probe goes where paging shows (issue 32)', () => {
     expect(text).toContain('for 48453 (the most records in the last run of the 3 to fetch)')
   })
 
+  it('a manifest whose record counts are not counts: they size nothing, and the most homes decide', async () => {
+    const server = await startScenario(proportional(2000 / 1_600_000))
+    cleanups.push(() => server.close())
+    const dir = mkdtempSync(join(tmpdir(), 'sfl-plan-junk-'))
+    cleanups.push(() => rmSync(dir, {recursive: true, force: true}))
+    const entry = (fips: string, records: unknown) => ({
+      fips,
+      state: 'TX',
+      name: fips,
+      path: `state=TX/fips=${fips}/data.ndjson`,
+      records,
+      pages: 1,
+      finishedAt: '2026-11-01T00:00:00.000Z',
+    })
+    writeFileSync(
+      join(dir, 'manifest.json'),
+      JSON.stringify({
+        version: 1,
+        format: 'ndjson',
+        counties: [entry('48001', '9e9'), entry('48453', 1e300), entry('48029', -5)],
+      }),
+    )
+    const clock = virtualClock(Date.parse('2026-11-22T08:25:05Z'))
+    const probe = context(server.baseUrl, 'test-key-123', clock, {maxWaitMs: 0})
+    const {json} = await dryRun({
+      ...planRequest(['48001', '48453', '48029', '48201'], async () => probe, clock),
+      outDir: dir,
+    })
+    expect(server.requests.map((r) => [...r.query])).toEqual([[['fips', '48201']]])
+    expect(json).toMatchObject({probeChosenBy: 'housing units', probe: {fips: '48201'}})
+  })
+
   it('--no-probe: nothing sent, and no county chosen', async () => {
     const clock = virtualClock(Date.parse('2026-11-22T08:25:05Z'))
     const {json} = await dryRun({
