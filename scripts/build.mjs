@@ -517,6 +517,8 @@ writeFileSync(
 // the ZIP-to-county table (src/address/zip-counties.ts): a data file read from dist/ by the commands, the
 // lookup fast path and the library, so the package holds it once rather than in each bundle
 copyFileSync(join(ROOT, 'src', 'address', 'zip-counties.txt'), join(dist, 'zip-counties.txt'))
+// each county's housing units (src/address/county-housing.ts): read from dist/ only by a plan (--dry-run)
+copyFileSync(join(ROOT, 'src', 'address', 'county-housing.txt'), join(dist, 'county-housing.txt'))
 if (process.env.SFL_BUILD_META) writeFileSync(process.env.SFL_BUILD_META, JSON.stringify(result.metafile))
 const sizes = Object.entries({
   ...entry.metafile.outputs,

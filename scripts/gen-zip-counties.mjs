@@ -35,6 +35,8 @@ import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
+import {GONE, RENAMED} from './census-2010-counties.mjs'
+
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const source = process.argv[2]
 const OUT = process.argv[3] ?? join(ROOT, 'src', 'address', 'zip-counties.txt')
@@ -45,15 +47,6 @@ if (!source || !existsSync(source)) {
   )
   process.exit(1)
 }
-
-/** 2010 county codes and their current ones (Census Bureau, "Substantial changes to counties"). */
-const RENAMED = new Map([
-  ['02270', '02158'], // Wade Hampton Census Area → Kusilvak Census Area (2015)
-  ['46113', '46102'], // Shannon County → Oglala Lakota County (2015)
-  ['51515', '51019'], // Bedford city joined Bedford County (2013)
-])
-/** 2010 counties that no longer exist as one county: their ZIPs are left out rather than guessed. */
-const GONE = new Set(['02261', '09001', '09003', '09005', '09007', '09009', '09011', '09013', '09015'])
 
 const lines = readFileSync(source, 'utf8')
   .replace(/^\uFEFF/, '')

@@ -25,8 +25,9 @@ checkpoint beside --out; running the same command again continues it (--restart 
 
 For a state or the whole country, --out-dir DIR writes one file per county as it finishes
 (DIR/state=CA/fips=06067/data.csv) and DIR/manifest.json; with --max-age 30d, counties exported less than
-30 days ago are skipped. --dry-run prints the plan: counties, requests (measured on one county by one probe
-request, the rest assumed alike and said so), and the time at the key's limit; --json prints it as JSON.`
+30 days ago are skipped. --dry-run prints the plan: counties, requests (measured by one probe request on the
+county likely to hold the most records, the rest scaled by their housing units and said so), and the time at
+the key's limit; --json prints it as JSON.`
 
   static override examples = [
     {

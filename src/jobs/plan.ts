@@ -35,7 +35,8 @@ export interface CountyNeed {
    * Where the figure comes from: fresh (--max-age), ended in the checkpoint, or ended there refused (403,
    * `refused before`): nothing to send; the pages
    * the last run recorded; the probe's own answer (`probed`, or `not permitted`: a 403, one request that
-   * brings nothing); `assumed` like the probed county; `unknown`.
+   * brings nothing); `scaled` from the probed county by housing units; `assumed` like the probed county
+   * (no housing figure to scale by); `unknown`.
    */
   why:
     | 'fresh'
@@ -44,12 +45,14 @@ export interface CountyNeed {
     | 'last run'
     | 'probed'
     | 'not permitted'
+    | 'scaled'
     | 'assumed'
     | 'unknown'
 }
 
 /** Known, not assumed: `requests` is what the county takes (the last run's pages: the data may have grown). */
-export const isExact = (c: CountyNeed): boolean => c.estimate !== undefined && c.why !== 'assumed'
+export const isExact = (c: CountyNeed): boolean =>
+  c.estimate !== undefined && c.why !== 'assumed' && c.why !== 'scaled'
 
 /** A county's state in an unfinished run's checkpoint. */
 export interface CheckpointUnit {
@@ -99,10 +102,49 @@ export function assumedPages(p: ProbeFinding | undefined): number | undefined {
   return probedPages(p)?.estimate
 }
 
+/** A county's housing units (src/address/county-housing.ts), undefined for one without a figure. */
+export type Housing = (fips: string) => number | undefined
+
+/**
+ * What the probed county's answer gives to scale by: its records (X-Total-Count), its housing units and
+ * the page size (the records on its first page, which linked a next one).
+ */
+export interface Scale {
+  fips: string
+  records: number
+  units: number
+  pageSize: number
+}
+
+/**
+ * The probed county's scale, when its answer was paged and said its size and the table holds the county;
+ * undefined otherwise (a county that came whole says nothing about page size, and the others are assumed
+ * whole too).
+ */
+export function probeScale(p: ProbeFinding | undefined, housing: Housing | undefined): Scale | undefined {
+  if (!p || p.answer !== 'records' || !p.next || p.total == null || !p.pageRecords) return undefined
+  const units = housing?.(p.fips)
+  if (!units) return undefined
+  return {fips: p.fips, records: p.total, units, pageSize: p.pageRecords}
+}
+
+/**
+ * A county of `units` housing units, taken to hold records in the probed county's proportion: its pages of
+ * the probed page size, at least one (a 404 or a page). Integers until the one division, so a county the
+ * size of the probed one takes exactly its pages.
+ *
+ * @example scaledPages({fips: '48201', records: 2000, units: 1_600_000, pageSize: 200}, 560_000) // 4
+ */
+export function scaledPages(s: Scale, units: number): number {
+  return Math.max(1, Math.ceil((s.records * units) / (s.units * s.pageSize)))
+}
+
 /**
  * Per county: fresh (--max-age) and ended in the checkpoint cost nothing; the probed county what its
  * answer showed; a county the manifest recorded the pages it took last time; any other at least one, and
- * as many as the probed county when the probe gives something to assume. Pages the checkpoint holds are
+ * when the probe gives something to assume, its pages scaled by housing units (`scaled`: records in the
+ * probed county's proportion, at its page size), or, for a county without a housing figure or when the
+ * probed county has none, as many as the probed county (`assumed`). Pages the checkpoint holds are
  * taken off (at least one request is left for a county that has not ended).
  */
 export function countyNeeds(
@@ -112,9 +154,11 @@ export function countyNeeds(
     lastPages?: ReadonlyMap<string, number>
     checkpoint?: ReadonlyMap<string, CheckpointUnit>
     probe?: ProbeFinding | undefined
+    housing?: Housing | undefined
   },
 ): CountyNeed[] {
   const assumed = assumedPages(known.probe)
+  const scale = probeScale(known.probe, known.housing)
   return fips.map((f): CountyNeed => {
     if (known.fresh?.has(f)) return {fips: f, min: 0, estimate: 0, why: 'fresh'}
     const cp = known.checkpoint?.get(f)
@@ -132,14 +176,68 @@ export function countyNeeds(
     }
     const last = known.lastPages?.get(f)
     if (last !== undefined) return {fips: f, min: left(last), estimate: left(last), why: 'last run'}
+    const units = scale && known.housing?.(f)
+    if (scale && units !== undefined)
+      return {fips: f, min: 1, estimate: left(scaledPages(scale, units)), why: 'scaled'}
     if (assumed !== undefined) return {fips: f, min: 1, estimate: left(assumed), why: 'assumed'}
     return {fips: f, min: 1, estimate: undefined, why: 'unknown'}
   })
 }
 
-/** The county the probe goes to: the first not known from an earlier run, else the first to fetch. */
-export function probeTarget(needs: readonly CountyNeed[]): string | undefined {
-  return (needs.find((c) => c.why === 'unknown') ?? needs.find((c) => c.min > 0))?.fips
+/** What sizes a county before any request is sent: its housing units, and the records a last run found. */
+export interface CountySizes {
+  housing?: Housing | undefined
+  /** Records per county in the manifest of --out-dir (the last run's). */
+  lastRecords?: ReadonlyMap<string, number> | undefined
+}
+
+/** The county the probe goes to and why: its records are what the other counties are scaled from. */
+export interface ProbeChoice {
+  fips: string
+  /**
+   * `housing units`: the most homes of the counties to fetch; `last run`: the most records the last run
+   * found (the manifest); `first to fetch`: no figure for any of them.
+   */
+  by: 'housing units' | 'last run' | 'first to fetch'
+}
+
+/**
+ * The county the probe goes to: of those to fetch, the one likely to hold the most records, so the one
+ * most likely paged (issue 32: a probe to an empty first county learns nothing about paging). Records are
+ * expected as the last run found them (the manifest) or, for the others, from housing units at the last
+ * run's records per unit (one per unit without one: then only their order counts). Ties, and counties
+ * with no figure at all, go to the order asked; with none anywhere, the first to fetch.
+ */
+export function probeTarget(needs: readonly CountyNeed[], sizes: CountySizes = {}): ProbeChoice | undefined {
+  const fetch = needs.filter((c) => c.min > 0)
+  if (fetch.length === 0) return undefined
+  const expected = expectedRecords(sizes)
+  let best: (ProbeChoice & {records: number}) | undefined
+  for (const c of fetch) {
+    const e = expected(c.fips)
+    if (e && (best === undefined || e.records > best.records)) best = {fips: c.fips, ...e}
+  }
+  return best ? {fips: best.fips, by: best.by} : {fips: fetch[0]!.fips, by: 'first to fetch'}
+}
+
+/** A county's expected records, and where the figure came from; undefined with none. */
+function expectedRecords(
+  sizes: CountySizes,
+): (fips: string) => {records: number; by: ProbeChoice['by']} | undefined {
+  let records = 0
+  let units = 0
+  for (const [f, r] of sizes.lastRecords ?? []) {
+    const u = sizes.housing?.(f)
+    if (u) [records, units] = [records + r, units + u]
+  }
+  // a last run that found nothing says nothing about the proportion: housing units alone then
+  const perUnit = records > 0 && units > 0 ? records / units : 1
+  return (f) => {
+    const last = sizes.lastRecords?.get(f)
+    if (last !== undefined) return {records: last, by: 'last run'}
+    const u = sizes.housing?.(f)
+    return u === undefined ? undefined : {records: u * perUnit, by: 'housing units'}
+  }
 }
 
 /** The key's budget: from the probe's X-RateLimit headers (spec 8.3) or the spec's default (8.2). */
@@ -217,6 +315,10 @@ export interface Plan {
   probeRequests: number
   /** What the probe learned about its county, when it was sent. */
   probe?: ProbeFinding | undefined
+  /** Why the probe went to its county. */
+  probeChoice?: ProbeChoice | undefined
+  /** What the probed county gave to scale the others by (probeScale); undefined when nothing. */
+  scale?: Scale | undefined
   /** The fewest requests the counties to fetch can take. */
   requests: number
   /** The requests expected (known, measured or assumed: see the needs); undefined when some are unknown. */
@@ -343,21 +445,32 @@ function requestsDetail(p: Plan): string[] {
   if (probe && probed.length) {
     const c = probed[0]!
     const total = probe.total != null ? ` (X-Total-Count ${n(probe.total)})` : ''
+    const it = `${c.fips}${chosen(p)}`
     out.push(
       probe.answer === 'empty'
-        ? `1 for ${c.fips}: the probe found no records (404)`
+        ? `1 for ${it}: the probe found no records (404)`
         : !probe.next
-          ? `1 for ${c.fips}: it came whole in one answer${total}`
+          ? `1 for ${it}: it came whole in one answer${total}`
           : c.estimate !== undefined
-            ? `${n(c.estimate)} for ${c.fips}: ${plural(c.estimate, 'page', 'pages')} of ${n(probe.pageRecords!)}${total}`
-            : `at least ${n(c.min)} for ${c.fips}: it comes in pages, but the service did not say how many records it holds (no X-Total-Count)`,
+            ? `${n(c.estimate)} for ${it}: ${plural(c.estimate, 'page', 'pages')} of ${n(probe.pageRecords!)}${total}`
+            : `at least ${n(c.min)} for ${it}: it comes in pages, but the service did not say how many records it holds (no X-Total-Count)`,
     )
   }
+  const others = (k: number) => (k === 1 ? 'the other county' : `the ${n(k)} other counties`)
+  const scaled = of('scaled')
+  const s = p.scale
+  if (scaled.length && s)
+    out.push(
+      `about ${n(sum(scaled, 'estimate'))} for ${others(scaled.length)}, assumed to hold records in proportion to their housing units as ${s.fips} does (${n(s.records)} records to ${n(s.units)} homes in the 2010 Census), in pages of ${n(s.pageSize)} (at least ${n(sum(scaled, 'min'))}: one request each)`,
+    )
   const assumed = of('assumed')
   if (assumed.length) {
     const each = probe && !probe.next ? 'assumed to come whole too' : 'assumed alike'
+    const who = scaled.length
+      ? `${plural(assumed.length, 'county', 'counties')} with no housing figure`
+      : others(assumed.length)
     out.push(
-      `about ${n(sum(assumed, 'estimate'))} for ${assumed.length === 1 ? 'the other county' : `the ${n(assumed.length)} other counties`}, ${each} (at least ${n(sum(assumed, 'min'))}: a smaller county takes fewer pages)`,
+      `about ${n(sum(assumed, 'estimate'))} for ${who}, ${each} (at least ${n(sum(assumed, 'min'))}: a smaller county takes fewer pages)`,
     )
   }
   const lastRun = of('last run')
@@ -371,6 +484,15 @@ function requestsDetail(p: Plan): string[] {
       `at least ${n(unknown.length)} for ${plural(unknown.length, 'county', 'counties')} of unknown size (${unknownWhy(p)}): one request each when the service sends whole counties, one per page when it pages them`,
     )
   return out
+}
+
+/** Why the probe went to its county, when there was a choice: " (the most homes of the 254 to fetch)". */
+function chosen(p: Plan): string {
+  const k = toFetch(p).length
+  if (k < 2 || !p.probeChoice) return ''
+  if (p.probeChoice.by === 'housing units') return ` (the most homes of the ${n(k)} to fetch)`
+  if (p.probeChoice.by === 'last run') return ` (the most records in the last run of the ${n(k)} to fetch)`
+  return ' (the first to fetch: no size known for any)'
 }
 
 /** Why nothing could be assumed about the counties the probe did not see. */
@@ -447,6 +569,8 @@ export interface PlanDocument {
   /** How the estimate was made, as the text says it; null when nothing was estimated. */
   estimateBasis: string | null
   probe: ProbeFinding | null
+  /** Why the probe went to its county (ProbeChoice): `housing units`, `last run`, `first to fetch`. */
+  probeChosenBy: ProbeChoice['by'] | null
   maxRequests: number | null
   /** What `waitSeconds` is for: `requests`, or fewer under --max-requests. */
   requestsThisRun: number
@@ -485,6 +609,7 @@ export function planJson(p: Plan): PlanDocument {
     requestsEstimate: p.estimate ?? null,
     estimateBasis: detail.length ? detail.join('; ') : null,
     probe: p.probe ?? null,
+    probeChosenBy: p.probe ? (p.probeChoice?.by ?? null) : null,
     maxRequests: p.maxRequests ?? null,
     requestsThisRun: p.timing.requests,
     budget: {

@@ -1,6 +1,8 @@
 import {ExitCode, SflError} from '../errors.js'
 import {redact} from '../api/secrets.js'
 import {countyByFips, describeCounty} from '../address/counties.js'
+import {readCountyHousing} from '../address/county-housing.js'
+import {dataDirs} from '../address/zip-counties.js'
 import {decodeEvent, exportEvent, exportHeader} from '../jobs/events.js'
 import {journalPaths, outDirJournalPaths, readJournal} from '../jobs/journal.js'
 import {objectRunStateDir, openExportDir} from '../io/export-dir.js'
@@ -10,6 +12,7 @@ import {
   DEFAULT_BUDGET,
   makePlan,
   planJson,
+  probeScale,
   probeTarget,
   renderPlan,
   type Budget,
@@ -100,14 +103,22 @@ export async function dryRun(req: DryRunRequest): Promise<DryRunResult> {
         )
       : undefined
   const lastPages = new Map((manifest?.counties ?? []).map((c) => [c.fips, c.pages]))
+  // a count that is not one (a hand-edited or foreign manifest) sizes nothing: housing units decide then
+  const lastRecords = new Map(
+    (manifest?.counties ?? [])
+      .filter((c) => Number.isSafeInteger(c.records) && c.records >= 0)
+      .map((c) => [c.fips, c.records]),
+  )
   const journal = await journalOf(req)
   const checkpoint = journal && !req.restart ? await readCheckpoint(journal, req) : undefined
-  const known = {...(fresh ? {fresh} : {}), lastPages, ...(checkpoint ? {checkpoint} : {})}
-  const target = probeTarget(countyNeeds(req.fips, known))
+  // read here, by a plan only: the lookups never load it (src/address/county-housing.ts)
+  const housing = readCountyHousing(dataDirs(import.meta.url))
+  const known = {...(fresh ? {fresh} : {}), lastPages, ...(checkpoint ? {checkpoint} : {}), housing}
+  const target = probeTarget(countyNeeds(req.fips, known), {housing, lastRecords})
   const probed: Probed = !target
     ? {budget: DEFAULT_BUDGET, note: 'no probe: nothing to fetch', sent: 0}
     : req.probe
-      ? await probeBudget(req.probe, target, req)
+      ? await probeBudget(req.probe, target.fips, req)
       : {budget: DEFAULT_BUDGET, note: 'no probe sent (--no-probe)', sent: 0}
   const plan = makePlan({
     counties: req.fips.length,
@@ -116,6 +127,8 @@ export async function dryRun(req: DryRunRequest): Promise<DryRunResult> {
     budgetNote: probed.note,
     probeRequests: probed.sent,
     probe: probed.finding,
+    probeChoice: target,
+    scale: probeScale(probed.finding, housing),
     maxAge: req.maxAge,
     where: req.where,
     names: (f) => {

@@ -168,18 +168,20 @@ describe('county-export --out-dir: one file per county and a manifest', () => {
     let sent = mark()
     const probed = await run(['--fips', '06067', '--fips', '12086', '--out-dir', dir, '--dry-run', '--json'])
     expect(probed.exitCode).toBe(0)
-    expect(sent()).toEqual(['06067'])
+    // the probe goes to the county with the most homes: Miami-Dade (990,000) before Sacramento (560,000)
+    expect(sent()).toEqual(['12086'])
     const plan = JSON.parse(probed.stdout) as {
       requests: number
       requestsExact: boolean
       budget: {source: string; limit: number}
       probeRequests: number
     }
-    // the probe read 06067's first page: 5 pages of 400 (X-Total-Count 2,000); 12086 assumed alike
+    // the probe read 12086's first page: 5 pages of 400 (X-Total-Count 2,000); 06067 scaled by its homes:
+    // 2,000 x 560,000 / 990,000 = 1,131 records, 3 pages
     expect(plan).toMatchObject({
       requests: 6,
       requestsExact: false,
-      requestsEstimate: 10,
+      requestsEstimate: 8,
       budget: {source: 'probe', limit: 1000},
       probeRequests: 1,
     })

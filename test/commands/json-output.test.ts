@@ -210,12 +210,13 @@ describe('sfl county-export --dry-run --json', () => {
       env(),
     )
     expect(r.exitCode).toBe(0)
-    // 06067: 4 pages of 500 (X-Total-Count 2,000), 12086 assumed alike
+    // 12086 (the most homes): 4 pages of 500 (X-Total-Count 2,000); 06067 scaled by its homes, 3 pages
     expect(onlyJson(r)).toMatchObject({
       counties: 2,
       requests: 5,
-      requestsEstimate: 8,
-      probe: {fips: '06067', answer: 'records', next: true, total: 2000, pageRecords: 500},
+      requestsEstimate: 7,
+      probe: {fips: '12086', answer: 'records', next: true, total: 2000, pageRecords: 500},
+      probeChosenBy: 'housing units',
       probeRequests: 1,
     })
     expect(sent() - before).toBe(1)
@@ -226,7 +227,7 @@ describe('sfl county-export --dry-run --json', () => {
     const r = await runCommand(CountyExport, ['--fips', '06067', '--fips', '12086', '--dry-run'], env())
     expect(r.exitCode).toBe(0)
     expect(r.stdout.split('\n')[0]).toMatch(
-      /^2 counties, about 8 requests \(at least 5\): within the current window/,
+      /^2 counties, about 7 requests \(at least 5\): within the current window/,
     )
   })
 

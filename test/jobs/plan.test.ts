@@ -13,8 +13,10 @@ import {
   planJson,
   planTiming,
   probedPages,
+  probeScale,
   probeTarget,
   renderPlan,
+  scaledPages,
   type Budget,
   type ProbeFinding,
 } from '../../src/jobs/plan.js'
@@ -260,6 +262,7 @@ describe('the plan as printed', () => {
       estimateBasis:
         'at least 3,221 for 3,221 counties of unknown size (the probe learned nothing): one request each when the service sends whole counties, one per page when it pages them',
       probe: null,
+      probeChosenBy: null,
       maxRequests: null,
       requestsThisRun: 3221,
       budget: {
@@ -330,12 +333,119 @@ describe("what the probe's one answer says about its county", () => {
     expect(assumedPages(finding)).toBe(assumed)
   })
 
-  it('the probe goes to the first county no earlier run sized, else the first to fetch', () => {
-    const lastPages = new Map([['06067', 10]])
-    expect(probeTarget(countyNeeds(['06067', '12086'], {lastPages}))).toBe('12086')
-    expect(probeTarget(countyNeeds(['06067', '12086'], {fresh: new Set(['06067'])}))).toBe('12086')
-    expect(probeTarget(countyNeeds(['06067'], {lastPages}))).toBe('06067')
-    expect(probeTarget(countyNeeds(['06067'], {fresh: new Set(['06067'])}))).toBeUndefined()
+  // housing units as the shipped table rounds them (src/address/county-housing.txt)
+  const homes = new Map([
+    ['48001', 23_000], // Anderson, TX: first of the state
+    ['48201', 1_600_000], // Harris, TX
+    ['48453', 440_000], // Travis, TX
+    ['06067', 560_000], // Sacramento, CA
+  ])
+  const housing = (f: string) => homes.get(f)
+  it.each<[string, string[], Parameters<typeof countyNeeds>[1], Map<string, number> | undefined, unknown]>([
+    [
+      'the most homes of the counties to fetch, not the first asked',
+      ['48001', '48453', '48201'],
+      {},
+      undefined,
+      {fips: '48201', by: 'housing units'},
+    ],
+    [
+      'a county fresh or ended in the checkpoint is not probed, however large',
+      ['48001', '48201', '48453'],
+      {fresh: new Set(['48201'])},
+      undefined,
+      {fips: '48453', by: 'housing units'},
+    ],
+    [
+      'ended in the checkpoint: likewise',
+      ['48201', '48453'],
+      {checkpoint: new Map([['48201', {ended: true, pages: 8}]])},
+      undefined,
+      {fips: '48453', by: 'housing units'},
+    ],
+    [
+      'the last run found the most records in a county: that one, even with fewer homes',
+      ['48201', '48453'],
+      {},
+      new Map([
+        ['48453', 9000],
+        ['48201', 2000],
+      ]),
+      {fips: '48453', by: 'last run'},
+    ],
+    [
+      "a county the last run did not see is scaled by the last run's records per home: larger, so probed",
+      ['06067', '48201'],
+      {},
+      new Map([['06067', 2000]]), // 2,000 to 560,000 homes: 48201 expected at about 5,700
+      {fips: '48201', by: 'housing units'},
+    ],
+    [
+      'a last run that found nothing: housing units decide',
+      ['06067', '48201'],
+      {},
+      new Map([['06067', 0]]),
+      {fips: '48201', by: 'housing units'},
+    ],
+    [
+      'no figure for any county (planning regions formed since 2010): the first to fetch',
+      ['09110', '09120'],
+      {},
+      undefined,
+      {fips: '09110', by: 'first to fetch'},
+    ],
+    ['one county: that one', ['48001'], {}, undefined, {fips: '48001', by: 'housing units'}],
+    ['nothing to fetch: no probe', ['48201'], {fresh: new Set(['48201'])}, undefined, undefined],
+  ])('the probe target: %s', (_name, fips, known, lastRecords, want) => {
+    expect(probeTarget(countyNeeds(fips, known), {housing, lastRecords})).toEqual(want)
+  })
+
+  it('without housing figures or a last run, the probe goes to the first to fetch', () => {
+    expect(probeTarget(countyNeeds(['06067', '12086'], {}))).toEqual({fips: '06067', by: 'first to fetch'})
+    expect(probeTarget(countyNeeds(['06067', '12086'], {fresh: new Set(['06067'])}))).toEqual({
+      fips: '12086',
+      by: 'first to fetch',
+    })
+  })
+
+  it('the others scaled by housing units from the probed county: ceil(records / page size), at least one', () => {
+    const probe = page({fips: '48201', next: true, total: 2000, pageRecords: 200})
+    const scale = probeScale(probe, housing)
+    expect(scale).toEqual({fips: '48201', records: 2000, units: 1_600_000, pageSize: 200})
+    // 560,000 homes: 700 records, 4 pages; 23,000 homes: 29 records, 1 page; the probed county's size: its pages
+    expect([560_000, 23_000, 1_600_000, 1_600_001, 0].map((u) => scaledPages(scale!, u))).toEqual([
+      4, 1, 10, 11, 1,
+    ])
+    const needs = countyNeeds(['48001', '48201', '06067', '09110', '48453'], {
+      probe,
+      housing,
+      checkpoint: new Map([['06067', {ended: false, pages: 1}]]),
+    })
+    expect(needs).toEqual([
+      {fips: '48001', min: 1, estimate: 1, why: 'scaled'},
+      {fips: '48201', min: 10, estimate: 10, why: 'probed'},
+      {fips: '06067', min: 1, estimate: 3, why: 'scaled'}, // 4 pages, 1 already in the checkpoint
+      {fips: '09110', min: 1, estimate: 10, why: 'assumed'}, // no housing figure: like the probed county
+      {fips: '48453', min: 1, estimate: 3, why: 'scaled'}, // 550 records
+    ])
+    expect(needs.map(isExact)).toEqual([false, true, false, false, false])
+  })
+
+  it.each<[string, ProbeFinding]>([
+    ['came whole (no page size)', page({fips: '48201', next: false, total: 2000})],
+    ['paged without X-Total-Count', page({fips: '48201', next: true, total: null, pageRecords: 200})],
+    ['paged, the page not counted', page({fips: '48201', next: true, total: 2000, pageRecords: null})],
+    ['an empty first page', page({fips: '48201', next: true, total: 2000, pageRecords: 0})],
+    ['a 404', {fips: '48201', answer: 'empty'}],
+    [
+      'the probed county has no housing figure',
+      page({fips: '09110', next: true, total: 2000, pageRecords: 200}),
+    ],
+  ])('nothing to scale by: %s', (_name, probe) => {
+    expect(probeScale(probe, housing)).toBeUndefined()
+    expect(countyNeeds(['48201', '09110', '06067'], {probe, housing}).some((c) => c.why === 'scaled')).toBe(
+      false,
+    )
   })
 
   it('the probed county is measured, the others assumed like it, less the pages a checkpoint holds', () => {
@@ -437,6 +547,37 @@ describe('honest plans (issue 23)', () => {
       waitSeconds: 3 * 3600,
       waitSecondsEstimate: null,
     })
+  })
+
+  it('the others scaled by housing units: the text says what was assumed, from which county, and the least', () => {
+    const homes = new Map([
+      ['48001', 23_000],
+      ['48201', 1_600_000],
+      ['48453', 440_000],
+    ])
+    const housing = (f: string) => homes.get(f)
+    const fips = ['48001', '48201', '48453', '09110']
+    const choice = probeTarget(countyNeeds(fips, {}), {housing})
+    const probe: ProbeFinding = {fips: '48201', answer: 'records', next: true, total: 2000, pageRecords: 200}
+    const p = makePlan({
+      counties: 4,
+      needs: countyNeeds(fips, {probe, housing}),
+      budget: probed(999),
+      budgetNote: 'from one probe request to 48201',
+      probeRequests: 1,
+      probe,
+      probeChoice: choice,
+      scale: probeScale(probe, housing),
+      nowMs: NOW,
+    })
+    const text = renderPlan(p, NOW)
+    expect(text.split('\n')[0]).toBe(
+      '4 counties, about 24 requests (at least 13): within the current window (now 999 of 1,000 left, resets 09:00 UTC)',
+    )
+    expect(text).toContain(
+      'Requests   10 for 48201 (the most homes of the 4 to fetch): 10 pages of 200 (X-Total-Count 2,000); about 4 for the 2 other counties, assumed to hold records in proportion to their housing units as 48201 does (2,000 records to 1,600,000 homes in the 2010 Census), in pages of 200 (at least 2: one request each); about 10 for 1 county with no housing figure, assumed alike (at least 1: a smaller county takes fewer pages)\n',
+    )
+    expect(planJson(p)).toMatchObject({requests: 13, requestsEstimate: 24, probeChosenBy: 'housing units'})
   })
 
   it('a county that came whole: the others assumed whole too, within the window only because that fits', () => {

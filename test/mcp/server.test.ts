@@ -12,6 +12,7 @@ import {createCore, type Core} from '../../src/lib/core.js'
 import {createSflMcpServer} from '../../src/mcp/server.js'
 import type {ToolDeps} from '../../src/mcp/tool.js'
 import {startSandbox, type SandboxOptions} from '../../src/sandbox/server.js'
+import {readLog} from '../helpers/sandbox.js'
 
 /**
  * The tools of `sfl mcp` through the SDK's own client, in process (an in-memory transport pair), on the
@@ -364,6 +365,28 @@ describe('sfl mcp tools', () => {
       /^where: "FinalValu" is not a field of the spec's records \(did you mean FinalValue\?\)/,
     )
     expect(requests()).toBe(1)
+  })
+
+  it('plan_export probes as county-export --dry-run does: the most homes of the state, not its first (empty) county', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sfl-mcp-plan-'))
+    cleanups.push(() => rmSync(dir, {recursive: true, force: true}))
+    const log = join(dir, 'requests.ndjson')
+    const {writeFileSync} = await import('node:fs')
+    writeFileSync(log, '')
+    // the sandbox holds Harris (48201, 2,000 records in pages of 200); Anderson (48001), first of TX, is a 404
+    const {call} = await serve({pageSize: 200, records: 2000, log})
+    const r = await call('plan_export', {states: ['TX']})
+    expect(r.isError).toBe(false)
+    expect(readLog(log).map((l) => [l.status, l.query])).toEqual([[200, {fips: '48201'}]])
+    const plan = (r.structured as {plan: Record<string, unknown>}).plan
+    expect(plan).toMatchObject({
+      counties: 254,
+      requests: 263,
+      requestsEstimate: 284,
+      probeChosenBy: 'housing units',
+      probe: {fips: '48201', answer: 'records', next: true, total: 2000, pageRecords: 200},
+    })
+    expect(r.text).toContain('10 for 48201 (the most homes of the 254 to fetch): 10 pages of 200')
   })
 
   it('export_statistics reads an export file and a missing path is a tool error', async () => {

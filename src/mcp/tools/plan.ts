@@ -62,7 +62,7 @@ const output = z.object({
 export const planTool: ToolDef<typeof input> = {
   name: 'plan_export',
   title: 'Plan a county export',
-  description: `The plan of a bulk export of whole counties, as \`sfl county-export --dry-run\` makes it: the counties, the requests they take, and the time at the API key's rate limit (learned from ONE probe request, which it spends), plus the command line that runs the export.
+  description: `The plan of a bulk export of whole counties, as \`sfl county-export --dry-run\` makes it: the counties, the requests they take, and the time at the API key's rate limit (learned from ONE probe request, which it spends, to the county likely to hold the most records; the others are scaled from it by their housing units), plus the command line that runs the export.
 It does NOT export: an assistant's context is no place for a county of records (tens of thousands), and a run of hours belongs in the CLI, which writes files atomically, keeps a checkpoint and continues after an interruption. Give the person the command line it returns, e.g. \`sfl county-export --state CA --out-dir exports\`; export_statistics then summarises the result.`,
   input,
   output,
