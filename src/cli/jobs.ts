@@ -115,6 +115,11 @@ async function runExport(
         : `${n(s.written)} records written${s.wrote ? '' : ' (output left untouched: no county finished)'}`,
       `${ended.length}/${s.counties.length} counties ended`,
     ]
+    // --where: the rows went out filtered, the requests fetched them all (docs/exports.md "Filters")
+    if (req.where !== undefined) {
+      const kept = s.counties.reduce((m, c) => m + c.records, 0)
+      parts.push(`${n(kept + s.filtered)} records fetched, ${n(kept)} kept by --where`)
+    }
     // "exactly once" when the service itself repeats: a ServicePropertyID is written once per county
     if (s.duplicates)
       parts.push(

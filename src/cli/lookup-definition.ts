@@ -94,6 +94,10 @@ export const lookupFlags = {
     description:
       "Batch mode: a row answered by several records gives one output row, the first record with the count and the others' ids (first), or a row per record (rows) [default: first]",
   })(),
+  where: Flags.string({
+    description:
+      'Batch mode: keep only the records this filter is true for, e.g. "FHAEligible = true" (the grammar of county-export --where); a row none of whose records pass keeps its place with status filtered',
+  }),
   from: Flags.string({
     description:
       'Answer from an --out-dir export (DIR with its manifest.json, or an s3:// prefix) before asking the service: one property when a record matches it exactly; a batch sends only the rows the export cannot answer',

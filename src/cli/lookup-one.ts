@@ -52,6 +52,7 @@ const BATCH_ONLY = [
   'stats-json',
   'plan',
   'several',
+  'where',
   'dry-run',
   'json',
 ] as const

@@ -56,6 +56,9 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
 
   static override flags = lookupFlags
 
+  /** `--where` of a batch, read (and refused when bad) before the input is opened. */
+  private where: import('../model/where.js').Where | undefined
+
   async run(): Promise<BatchSummary | undefined> {
     const f = this.flags
     if (f.input !== undefined) return this.batch(f.input)
@@ -131,6 +134,8 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
     }
     const {parseMap} = await import('../jobs/batch-map.js')
     const map = parseMap(f.map ?? [])
+    // --where read before the input is opened or anything sent (exit 2 with the place and the fix)
+    this.where = f.where === undefined ? undefined : (await import('../model/where.js')).parseWhere(f.where)
     const from = await this.fromFlags()
     const {assertWritableTarget} = await import('../io/atomic-file.js')
     if (f.out) await assertWritableTarget(f.out)
@@ -193,6 +198,7 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
         plan: f.plan ?? 'auto',
         several: f.several ?? 'first',
         from,
+        where: this.where,
       },
       stats,
     )

@@ -25,6 +25,8 @@ export interface ManifestEntry {
   finishedAt: string
   /** The columns the file was written with (a key of the run's schema, `schemaKey`). */
   schema?: string
+  /** `--where` of the run that wrote the file, when it had one: the file holds only the rows it kept. */
+  where?: string
 }
 
 /** The columns every file of the folder has (one schema per run), with their Parquet types. */
@@ -128,7 +130,8 @@ export function withEntry(m: Manifest, entry: ManifestEntry): Manifest {
 
 /**
  * `--max-age`: the asked counties whose manifest entry finished less than `maxAgeMs` before `nowMs` and
- * whose file is still there (`exists`, relative path). Pure apart from `exists`.
+ * whose file is still there (`exists`, relative path), written with the same `--where` (none: none), so a
+ * folder never keeps a county filtered otherwise than the run asks. Pure apart from `exists`.
  */
 export function freshCounties(
   m: Manifest | undefined,
@@ -136,6 +139,7 @@ export function freshCounties(
   maxAgeMs: number,
   nowMs: number,
   exists: (path: string) => boolean,
+  where?: string,
 ): Set<string> {
   const fresh = new Set<string>()
   if (!m) return fresh
@@ -143,7 +147,7 @@ export function freshCounties(
   for (const f of fips) {
     const e = byFips.get(f)
     const at = e ? Date.parse(e.finishedAt) : NaN
-    if (e && nowMs - at < maxAgeMs && at <= nowMs && exists(e.path)) fresh.add(f)
+    if (e && nowMs - at < maxAgeMs && at <= nowMs && e.where === where && exists(e.path)) fresh.add(f)
   }
   return fresh
 }

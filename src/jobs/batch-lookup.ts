@@ -18,6 +18,7 @@ import {factsOfFlat} from '../stats/facts.js'
 import {GroupedStats} from '../stats/grouped.js'
 import {cell, columnsFor, flattenRow, ShapeTracker, type Column} from '../model/columns.js'
 import {guardCell} from '../text/csv-cell.js'
+import {keeps, type Where} from '../model/where.js'
 import {KeySet, RowKeys, type BatchInput, type InputRow} from './batch-input.js'
 import {resultNames} from '../model/result-names.js'
 import {batchEvent, decodeEvent} from './events.js'
@@ -48,6 +49,8 @@ export type RowStatus =
   | 'error'
   /** A blank input row between data rows: kept in its place, nothing looked up (issue 32). */
   | 'blank'
+  /** Answered, but no record of the answer passes `--where`: kept in its place with no record (issue 32). */
+  | 'filtered'
 
 export interface BatchRequest {
   input: BatchInput
@@ -74,6 +77,11 @@ export interface BatchRequest {
   from?: FromExport | undefined
   /** `--several`: a row answered by several records gives the first (`first`, the default) or a row each. */
   several?: 'first' | 'rows' | undefined
+  /**
+   * `--where` (src/model/where.ts), checked: each answer's records are filtered when the rows are written
+   * (the journal keeps the answers whole, so a rerun with another filter continues the same checkpoint).
+   */
+  where?: Where | undefined
 }
 
 export interface BatchDeps extends JobDeps, LookupContext {
@@ -123,6 +131,7 @@ const KIND: Record<RowStatus, OutcomeKind> = {
   malformed: 'malformed',
   error: 'failed',
   blank: 'empty',
+  filtered: 'empty',
 }
 const CODE: Record<RowStatus, number> = {
   ok: 0,
@@ -133,6 +142,7 @@ const CODE: Record<RowStatus, number> = {
   malformed: ExitCode.server,
   error: ExitCode.server,
   blank: 0,
+  filtered: 0,
 }
 
 /** Lookups waiting for the scheduler at once: enough to keep it busy, few enough to stay small. */
@@ -514,6 +524,7 @@ class BatchRun {
       malformed: 0,
       error: 0,
       blank: 0,
+      filtered: 0,
     }
     const out: Written = {
       counts,
@@ -537,9 +548,10 @@ class BatchRun {
         let i = 0
         for await (const row of req.input.records()) {
           const key = keys.get(i++)
-          const a: Answer = row.blank
+          const answer: Answer = row.blank
             ? {status: 'blank', error: null, records: null}
             : this.resultOf(key, () => req.input.validate(row.line, row.values), unanswered)
+          const a = req.where ? filterAnswer(answer, req.where) : answer
           counts[a.status]++
           if (a.via) out.sources[a.via.kind]++
           else if (sourceOf(a) === 'lookup') out.sources.lookup++
@@ -595,6 +607,22 @@ interface Written {
   finishedAny: boolean
   stats: BatchSummary['stats']
   sources: BatchSummary['sources']
+}
+
+/**
+ * `--where` over one row's answer: its records the filter keeps (flattened as the output row has them); a
+ * row none of whose records pass is `filtered`, still written in its place with no record, so the output
+ * keeps one row per input row. An answer without records (not found, invalid...) is left as it is.
+ */
+function filterAnswer(a: Answer, where: Where): Answer {
+  if (!a.records?.length) return a
+  const kept = a.records.filter((r) => {
+    const flat = flattenRecord(r)
+    return keeps(where, (c) => flat[c.header])
+  })
+  if (kept.length === a.records.length) return a
+  if (kept.length > 0) return {...a, records: kept}
+  return {...a, status: 'filtered', error: null, records: null}
 }
 
 /** A row's record(s) as the journal holds them: one, or a list. */

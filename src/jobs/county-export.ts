@@ -15,6 +15,7 @@ import {journalPaths, outDirJournalPaths} from './journal.js'
 import {freshCounties, MANIFEST_FILE, ManifestFile} from '../io/manifest.js'
 import {isFinished, outcomeOf, type Outcome} from './outcome.js'
 import {RunState} from './run.js'
+import {parseWhere} from '../model/where.js'
 import {copyUnitPages, rebuildIds} from './resume.js'
 
 /**
@@ -78,6 +79,7 @@ class CountyExport {
       apiKey: deps.apiKey,
       maxRecordBytes: req.maxRecordBytes,
       fields: req.fields,
+      where: req.where === undefined ? undefined : parseWhere(req.where),
     })
     this.units = req.fips.map((fips, index) => ({fips, index, pages: [], flushed: 0, ids: new IdSet()}))
     this.journalPath = req.outDir
@@ -103,6 +105,7 @@ class CountyExport {
         ...(e.segs ? {segments: e.segs} : {}),
         ...(e.rejected ? {rejected: e.rejected} : {}),
         ...(e.dups ? {duplicates: e.dups} : {}),
+        ...(e.filtered ? {filtered: e.filtered} : {}),
         ...(e.violations ? {violations: e.violations} : {}),
         ...(e.url ? {url: e.url} : {}),
       })
@@ -124,7 +127,7 @@ class CountyExport {
     // --max-age: a county whose file of an earlier run is young enough is not asked for again
     const fresh =
       manifest && req.maxAgeMs !== undefined
-        ? freshCounties(manifest.current, req.fips, req.maxAgeMs, now(), await manifest.presence())
+        ? freshCounties(manifest.current, req.fips, req.maxAgeMs, now(), await manifest.presence(), req.where)
         : new Set<string>()
     const units = this.units.filter((u) => !fresh.has(u.fips))
     units.forEach((u, i) => (u.index = i))
@@ -310,6 +313,7 @@ class CountyExport {
       next: u.next ?? null,
       ...(part.rejected ? {rejected: part.rejected} : {}),
       ...(part.duplicates ? {dups: part.duplicates} : {}),
+      ...(part.filtered ? {filtered: part.filtered} : {}),
       ...(part.violations ? {violations: part.violations} : {}),
       ...(part.url ? {url: part.url} : {}),
     })
@@ -377,6 +381,7 @@ class CountyExport {
       rejected,
       rejectsFile: this.outputs.rejectsFile,
       duplicates: units.reduce((n, u) => n + u.pages.reduce((m, p) => m + (p.duplicates ?? 0), 0), 0),
+      filtered: units.reduce((n, u) => n + u.pages.reduce((m, p) => m + (p.filtered ?? 0), 0), 0),
       violations: [...violations]
         .map(([field, records]) => ({field, records}))
         .sort((a, b) => b.records - a.records),

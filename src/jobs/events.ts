@@ -40,6 +40,8 @@ export const exportEvent = z.discriminatedUnion('t', [
     next: z.nullable(z.string()),
     rejected: z.optional(rejected),
     dups: z.optional(count),
+    /** Records --where did not keep. */
+    filtered: z.optional(count),
     violations: z.optional(z.record(z.string(), count)),
     url: z.optional(z.string()),
   }),
@@ -96,6 +98,8 @@ export interface ExportRun {
   fields?: string[] | undefined
   strict?: boolean | undefined
   outDir?: string | undefined
+  /** `--where` as given (trimmed): the part files hold only the rows it keeps. */
+  where?: string | undefined
 }
 
 /**
@@ -113,6 +117,8 @@ export function exportHeader(run: ExportRun, baseUrl: string): JournalHeader {
       baseUrl,
       strict: run.strict === true,
       ...(run.outDir ? {layout: 'out-dir'} : {}),
+      // only when given: a checkpoint of a run without one (or of an earlier version) still matches
+      ...(run.where !== undefined ? {where: run.where} : {}),
     },
   }
 }

@@ -105,6 +105,7 @@ export class ExportOutputs {
       pages: u.pages.length,
       finishedAt: new Date(this.now()).toISOString(),
       schema,
+      ...(req.where !== undefined ? {where: req.where} : {}),
     })
     u.written = schema
     this.x.run.journal.append({t: 'written', u: u.fips, schema})

@@ -30,6 +30,12 @@ export interface ExportRequest {
   now?: (() => number) | undefined
   /** Gather the run statistics (default true). */
   stats?: boolean | undefined
+  /**
+   * `--where` (src/model/where.ts), as given, trimmed: rows are filtered after fetching (the requests are
+   * the same); the files, the stream and the statistics hold the rows it keeps. Part of the checkpoint's
+   * request: a resume with another filter is refused.
+   */
+  where?: string | undefined
 }
 
 export interface ExportDeps extends JobDeps {
@@ -69,6 +75,8 @@ export interface ExportSummary {
   rejectsFile?: string | undefined
   /** Records dropped as repeats of a ServicePropertyID their county already had (the first kept). */
   duplicates: number
+  /** Records fetched that `--where` did not keep (0 without it). */
+  filtered: number
   /** Records written although they break the spec's rules, by field (without --strict). */
   violations: Array<{field: string; records: number}>
   /** Places where the service echoed the API key in its answers (masked in the output). */

@@ -330,6 +330,8 @@ export interface Plan {
   /** The time of the estimate; undefined with it. */
   timingEstimate: Timing | undefined
   maxAge?: string | undefined
+  /** `--where`: rows are filtered after fetching; the requests are those of the whole counties. */
+  where?: string | undefined
   /** Counties named in the text when there are no more than this. */
   listUpTo?: number
   names?: (fips: string) => string
@@ -527,6 +529,7 @@ export function renderPlan(p: Plan, nowMs: number): string {
     )
   const req = requestsDetail(p)
   if (req.length) lines.push(`Requests   ${req.join('; ')}`)
+  if (p.where !== undefined) lines.push(`Filter     ${WHERE_NOTE}`)
   const b = p.budget
   lines.push(
     b.source === 'probe'
@@ -538,6 +541,13 @@ export function renderPlan(p: Plan, nowMs: number): string {
   )
   return `${lines.join('\n')}\n`
 }
+
+/**
+ * What --where does to a plan: nothing to its requests. The service has no filter parameter (spec 4: fips, address, apn, property_id only), so
+ * every record of a county is fetched and the rows are filtered here (docs/exports.md, "Filters").
+ */
+export const WHERE_NOTE =
+  '--where: rows are filtered after fetching, so the requests are those of the whole counties (the same as without it)'
 
 /** `county-export --dry-run --json`: the plan for scripts (docs/exports.md, "Nationwide runs"). */
 export interface PlanDocument {
@@ -573,6 +583,8 @@ export interface PlanDocument {
   waitSecondsEstimate: number | null
   /** Requests the plan sent (the probe), already counted in budget.remaining. */
   probeRequests: number
+  /** `--where` as given, or null: it filters rows after fetching and changes no figure above. */
+  where: string | null
 }
 
 const windows = (t: Timing | undefined) =>
@@ -612,5 +624,6 @@ export function planJson(p: Plan): PlanDocument {
     windowsAfterCurrentEstimate: windows(p.timingEstimate),
     waitSecondsEstimate: seconds(p.timingEstimate),
     probeRequests: p.probeRequests,
+    where: p.where ?? null,
   }
 }

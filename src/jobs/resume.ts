@@ -24,7 +24,10 @@ export async function copyUnitPages(
 
 /**
  * A resumed county goes on fetching: the ServicePropertyIDs its earlier pages took are read back from
- * their part files, so a record the service repeats on a later page is still written once.
+ * their part files, so a record the service repeats on a later page is still written once. With --where
+ * the part files hold the kept rows only: the ids of records the filter dropped before the stop are not
+ * known again, so a later repeat of such an id is filtered afresh (the same record is dropped again; only
+ * a repeat that differs from its first copy and passes the filter could then be kept).
  */
 export async function rebuildIds(
   u: CountyUnit,

@@ -57,6 +57,11 @@ export interface DryRunRequest {
   fields?: string[] | undefined
   strict?: boolean | undefined
   /**
+   * `--where` as the run would have it (checked by the caller): part of the checkpoint's request, and a
+   * line of the plan (rows are filtered after fetching, so the requests are the same).
+   */
+  where?: string | undefined
+  /**
    * The base URL the run would use (flag > env > profile). Undefined when there is none to know (none
    * set, or the embedded sandbox, whose address is new each run): the checkpoint's own is taken then.
    */
@@ -94,6 +99,7 @@ export async function dryRun(req: DryRunRequest): Promise<DryRunResult> {
           req.maxAgeMs,
           now(),
           await (await openExportDir(req.outDir!)).present(),
+          req.where,
         )
       : undefined
   const lastPages = new Map((manifest?.counties ?? []).map((c) => [c.fips, c.pages]))
@@ -124,6 +130,7 @@ export async function dryRun(req: DryRunRequest): Promise<DryRunResult> {
     probeChoice: target,
     scale: probeScale(probed.finding, housing),
     maxAge: req.maxAge,
+    where: req.where,
     names: (f) => {
       const c = countyByFips(f)
       return c ? describeCounty(c) : f

@@ -84,7 +84,9 @@ export async function fetchCounty(unit: CountyUnit, env: CountyEnv, hooks: Count
       // the run's signal ends the page's waits and retries too, not only the request in flight
       env.signal,
     )
-    const loop = repeatsOnly(n, page.part.records + (page.part.duplicates ?? 0), page.part.duplicates ?? 0)
+    // the page's records as fetched: those --where dropped are records too (a page of only repeats is a loop)
+    const fetched = page.part.records + (page.part.duplicates ?? 0) + (page.part.filtered ?? 0)
+    const loop = repeatsOnly(n, fetched, page.part.duplicates ?? 0)
     if (loop) throw loop
     const next = pagination.next(page.next, n)
     unit.pages.push(page.part)
@@ -150,6 +152,7 @@ async function readPage(
       ...files,
       ...(body.rejected.length ? {rejected: body.rejected} : {}),
       ...(body.duplicates ? {duplicates: body.duplicates} : {}),
+      ...(body.filtered ? {filtered: body.filtered} : {}),
       ...(body.violations.size ? {violations: byName(env.stages, body.violations)} : {}),
       ...storedUrl(res.url),
     }

@@ -30,6 +30,8 @@ export interface PagePart {
   rejected?: Rejected[]
   /** Records dropped as repeats of a ServicePropertyID the county already had. */
   duplicates?: number
+  /** Records `--where` did not keep (not in the part files). */
+  filtered?: number
   /** Records that break the spec's rules (written), by field name. */
   violations?: Record<string, number>
   /** The page's URL in canonical form (src/pipeline/pages.ts), for the loop check of a resumed run. */

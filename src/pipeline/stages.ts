@@ -9,6 +9,8 @@ import {IdSet} from './ids.js'
 import {MAX_RECORD_BYTES, MAX_RECORD_DEPTH, RecordScanner, type Rejected} from './records.js'
 import {RunSchema} from './schema.js'
 import {RecordView} from './view.js'
+import {WhereFilter} from './where-view.js'
+import type {Where} from '../model/where.js'
 
 /**
  * The record pipeline every path runs over a response body: the redactor (the key, and every run of 8 or
@@ -30,6 +32,12 @@ export interface StageOptions {
   maxRecordBytes?: number | undefined
   /** `--fields`: the columns, fixed. */
   fields?: readonly string[] | undefined
+  /**
+   * `--where` (src/model/where.ts): records it does not keep are counted and go no further (no sink, no
+   * statistics). Applied after the checks and the duplicates, so the rows kept are exactly the rows of
+   * the unfiltered export that pass it.
+   */
+  where?: Where | undefined
 }
 
 export class RecordStages {
@@ -41,6 +49,8 @@ export class RecordStages {
   readonly checks = new RecordChecks(this.fields)
   readonly facts = new ViewFacts(this.fields)
   readonly schema: RunSchema
+  /** The `--where` stage, when the run has one. */
+  readonly filter: WhereFilter | undefined
   /** Places where the bodies read so far echoed the key, whole or in part (masked). */
   keyEchoes = 0
   private readonly idField: number
@@ -49,6 +59,7 @@ export class RecordStages {
     this.redactor = new RecordRedactor(options.apiKey)
     this.namer = new Namer(this.fields, this.redactor)
     this.schema = new RunSchema(this.fields, options.fields)
+    this.filter = options.where && new WhereFilter(options.where, this.fields)
     this.idField = this.fields.idOf('ServicePropertyID')!
   }
 
@@ -79,6 +90,8 @@ export interface BodyOutcome {
   rejected: Rejected[]
   /** Records whose ServicePropertyID the county already had (dropped, the first kept). */
   duplicates: number
+  /** Records `--where` did not keep (fetched and checked, not handed to the sink). */
+  filtered: number
   /** Records that break the spec's rules (written unless --strict), by field id. */
   violations: Map<number, number>
   /** Records that broke any rule. */
@@ -117,6 +130,7 @@ export async function readBody(
     records: 0,
     rejected: [],
     duplicates: 0,
+    filtered: 0,
     violations: new Map(),
     violating: 0,
     keyEchoes: 0,
@@ -191,7 +205,13 @@ function pass(
       return undefined
     }
   }
+  // the columns are those of the records fetched, filter or not: a filtered file has the unfiltered
+  // export's header (and its option columns even when no row is kept)
   stages.schema.observe(view, stages.namer.fresh)
+  if (stages.filter && !stages.filter.keeps(view)) {
+    out.filtered++
+    return undefined
+  }
   out.records++
   sink.facts?.(stages.facts.read(view))
   return sink.record(view, scanner.statusOk)

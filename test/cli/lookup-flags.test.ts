@@ -55,10 +55,14 @@ describe('the problem lines of a batch (printed with --quiet too)', () => {
     malformed: 0,
     error: 0,
     blank: 0,
+    filtered: 0,
   }
   it('one line per status that makes the exit code 7, none for answers', () => {
     expect(
-      batchProblems({...none, ok: 3, not_found: 2, matched_without_unit: 1, blank: 4}, 'res.csv'),
+      batchProblems(
+        {...none, ok: 3, not_found: 2, matched_without_unit: 1, blank: 4, filtered: 5},
+        'res.csv',
+      ),
     ).toEqual([])
     expect(batchProblems({...none, invalid: 1, error: 1200}, 'res.csv')).toEqual([
       '  1 row invalid: a lookup rule is broken, so nothing was sent for them; see the status and error columns of res.csv',

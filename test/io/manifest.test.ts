@@ -65,6 +65,25 @@ describe('the --out-dir manifest', () => {
     expect(freshCounties(undefined, ['06067'], 86_400_000, now, exists).size).toBe(0)
   })
 
+  it('--max-age with --where: fresh only when the file was written with the same filter (none is one of its own)', () => {
+    const now = Date.parse('2026-11-22T08:00:00Z')
+    const young = '2026-11-22T07:00:00Z'
+    const m: Manifest = {
+      version: 1,
+      format: 'csv',
+      counties: [
+        entry('06067', young),
+        {...entry('12086', young), where: 'FHAEligible = true'},
+        {...entry('48201', young), where: 'FHAEligible = false'},
+      ],
+    }
+    const asked = ['06067', '12086', '48201']
+    const fresh = (where?: string) => [...freshCounties(m, asked, 86_400_000, now, () => true, where)]
+    expect(fresh()).toEqual(['06067'])
+    expect(fresh('FHAEligible = true')).toEqual(['12086'])
+    expect(fresh('City is null')).toEqual([])
+  })
+
   it('is rewritten whole after each county; entries of an earlier run stay; another format is refused', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sfl-manifest-'))
     const first = await ManifestFile.open(dir, 'csv')

@@ -182,6 +182,25 @@ describe('the plan as printed', () => {
     )
   })
 
+  it('--where: a Filter line says rows are filtered after fetching; every figure is the plan without it', () => {
+    const input = {
+      counties: 2,
+      needs: countyNeeds(['06067', '48201'], {lastPages: new Map([['48201', 15]])}),
+      budget: DEFAULT_BUDGET,
+      budgetNote: 'no probe sent (--no-probe)',
+      probeRequests: 0,
+      nowMs: NOW,
+    }
+    const plain = makePlan(input)
+    const filtered = makePlan({...input, where: 'FHAEligible = true'})
+    const lines = renderPlan(filtered, NOW).split('\n')
+    expect(lines.filter((l) => !l.startsWith('Filter '))).toEqual(renderPlan(plain, NOW).split('\n'))
+    expect(lines).toContain(
+      'Filter     --where: rows are filtered after fetching, so the requests are those of the whole counties (the same as without it)',
+    )
+    expect(planJson(filtered)).toEqual({...planJson(plain), where: 'FHAEligible = true'})
+  })
+
   it('--max-requests: the headline says how many this run sends, and the time is for those', () => {
     const capped = makePlan({
       counties: 3221,
@@ -258,6 +277,7 @@ describe('the plan as printed', () => {
       windowsAfterCurrentEstimate: null,
       waitSecondsEstimate: null,
       probeRequests: 1,
+      where: null,
     })
   })
 })

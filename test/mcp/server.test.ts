@@ -1,4 +1,4 @@
-import {mkdtempSync, rmSync} from 'node:fs'
+import {existsSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
@@ -340,6 +340,31 @@ describe('sfl mcp tools', () => {
     expect((await call('plan_export', {counties: ['06067'], max_age: '30d'})).text).toBe(
       'max_age needs out_dir (freshness is read from its manifest.json)',
     )
+  })
+
+  it('plan_export with where: the same requests, a Filter line, --where in the command; a bad filter sends nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sfl-mcp-where-'))
+    cleanups.push(() => rmSync(dir, {recursive: true, force: true}))
+    const log = join(dir, 'log.ndjson')
+    const requests = () =>
+      existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).length : 0
+    const {call} = await serve({log})
+    const r = await call('plan_export', {counties: ['06067'], where: "City like 'ELK%'"})
+    expect(r.isError).toBe(false)
+    expect(r.structured).toMatchObject({
+      requests: 1,
+      probeRequests: 1,
+      command: "sfl county-export --fips 06067 --out export.csv --where 'City like '\\''ELK%'\\'''",
+      plan: {where: "City like 'ELK%'"},
+    })
+    expect(r.text).toMatch(/^Filter {5}--where: rows are filtered after fetching/m)
+    expect(requests()).toBe(1) // the probe
+    const bad = await call('plan_export', {counties: ['06067'], where: 'FinalValu < 5'})
+    expect(bad.isError).toBe(true)
+    expect(bad.text).toMatch(
+      /^where: "FinalValu" is not a field of the spec's records \(did you mean FinalValue\?\)/,
+    )
+    expect(requests()).toBe(1)
   })
 
   it('plan_export probes as county-export --dry-run does: the most homes of the state, not its first (empty) county', async () => {

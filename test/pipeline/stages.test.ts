@@ -56,6 +56,7 @@ describe('readBody: a response body through the stages', () => {
       records: 3,
       rejected: [],
       duplicates: 0,
+      filtered: 0,
       violations: new Map(),
       violating: 0,
       keyEchoes: 0,

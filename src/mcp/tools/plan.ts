@@ -11,6 +11,7 @@ import {countyListOf, shellLine} from '../inputs.js'
 import {serviceCore, type ToolDef} from '../tool.js'
 import {mcpMessage} from '../words.js'
 import {isObjectUrl} from '../../text/object-url.js'
+import {parseWhere} from '../../model/where.js'
 
 const FORMATS = ['csv', 'ndjson', 'json', 'parquet'] as const
 
@@ -35,6 +36,10 @@ const input = z.strictObject({
     description: 'With out_dir: counties exported less than this long ago are skipped ("30d", "12h")',
   }),
   format: z.enum(FORMATS).optional().meta({description: 'The export format (default csv)'}),
+  where: z.string().max(2000).optional().meta({
+    description:
+      'A row filter, as county-export --where takes it ("FHAEligible = true and FinalValue < 500000"). Rows are filtered after fetching: it changes no request of the plan',
+  }),
 })
 
 const output = z.object({
@@ -69,6 +74,8 @@ It does NOT export: an assistant's context is no place for a county of records (
     if (args.max_age !== undefined && args.out_dir === undefined)
       throw new UsageError('max_age needs out_dir (freshness is read from its manifest.json)')
     const maxAgeMs = args.max_age === undefined ? undefined : parseDuration(args.max_age, 'max_age')
+    // checked as the CLI checks it, before the probe is sent; the plan says it changes no request
+    const where = args.where === undefined ? undefined : checkedWhere(args.where)
     // the folder is only read (its manifest.json and checkpoint): a file there, or a FIFO or device in
     // their place, is refused before anything of it is opened (src/io/export-source.ts)
     if (args.out_dir !== undefined) {
@@ -88,6 +95,7 @@ It does NOT export: an assistant's context is no place for a county of records (
       maxAgeMs,
       maxAge: args.max_age,
       restart: false,
+      where,
       // the run of the command line it returns: no --fields, no --strict, this server's base URL
       baseUrl: serviceCore(deps).baseUrl,
       reserve: 0,
@@ -132,5 +140,17 @@ function exportCommand(args: z.infer<typeof input>, count: number): string[] {
   else words.push('--out-dir', 'exports')
   if (args.max_age !== undefined) words.push('--max-age', args.max_age)
   if (ext !== 'csv') words.push('--output', ext)
+  if (args.where !== undefined) words.push('--where', args.where.trim())
   return words
+}
+
+/** The filter read by the CLI's own reader; its error named after this tool's parameter, not the flag. */
+function checkedWhere(text: string): string {
+  try {
+    parseWhere(text)
+  } catch (error) {
+    if (error instanceof UsageError) throw new UsageError(error.message.replace(/^--where: /, 'where: '))
+    throw error
+  }
+  return text.trim()
 }
