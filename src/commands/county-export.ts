@@ -6,6 +6,7 @@ import {Flags} from '@oclif/core'
 import {ServiceCommand} from '../cli/service-command.js'
 import {cliMessage} from '../cli/error-words.js'
 import {exportFormat} from '../cli/export-format.js'
+import {parquetFlags, parquetOptions} from '../cli/parquet-flags.js'
 import {UsageError} from '../errors.js'
 import {fipsProblem} from '../api/validate.js'
 import {canonicalField} from '../model/field-names.js'
@@ -44,6 +45,11 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
     {
       description: 'Typed, compressed columns for DuckDB, pandas or Spark',
       command: '<%= config.bin %> county-export --fips 06067 --output parquet --out sacramento.parquet',
+    },
+    {
+      description: 'Parquet with gzip pages (any reader), in row groups of 65,536 rows',
+      command:
+        '<%= config.bin %> county-export --fips 06067 --out sacramento.parquet --parquet-compression gzip --parquet-row-group-size 65536',
     },
     {
       description: 'Nightly in cron: the same line continues an unfinished run or starts a new one',
@@ -108,6 +114,7 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
       aliases: ['format'],
       deprecateAliases: true,
     })(),
+    ...parquetFlags,
     fields: Flags.string({
       description: 'Comma-separated columns to keep, in order (CSV header names)',
       delimiter: ',',
@@ -203,6 +210,8 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
       throw new UsageError(
         '--output parquet needs a file: give --out FILE.parquet or --out-dir DIR (Parquet cannot go to stdout)',
       )
+    // codec and row groups: only with Parquet, zstd only on a Node that has it (docs/exports.md "Parquet")
+    const parquet = parquetOptions(f, f.output)
     const stats = await (await import('../cli/stats-output.js')).statsOptions(f)
     const fields = checkFields(f.fields?.map((s) => s.trim()).filter((s) => s !== ''))
     const changes = await this.changesPlan()
@@ -220,6 +229,7 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
         // the checkpoint is checked against the run these flags would make (it refuses what the run would)
         fields,
         strict: f.strict,
+        parquet,
         baseUrl: f.sandbox ? undefined : await this.baseUrlInUse(),
         reserve: f.reserve,
         maxRequests: f['max-requests'],
@@ -260,6 +270,7 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
         restart: f.restart,
         bom: f.bom,
         escapeFormulas: !f['no-escape-formulas'],
+        parquet,
         maxRecordBytes: f['max-record-bytes'],
         strict: f.strict,
         // gathered when something will show them: the table (not --quiet) or --stats-json

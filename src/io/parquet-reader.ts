@@ -4,6 +4,8 @@ import * as zlib from 'node:zlib'
 
 import type {ColumnMetaData, FileMetaData, SchemaElement} from 'hyparquet'
 
+import {decompressorsFor, ParquetCodecError} from './parquet-codecs.js'
+
 /**
  * Reading Parquet exports (`sfl stats`, `sfl changes`, `--changes-since`), column by column: only the
  * columns asked for are read and decompressed, a row group at a time, into flat tables (a slot per row
@@ -49,6 +51,11 @@ export async function* readParquetRecords(path: string): AsyncGenerator<ParquetR
     await import('hyparquet')
   const file = await asyncBufferFromFile(path)
   const metadata = await parquetMetadataAsync(file)
+  // gzip, brotli and zstd from node:zlib (hyparquet has Snappy only); zstd said plainly where Node lacks it
+  const compressors = decompressorsFor()
+  for (const group of metadata.row_groups)
+    for (const c of group.columns)
+      if (c.meta_data?.codec === 'ZSTD' && !compressors.ZSTD) throw new ParquetCodecError()
   const dates = new Set(
     parquetSchema(metadata)
       .children.filter((c) => c.element.converted_type === 'DATE' || c.element.logical_type?.type === 'DATE')
@@ -57,7 +64,7 @@ export async function* readParquetRecords(path: string): AsyncGenerator<ParquetR
   let start = 0
   for (const group of metadata.row_groups) {
     const end = start + Number(group.num_rows)
-    const rows = await parquetReadObjects({file, metadata, rowStart: start, rowEnd: end})
+    const rows = await parquetReadObjects({file, metadata, rowStart: start, rowEnd: end, compressors})
     for (const row of rows) {
       const out: ParquetRecord = {}
       for (const k in row) {

@@ -5,6 +5,7 @@ import {decodeEvent, exportEvent, exportHeader} from '../jobs/events.js'
 import {journalPaths, outDirJournalPaths, readJournal} from '../jobs/journal.js'
 import {objectRunStateDir, openExportDir} from '../io/export-dir.js'
 import {checkFormat, freshCounties, readManifest} from '../io/manifest.js'
+import type {ParquetOptions} from '../io/parquet-codecs.js'
 import {
   countyNeeds,
   DEFAULT_BUDGET,
@@ -53,6 +54,8 @@ export interface DryRunRequest {
   /** --fields and --strict as the run would have them: a checkpoint of other ones is refused, as by the run. */
   fields?: string[] | undefined
   strict?: boolean | undefined
+  /** --parquet-compression and --parquet-row-group-size: the checkpoint records them too. */
+  parquet?: ParquetOptions | undefined
   /**
    * The base URL the run would use (flag > env > profile). Undefined when there is none to know (none
    * set, or the embedded sandbox, whose address is new each run): the checkpoint's own is taken then.
