@@ -203,6 +203,9 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
       )
     // the format --out's name asks for, or --output; a contradiction or a name sfl cannot write is exit 2
     f.output = exportFormat(f.output, f.out)
+    // codec and row groups: only with Parquet, zstd only on a Node that has it (docs/exports.md "Parquet");
+    // checked before the targets, so a refused run leaves no --out-dir folder behind
+    const parquet = parquetOptions(f, f.output)
     const fips = await this.countyList()
     const {outDir, maxAgeMs} = await this.checkTargets()
     // a Parquet file ends with its footer and is read by seeking to it: it cannot be streamed to stdout
@@ -210,8 +213,6 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
       throw new UsageError(
         '--output parquet needs a file: give --out FILE.parquet or --out-dir DIR (Parquet cannot go to stdout)',
       )
-    // codec and row groups: only with Parquet, zstd only on a Node that has it (docs/exports.md "Parquet")
-    const parquet = parquetOptions(f, f.output)
     const stats = await (await import('../cli/stats-output.js')).statsOptions(f)
     const fields = checkFields(f.fields?.map((s) => s.trim()).filter((s) => s !== ''))
     const changes = await this.changesPlan()

@@ -128,6 +128,14 @@ describe('county-export --parquet-compression and --parquet-row-group-size', () 
           'Error: --parquet-compression applies to Parquet output only; this run writes csv (add --output parquet, or drop --parquet-compression)\n',
         ],
         [
+          ['--out-dir', join(d, 'dir'), '-o', 'ndjson', '--parquet-row-group-size', '2048'],
+          'Error: --parquet-row-group-size applies to Parquet output only; this run writes ndjson (add --output parquet, or drop --parquet-row-group-size)\n',
+        ],
+        [
+          ['--out-dir', join(d, 'dir'), '-o', 'parquet', '--parquet-row-group-size', '262145'],
+          'Error: --parquet-row-group-size 262145: must be a whole number of rows from 1,024 to 262,144, e.g. --parquet-row-group-size 16384\n',
+        ],
+        [
           ['--out', join(d, 'a.parquet'), '--parquet-row-group-size', '100'],
           'Error: --parquet-row-group-size 100: must be a whole number of rows from 1,024 to 262,144, e.g. --parquet-row-group-size 16384\n',
         ],
@@ -155,6 +163,7 @@ describe('county-export --parquet-compression and --parquet-row-group-size', () 
         'Error: Expected --parquet-compression=lz4 to be one of: snappy, zstd, gzip, brotli, none',
       )
       expect(server.requests).toHaveLength(0)
+      // nothing made: no output, no checkpoint, no --out-dir folder
       expect(readdirSync(d)).toEqual([])
     } finally {
       await server.close()
