@@ -1006,12 +1006,19 @@ function decompress(codec: string, b: Uint8Array, size: number): Uint8Array {
     case 'SNAPPY':
       return unsnappy(b, size, scratchOf(size))
     case 'GZIP':
-      return gunzipSync(b)
+      return sized(gunzipSync(b), size)
     case 'BROTLI':
-      return brotliDecompressSync(b)
+      return sized(brotliDecompressSync(b), size)
     default:
-      return zstd!(b)
+      return sized(zstd!(b), size)
   }
+}
+
+/** A page decompressed to another length than its header says is damaged: refused, never decoded. */
+function sized(page: Uint8Array, size: number): Uint8Array {
+  if (page.length !== size)
+    throw new Error(`a page that decompresses to ${page.length} bytes where its header says ${size}`)
+  return page
 }
 
 interface PageHeader {

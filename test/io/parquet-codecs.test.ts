@@ -195,6 +195,32 @@ describe('Parquet compressions', () => {
     }
   })
 
+  it('a gzip page whose header claims another length than it decompresses to is refused, not decoded', async () => {
+    const d = tmp()
+    const path = await write(d, 'gzip', 1024)
+    const db = await DuckDBInstance.create(':memory:')
+    const con = await db.connect()
+    const [[start]] = (
+      await con.runAndReadAll(
+        `SELECT coalesce(dictionary_page_offset, data_page_offset) FROM parquet_metadata('${path}') WHERE row_group_id = 0 AND path_in_schema = 'City'`,
+      )
+    ).getRows() as unknown as [[bigint]]
+    con.closeSync()
+    db.closeSync()
+    const bytes = readFileSync(path)
+    const at = Number(start)
+    // the page header in Thrift's compact protocol: field 1 (type, i32), then field 2, the uncompressed size
+    expect([bytes[at], bytes[at + 2]]).toEqual([0x15, 0x15])
+    // one more byte claimed (zigzag: +2 on the varint's low bits), the varint's length unchanged
+    expect(bytes[at + 3]! & 0x7f).toBeLessThan(0x7e)
+    bytes[at + 3] = bytes[at + 3]! + 2
+    writeFileSync(path, bytes)
+    const read = async () => {
+      for await (const r of readExport(path)) void r
+    }
+    await expect(read()).rejects.toThrow(/not a readable Parquet file \(.*decompresses to \d+ bytes/)
+  })
+
   it('a gzip or brotli page whose bytes were damaged is an error naming the file, never other values', async () => {
     for (const c of ['gzip', 'brotli'] as const) {
       const d = tmp()
