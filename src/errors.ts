@@ -77,6 +77,8 @@ export type ExportSourceProblem =
   | {kind: 'outside-folder'; fips: string}
   | {kind: 'unreadable'; code: string}
   | {kind: 'damaged'; format: string; line: number | undefined}
+  /** A Parquet file in a codec this Node lacks (zstd before 22.15): what it needs and what this is. */
+  | {kind: 'codec-unavailable'; codec: string; needs: string; node: string}
 
 export type ErrorTopic = ErrorFacts['topic']
 

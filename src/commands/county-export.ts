@@ -6,6 +6,7 @@ import {Flags} from '@oclif/core'
 import {ServiceCommand} from '../cli/service-command.js'
 import {cliMessage} from '../cli/error-words.js'
 import {exportFormat} from '../cli/export-format.js'
+import {parquetFlags, parquetOptions} from '../cli/parquet-flags.js'
 import {UsageError} from '../errors.js'
 import {fipsProblem} from '../api/validate.js'
 import {canonicalField} from '../model/field-names.js'
@@ -45,6 +46,11 @@ the key's limit; --json prints it as JSON.`
     {
       description: 'Typed, compressed columns for DuckDB, pandas or Spark',
       command: '<%= config.bin %> county-export --fips 06067 --output parquet --out sacramento.parquet',
+    },
+    {
+      description: 'Parquet with gzip pages (any reader), in row groups of 65,536 rows',
+      command:
+        '<%= config.bin %> county-export --fips 06067 --out sacramento.parquet --parquet-compression gzip --parquet-row-group-size 65536',
     },
     {
       description: 'Nightly in cron: the same line continues an unfinished run or starts a new one',
@@ -109,6 +115,7 @@ the key's limit; --json prints it as JSON.`
       aliases: ['format'],
       deprecateAliases: true,
     })(),
+    ...parquetFlags,
     fields: Flags.string({
       description: 'Comma-separated columns to keep, in order (CSV header names)',
       delimiter: ',',
@@ -201,6 +208,9 @@ the key's limit; --json prints it as JSON.`
       )
     // the format --out's name asks for, or --output; a contradiction or a name sfl cannot write is exit 2
     f.output = exportFormat(f.output, f.out)
+    // codec and row groups: only with Parquet, zstd only on a Node that has it (docs/exports.md "Parquet");
+    // checked before the targets, so a refused run leaves no --out-dir folder behind
+    const parquet = parquetOptions(f, f.output)
     const fips = await this.countyList()
     const {outDir, maxAgeMs} = await this.checkTargets()
     // a Parquet file ends with its footer and is read by seeking to it: it cannot be streamed to stdout
@@ -227,6 +237,7 @@ the key's limit; --json prints it as JSON.`
         fields,
         strict: f.strict,
         where,
+        parquet,
         baseUrl: f.sandbox ? undefined : await this.baseUrlInUse(),
         reserve: f.reserve,
         maxRequests: f['max-requests'],
@@ -267,6 +278,7 @@ the key's limit; --json prints it as JSON.`
         restart: f.restart,
         bom: f.bom,
         escapeFormulas: !f['no-escape-formulas'],
+        parquet,
         maxRecordBytes: f['max-record-bytes'],
         strict: f.strict,
         where,

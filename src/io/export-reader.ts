@@ -5,6 +5,8 @@ import {UsageError} from '../errors.js'
 import {unguardCell} from '../text/csv-cell.js'
 import {CsvSyntaxError, readCsv} from './csv-reader.js'
 import {readLines} from './lines.js'
+import {exportSourceText} from './export-source-words.js'
+import {ParquetCodecError} from './parquet-codecs.js'
 
 /**
  * Reads an export back (ours or one shaped like it) as flat records: one object per property, keyed by
@@ -165,7 +167,20 @@ async function* readParquetExport(path: string): AsyncGenerator<FlatRecord> {
     }
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    if (code !== undefined) throw error // ENOENT, EISDIR...: named by readExport
+    // ENOENT, EISDIR...: named by readExport; a zlib error (Z_DATA_ERROR: a damaged gzip or brotli page) is the file's
+    if (code !== undefined && !code.startsWith('Z_') && !code.startsWith('ERR_')) throw error
+    if (error instanceof ParquetCodecError) {
+      // not damaged: readable on a newer Node, and said so (src/io/parquet-codecs.ts)
+      const problem = {
+        kind: 'codec-unavailable',
+        codec: error.codec,
+        needs: error.needs,
+        node: error.node,
+      } as const
+      throw new ExportFileError(exportSourceText(path, problem), {
+        facts: {topic: 'export-source', path, problem},
+      })
+    }
     throw new ExportFileError(`${path}: not a readable Parquet file (${(error as Error).message})`)
   }
 }

@@ -41,6 +41,8 @@ export function exportSourceText(
       return `${path}: the file of county ${p.fips} is outside the export's folder; not read`
     case 'unreadable':
       return `${path}: cannot be read (${p.code})`
+    case 'codec-unavailable':
+      return `${path}: its columns are ${p.codec}-compressed, which needs ${p.needs} to read; this is Node ${p.node}`
     case 'damaged':
       return p.format === 'parquet'
         ? `${path}: not a readable Parquet file`

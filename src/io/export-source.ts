@@ -461,6 +461,10 @@ async function* recordsOf(
       yield limits.untrusted ? allowedValues(rec) : rec
     }
   } catch (error) {
+    // a codec this Node lacks (zstd before 22.15): said of the path as given, not the real one read
+    const facts = error instanceof ExportFileError ? error.facts : undefined
+    if (facts?.topic === 'export-source' && facts.problem.kind === 'codec-unavailable')
+      throw refuse(file.path, facts.problem)
     if (error instanceof ExportFileError && error.facts) throw error
     const code = (error as NodeJS.ErrnoException).code
     if (!(error instanceof ExportFileError)) {

@@ -1,6 +1,7 @@
 import {UsageError} from '../errors.js'
 import {type ExportDir, openExportDir, outPath} from './export-dir.js'
 import {writeOutputFile} from './output.js'
+import type {ParquetOptions} from './parquet-codecs.js'
 
 /**
  * `--out-dir DIR`: one file per county in Hive-style partitions (`state=CA/fips=06067/data.csv`) and
@@ -27,6 +28,11 @@ export interface ManifestEntry {
   schema?: string
   /** `--where` of the run that wrote the file, when it had one: the file holds only the rows it kept. */
   where?: string
+  /**
+   * A Parquet file's compression and rows per row group, as the run that wrote it (or last rewrote it)
+   * asked (`--parquet-compression`, `--parquet-row-group-size`): files of several runs may differ.
+   */
+  parquet?: ParquetOptions
 }
 
 /** The columns every file of the folder has (one schema per run), with their Parquet types. */

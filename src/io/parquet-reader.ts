@@ -4,6 +4,8 @@ import * as zlib from 'node:zlib'
 
 import type {ColumnMetaData, FileMetaData, SchemaElement} from 'hyparquet'
 
+import {decompressorsFor, ParquetCodecError} from './parquet-codecs.js'
+
 /**
  * Reading Parquet exports (`sfl stats`, `sfl changes`, `--changes-since`), column by column: only the
  * columns asked for are read and decompressed, a row group at a time, into flat tables (a slot per row
@@ -49,6 +51,11 @@ export async function* readParquetRecords(path: string): AsyncGenerator<ParquetR
     await import('hyparquet')
   const file = await asyncBufferFromFile(path)
   const metadata = await parquetMetadataAsync(file)
+  // gzip, brotli and zstd from node:zlib (hyparquet has Snappy only); zstd said plainly where Node lacks it
+  const compressors = decompressorsFor()
+  for (const group of metadata.row_groups)
+    for (const c of group.columns)
+      if (c.meta_data?.codec === 'ZSTD' && !compressors.ZSTD) throw new ParquetCodecError()
   const dates = new Set(
     parquetSchema(metadata)
       .children.filter((c) => c.element.converted_type === 'DATE' || c.element.logical_type?.type === 'DATE')
@@ -57,7 +64,7 @@ export async function* readParquetRecords(path: string): AsyncGenerator<ParquetR
   let start = 0
   for (const group of metadata.row_groups) {
     const end = start + Number(group.num_rows)
-    const rows = await parquetReadObjects({file, metadata, rowStart: start, rowEnd: end})
+    const rows = await parquetReadObjects({file, metadata, rowStart: start, rowEnd: end, compressors})
     for (const row of rows) {
       const out: ParquetRecord = {}
       for (const k in row) {
@@ -999,12 +1006,19 @@ function decompress(codec: string, b: Uint8Array, size: number): Uint8Array {
     case 'SNAPPY':
       return unsnappy(b, size, scratchOf(size))
     case 'GZIP':
-      return gunzipSync(b)
+      return sized(gunzipSync(b), size)
     case 'BROTLI':
-      return brotliDecompressSync(b)
+      return sized(brotliDecompressSync(b), size)
     default:
-      return zstd!(b)
+      return sized(zstd!(b), size)
   }
+}
+
+/** A page decompressed to another length than its header says is damaged: refused, never decoded. */
+function sized(page: Uint8Array, size: number): Uint8Array {
+  if (page.length !== size)
+    throw new Error(`a page that decompresses to ${page.length} bytes where its header says ${size}`)
+  return page
 }
 
 interface PageHeader {

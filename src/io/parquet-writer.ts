@@ -2,16 +2,8 @@ import {columnOf, columnsFor, ShapeTracker, type Column} from '../model/columns.
 import {CheckpointError} from '../errors.js'
 import {readLines} from './lines.js'
 import type {OutputTarget} from './output.js'
+import {CODEC_OF, compressorsFor, ROW_GROUP_ROWS, type ParquetCompression} from './parquet-codecs.js'
 import {parquetType, toParquetValue, UNFIT, type ParquetType, type ParquetValue} from './parquet-types.js'
-
-/**
- * Rows per row group. Memory holds one row group's column arrays, and the library's encoding of them, at
- * a time, so the peak depends on this and not on the county's size. Measured on the 200,000-record
- * benchmark county (both options, 59 columns; notes-parquet.md): peak RSS of the whole export 263 MB at
- * 16k rows, 277 MB at 32k, 384 MB at 64k, 651 MB at 128k, for files of 9.0, 8.8, 8.6 and 8.5 MB: 16k
- * costs 5% in size and saves a third of the memory of 64k.
- */
-export const ROW_GROUP_ROWS = 16_384
 
 export interface ParquetResult {
   /** Records written. */
@@ -78,7 +70,10 @@ export async function writeParquet(
   opts: {
     /** The run's columns (src/pipeline/schema.ts): every file of a run has the same. */
     columns?: readonly string[] | undefined
+    /** Rows per row group (default ROW_GROUP_ROWS); the last group holds the rest. */
     rowGroupRows?: number | undefined
+    /** The pages' compression (default snappy); zstd only where node:zlib has it. */
+    compression?: ParquetCompression | undefined
   } = {},
 ): Promise<ParquetResult> {
   const files = Array.isArray(source) ? (source as readonly string[]) : undefined
@@ -107,11 +102,13 @@ export async function writeParquet(
     {name: 'root', num_children: columns.length},
     ...columns.map((c, i) => schemaElement(c.header, types[i]!)),
   ]
-  // spec-named fields with SNAPPY pages, what DuckDB, Spark and pandas expect by default
+  // spec-named fields; SNAPPY pages unless asked otherwise, what DuckDB, Spark and pandas expect by default
+  const compression = opts.compression ?? 'snappy'
   const writer = new ParquetWriter({
     writer: bytes,
     schema,
-    codec: 'SNAPPY',
+    codec: CODEC_OF[compression],
+    compressors: compressorsFor(compression),
     createdBy: 'sfl',
   })
 

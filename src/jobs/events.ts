@@ -1,6 +1,7 @@
 import * as z from 'zod/mini'
 
 import {CheckpointError} from '../errors.js'
+import {DEFAULT_PARQUET, type ParquetOptions} from '../io/parquet-codecs.js'
 import {PART_NAME} from '../pipeline/spool.js'
 import type {JournalHeader} from './journal.js'
 
@@ -100,6 +101,7 @@ export interface ExportRun {
   outDir?: string | undefined
   /** `--where` as given (trimmed): the part files hold only the rows it keeps. */
   where?: string | undefined
+  parquet?: ParquetOptions | undefined
 }
 
 /**
@@ -119,7 +121,22 @@ export function exportHeader(run: ExportRun, baseUrl: string): JournalHeader {
       ...(run.outDir ? {layout: 'out-dir'} : {}),
       // only when given: a checkpoint of a run without one (or of an earlier version) still matches
       ...(run.where !== undefined ? {where: run.where} : {}),
+      ...parquetParams(run),
     },
+  }
+}
+
+/**
+ * The Parquet options a run other than the defaults asked for, as the checkpoint records them: a resumed
+ * run with another compression or row-group size is refused like one with other counties, since its
+ * files would mix them. The defaults add nothing, so a checkpoint of a Parquet run from before these
+ * flags (which wrote exactly the defaults) is still continued.
+ */
+function parquetParams(run: ExportRun): Record<string, string | number> {
+  const p = run.format === 'parquet' ? run.parquet : undefined
+  return {
+    ...(p && p.compression !== DEFAULT_PARQUET.compression ? {parquetCompression: p.compression} : {}),
+    ...(p && p.rowGroupRows !== DEFAULT_PARQUET.rowGroupRows ? {parquetRowGroupSize: p.rowGroupRows} : {}),
   }
 }
 

@@ -7,6 +7,7 @@ import {fileColumns, headerName} from '../io/file-columns.js'
 import {writeOutputFile, type OutputTarget} from '../io/output.js'
 import {removeFile} from '../io/private-files.js'
 import {RecordWriter} from '../io/record-writer.js'
+import {DEFAULT_PARQUET} from '../io/parquet-codecs.js'
 import {parquetType} from '../io/parquet-types.js'
 import {columnOf} from '../model/columns.js'
 import {copyPage, headerCells, writeFile, type FileOptions} from '../pipeline/sinks.js'
@@ -69,6 +70,7 @@ export class ExportOutputs {
       bom: req.bom,
       commit: () => target.commit(),
       onUnfit: (column, n) => this.unfit.set(column, (this.unfit.get(column) ?? 0) + n),
+      parquet: req.parquet,
     }
   }
 
@@ -106,12 +108,19 @@ export class ExportOutputs {
       finishedAt: new Date(this.now()).toISOString(),
       schema,
       ...(req.where !== undefined ? {where: req.where} : {}),
+      ...this.parquetEntry(),
     })
     u.written = schema
     this.x.run.journal.append({t: 'written', u: u.fips, schema})
     for (const p of u.pages)
       for (const f of [p.file, ...(p.segments ?? []).map((sg) => sg.file)])
         await removeFile(join(this.x.run.journal.partsDir, f))
+  }
+
+  /** A Parquet file's manifest record of how this run writes it (src/io/manifest.ts ManifestEntry). */
+  private parquetEntry(): Pick<ManifestEntry, 'parquet'> {
+    const req = this.x.req
+    return req.format === 'parquet' ? {parquet: {...(req.parquet ?? DEFAULT_PARQUET)}} : {}
   }
 
   /** The run ends: every output closed or written, the rejects listed, the checkpoint kept or removed. */
@@ -206,8 +215,9 @@ export class ExportOutputs {
         const has = own.get(e.fips) ?? (e.schema === schemaKey(before) ? before : undefined)
         // gone or unreadable (nothing to keep), or a column the run lacks (never narrowed): left alone
         if (!has || !has.every((c) => keeps.has(c))) continue
-        if (has.join('\u0000') !== columns.join('\u0000')) await this.rewrite(e.path, columns)
-        await this.manifest!.record({...e, schema: key})
+        const rewrite = has.join('\u0000') !== columns.join('\u0000')
+        if (rewrite) await this.rewrite(e.path, columns)
+        await this.manifest!.record({...e, schema: key, ...(rewrite ? this.parquetEntry() : {})})
         const u = units.find((x) => x.fips === e.fips)
         if (u) u.written = key
       }
@@ -256,7 +266,12 @@ export class ExportOutputs {
       if (req.format === 'parquet') {
         const {readParquetRecords} = await import('../io/parquet-reader.js')
         const {writeParquet} = await import('../io/parquet-writer.js')
-        await writeParquet(target, {flat: readParquetRecords(path)}, {columns})
+        // with this run's compression and row groups: the manifest entry says so (settleFolder)
+        await writeParquet(
+          target,
+          {flat: readParquetRecords(path)},
+          {columns, compression: req.parquet?.compression, rowGroupRows: req.parquet?.rowGroupRows},
+        )
       } else {
         const writer = new RecordWriter(target, 'csv', {
           header: headerCells(columns, req.escapeFormulas),

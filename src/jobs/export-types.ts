@@ -1,5 +1,6 @@
 import type {HttpClient} from '../api/client.js'
 import type {SflError} from '../errors.js'
+import type {ParquetOptions} from '../io/parquet-codecs.js'
 import type {CountyUnit} from '../pipeline/county.js'
 import type {ExportFormat} from '../pipeline/sinks.js'
 import type {Scheduler} from '../schedule/scheduler.js'
@@ -36,6 +37,11 @@ export interface ExportRequest {
    * request: a resume with another filter is refused.
    */
   where?: string | undefined
+  /**
+   * format parquet: `--parquet-compression` and `--parquet-row-group-size` (src/io/parquet-codecs.ts
+   * DEFAULT_PARQUET when absent). Part of what the checkpoint records (src/jobs/events.ts exportHeader).
+   */
+  parquet?: ParquetOptions | undefined
 }
 
 export interface ExportDeps extends JobDeps {

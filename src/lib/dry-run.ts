@@ -7,6 +7,7 @@ import {decodeEvent, exportEvent, exportHeader} from '../jobs/events.js'
 import {journalPaths, outDirJournalPaths, readJournal} from '../jobs/journal.js'
 import {objectRunStateDir, openExportDir} from '../io/export-dir.js'
 import {checkFormat, freshCounties, readManifest} from '../io/manifest.js'
+import type {ParquetOptions} from '../io/parquet-codecs.js'
 import {
   countyNeeds,
   DEFAULT_BUDGET,
@@ -56,6 +57,8 @@ export interface DryRunRequest {
   /** --fields and --strict as the run would have them: a checkpoint of other ones is refused, as by the run. */
   fields?: string[] | undefined
   strict?: boolean | undefined
+  /** --parquet-compression and --parquet-row-group-size: the checkpoint records them too. */
+  parquet?: ParquetOptions | undefined
   /**
    * `--where` as the run would have it (checked by the caller): part of the checkpoint's request, and a
    * line of the plan (rows are filtered after fetching, so the requests are the same).

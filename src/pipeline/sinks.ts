@@ -7,6 +7,7 @@ import {guardCell} from '../text/csv-cell.js'
 import {readCsv} from '../io/csv-reader.js'
 import {readLines} from '../io/lines.js'
 import type {OutputTarget} from '../io/output.js'
+import type {ParquetOptions} from '../io/parquet-codecs.js'
 import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
 import {compactJson} from '../json/values.js'
 import {CsvRowEncoder} from './cells.js'
@@ -193,6 +194,8 @@ export interface FileOptions {
   bom: boolean
   commit: () => Promise<void>
   onUnfit?: ((column: string, count: number) => void) | undefined
+  /** Parquet: the compression and row-group size (`--parquet-compression`, `--parquet-row-group-size`). */
+  parquet?: ParquetOptions | undefined
 }
 
 /**
@@ -215,7 +218,11 @@ export async function writeFile(
       const result = await writeParquet(
         target,
         pages.map((p) => join(partsDir, p.file)),
-        {columns: opts.columns},
+        {
+          columns: opts.columns,
+          compression: opts.parquet?.compression,
+          rowGroupRows: opts.parquet?.rowGroupRows,
+        },
       )
       await opts.commit()
       for (const x of result.unfit) opts.onUnfit?.(x.column, x.count)

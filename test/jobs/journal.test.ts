@@ -5,6 +5,7 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import {CheckpointError} from '../../src/errors.js'
+import {exportHeader} from '../../src/jobs/events.js'
 import {Journal, journalPaths, type JournalHeader} from '../../src/jobs/journal.js'
 
 const header: JournalHeader = {v: 2, kind: 'county-export', params: {fips: ['06067'], format: 'csv'}}
@@ -78,6 +79,40 @@ describe('the checkpoint journal', () => {
     const r = await open(paths, other, true)
     expect(r.resumed).toBe(false)
     r.journal.close()
+  })
+
+  it("a Parquet run's codec and row groups are its arguments; the defaults add none, so a checkpoint from before the flags continues", async () => {
+    const run = {fips: ['06067'], format: 'parquet'}
+    const url = 'https://api.example.com/v1'
+    const plain = exportHeader(run, url)
+    // a checkpoint of a Parquet run written before --parquet-compression existed: exactly these params
+    expect(plain.params).toEqual({
+      fips: ['06067'],
+      format: 'parquet',
+      fields: null,
+      baseUrl: url,
+      strict: false,
+    })
+    expect(exportHeader({...run, parquet: {compression: 'snappy', rowGroupRows: 16_384}}, url)).toEqual(plain)
+    const gzip = exportHeader({...run, parquet: {compression: 'gzip', rowGroupRows: 4096}}, url)
+    expect(gzip.params).toEqual({...plain.params, parquetCompression: 'gzip', parquetRowGroupSize: 4096})
+    // options that do not apply to the format are not recorded (the CLI refuses them anyway)
+    expect(
+      exportHeader({fips: ['06067'], format: 'csv', parquet: {compression: 'gzip', rowGroupRows: 4096}}, url)
+        .params,
+    ).not.toHaveProperty('parquetCompression')
+
+    const paths = fresh()
+    ;(await open(paths, plain)).journal.close()
+    await expect(open(paths, gzip)).rejects.toThrow(
+      `belongs to a different run (fips 06067; format parquet; baseUrl ${url})`,
+    )
+    ;(await open(paths, plain)).journal.close() // the same options: continued
+    const other = journalPaths(join(mkdtempSync(join(tmpdir(), 'sfl-journal-')), 'out.parquet'))
+    ;(await open(other, gzip)).journal.close()
+    await expect(open(other, plain)).rejects.toThrow(
+      `(fips 06067; format parquet; baseUrl ${url}; parquetCompression gzip; parquetRowGroupSize 4096)`,
+    )
   })
 
   it('names a long county list of the other run by its first codes and count', async () => {

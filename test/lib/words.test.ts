@@ -81,6 +81,7 @@ const PROBLEMS: ExportSourceProblem[] = [
   {kind: 'outside-folder', fips: '06067'},
   {kind: 'unreadable', code: 'EACCES'},
   {kind: 'damaged', format: 'csv', line: 7},
+  {kind: 'codec-unavailable', codec: 'zstd', needs: 'Node 22.15 or later', node: '20.20.2'},
 ]
 
 function errorOf(facts: ErrorFacts): SflError {
