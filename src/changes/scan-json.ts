@@ -151,12 +151,40 @@ export class JsonLinesScanner {
     if (!isUtf8(buf.subarray(start, stop))) throw new ScanAnomaly('not UTF-8')
     let p = start
     while (p < stop) {
+      const next = this.plainLine(buf, p, stop, base)
+      if (next >= 0) {
+        p = next
+        continue
+      }
       let nl = buf.indexOf(LF, p)
       if (nl < 0 || nl >= stop) nl = stop
       this.line(buf, p, nl, base)
       p = nl + 1
     }
     return Math.min(p, end)
+  }
+
+  /**
+   * The usual line, taken without looking for its end first: a record from the line's first byte, walked
+   * up to `stop` with no blank outside its strings (a string cannot hold a raw line feed: the walk refuses
+   * it), so the record holds no line feed and ends its line when a line feed (or, in our JSON export, a
+   * comma and a line feed) or `stop` follows. Then `line` would have walked the same bytes (recordSpan
+   * trims nothing), so the record is taken as `line` takes it; the offset after its line feed is returned.
+   * Any other line, -1: `line` reads it after finding its end (a native search per line that cost a few
+   * percent of the scan).
+   */
+  private plainLine(buf: Buffer, p: number, stop: number, base: number): number {
+    if (buf[p] !== OPEN) return -1
+    const w = this.walk
+    w.count = 0
+    const r = walkValue(buf, p, stop, w)
+    if (r < 0 || w.spaced) return -1
+    let after = r
+    if (this.json && after < stop && buf[after] === COMMA) after++
+    if (after < stop && buf[after] !== LF) return -1
+    this.offset = base + p
+    if (!this.record(buf, p, r)) this.slowLine(buf, p, after, base)
+    return after + 1
   }
 
   private line(buf: Buffer, start: number, end: number, base: number): void {
@@ -259,9 +287,18 @@ export class JsonLinesScanner {
     let keyA = 0
     let keyB = 0
     let fipsAt = -1
-    for (let i = 0; i < w.count; i++) {
+    // the record's layout (give's), noted in this pass over its members: one pass, not two
+    const count = w.count
+    const layout = this.layout.length >= count ? this.layout : (this.layout = new Int32Array(count * 2))
+    let same = count === this.layoutCount
+    for (let i = 0; i < count; i++) {
       const at = i * ENTRY
       const id = m[at + ID]!
+      const named = (m[at + KIND]! & KIND_MASK) === OBJECT ? -1 : id
+      if (layout[i] !== named) {
+        same = false
+        layout[i] = named
+      }
       if (id < 0) continue
       const r = role[id]!
       if ((r & (ROLE_ID | ROLE_APN | ROLE_FIPS | ROLE_IGNORED)) === 0) continue
@@ -289,7 +326,7 @@ export class JsonLinesScanner {
     }
     d.add(buf, this.view, from, end)
     d.finish(lanes)
-    this.give(buf, o, fipsAt, key, keyA, keyB, lanes.a, lanes.b)
+    this.give(buf, o, fipsAt, key, keyA, keyB, lanes.a, lanes.b, same)
     return true
   }
 
@@ -303,22 +340,25 @@ export class JsonLinesScanner {
     keyB: number,
     sumA: number,
     sumB: number,
+    /** The caller noted the record's layout already: whether it is the last record's. */
+    laid?: boolean,
   ): void {
     const w = this.walk
     const m = w.entries
     const county = this.finish(buf, o, fipsAt)
     const sink = this.sink
     // the names met, for the county's list: records of a county repeat one layout, seen once
-    let same = !county && w.count === this.layoutCount
+    let same = !county && (laid ?? w.count === this.layoutCount)
     const layout = this.layout.length >= w.count ? this.layout : (this.layout = new Int32Array(w.count * 2))
-    for (let i = 0; i < w.count; i++) {
-      // an option object is its members' columns (flattenRecord), not one of its own: -1, never seen
-      const id = (m[i * ENTRY + KIND]! & KIND_MASK) === OBJECT ? -1 : m[i * ENTRY + ID]!
-      if (layout[i] !== id) {
-        same = false
-        layout[i] = id
+    if (laid === undefined)
+      for (let i = 0; i < w.count; i++) {
+        // an option object is its members' columns (flattenRecord), not one of its own: -1, never seen
+        const id = (m[i * ENTRY + KIND]! & KIND_MASK) === OBJECT ? -1 : m[i * ENTRY + ID]!
+        if (layout[i] !== id) {
+          same = false
+          layout[i] = id
+        }
       }
-    }
     this.layoutCount = w.count
     if (!same) for (let i = 0; i < w.count; i++) sink.see(layout[i]!)
     if (key === 0) sink.unkeyed()

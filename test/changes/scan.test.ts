@@ -259,6 +259,21 @@ describe('files the byte scanners leave to export-reader', () => {
     ['a control character', 'x.ndjson', '{"Fips":"06\t067"}\n', /line 1: not a JSON record/],
     ['an array', 'x.ndjson', '{"Fips":"06067"}\n[1]\n', /line 2: a record must be a JSON object/],
     [
+      'a record over two lines',
+      'x.ndjson',
+      '{"Fips":"06067"}\n{"Fips":\n"06067"}\n',
+      /line 2: not a JSON record/,
+    ],
+    ['two records on a line', 'x.ndjson', '{"Fips":"06067"}{"Fips":"06067"}\n', /line 1: not a JSON record/],
+    ['text after a record', 'x.ndjson', '{"Fips":"06067"}\n{"Fips":"06067"}x\n', /line 2: not a JSON record/],
+    ['a comma after an NDJSON record', 'x.ndjson', '{"Fips":"06067"},\n', /line 1: not a JSON record/],
+    [
+      'two commas after a JSON line',
+      'x.json',
+      '[\n{"Fips":"06067"},,\n]\n',
+      /line 2: not one record per line/,
+    ],
+    [
       'pretty-printed JSON',
       'x.json',
       '[\n  {\n    "Fips": "06067"\n  }\n]\n',
