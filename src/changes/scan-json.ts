@@ -165,26 +165,35 @@ export class JsonLinesScanner {
   }
 
   /**
-   * The usual line, taken without looking for its end first: a record from the line's first byte, walked
-   * up to `stop` with no blank outside its strings (a string cannot hold a raw line feed: the walk refuses
-   * it), so the record holds no line feed and ends its line when a line feed (or, in our JSON export, a
-   * comma and a line feed) or `stop` follows. Then `line` would have walked the same bytes (recordSpan
-   * trims nothing), so the record is taken as `line` takes it; the offset after its line feed is returned.
-   * Any other line, -1: `line` reads it after finding its end (a native search per line that cost a few
-   * percent of the scan).
+   * A line that starts with its record, walked up to `stop` before its end is looked for: when no blank
+   * lies outside the record's strings and a line feed (or `stop`) follows it, the record holds no line
+   * feed (a string cannot hold a raw one: the walk refuses it) and ends its line, with no search for the
+   * line feed (a native `indexOf` a line, a few percent of the scan). Otherwise the line's end is found
+   * and the walk is kept when the record ends within the line and only blanks follow it (in our JSON
+   * export, one comma among them): the bytes `line` would have walked (recordSpan trims just those), so
+   * the record is taken as `line` takes it. Returns the offset after the line, or -1 for a line left to
+   * `line` (a BOM, a leading blank, a record over two lines, anything after it).
    */
   private plainLine(buf: Buffer, p: number, stop: number, base: number): number {
     if (buf[p] !== OPEN) return -1
     const w = this.walk
     w.count = 0
     const r = walkValue(buf, p, stop, w)
-    if (r < 0 || w.spaced) return -1
-    let after = r
-    if (this.json && after < stop && buf[after] === COMMA) after++
-    if (after < stop && buf[after] !== LF) return -1
+    if (r < 0) return -1
+    let nl = r
+    if (w.spaced || (r < stop && buf[r] !== LF)) {
+      nl = buf.indexOf(LF, p)
+      if (nl < 0 || nl >= stop) nl = stop
+      if (nl < r) return -1
+      let q = r
+      while (q < nl && isSpace(buf[q]!)) q++
+      if (this.json && q < nl && buf[q] === COMMA) q++
+      while (q < nl && isSpace(buf[q]!)) q++
+      if (q !== nl) return -1
+    }
     this.offset = base + p
-    if (!this.record(buf, p, r)) this.slowLine(buf, p, after, base)
-    return after + 1
+    if (!this.record(buf, p, r)) this.slowLine(buf, p, nl, base)
+    return nl + 1
   }
 
   private line(buf: Buffer, start: number, end: number, base: number): void {
