@@ -17,7 +17,9 @@
 // loans by type.
 //   BENCH_RECORDS (default 200000), BENCH_BIG_RECORDS (default 1000000; 0 skips), BENCH_PARQUET_RECORDS
 //   (default 100000; 0 skips), BENCH_RUNS, BENCH_BIG_RUNS, BENCH_DELTAS_FORMATS (default
-//   "csv,ndjson,parquet"). Needs `npm run build` and scripts/bench/build-modules.mjs (npm run bench:deltas
+//   "csv,ndjson,parquet"; BENCH_DELTAS_FORMATS=ndjson runs only the NDJSON pairs), BENCH_SFL_BASE (the
+//   bin/run.js of another build, e.g. a copy of main's: measured as a third tool, interleaved, for a
+//   before/after on one machine), BENCH_KEEP=1 (keep the exports, printing where they are). Needs `npm run build` and scripts/bench/build-modules.mjs (npm run bench:deltas
 //   does both).
 import {execFileSync} from 'node:child_process'
 import {createHash} from 'node:crypto'
@@ -133,13 +135,17 @@ function countsOf(file) {
   return c
 }
 
+const BASE = process.env.BENCH_SFL_BASE
+const KEEP = process.env.BENCH_KEEP === '1'
+const sflTool = (id, name, bin) => ({
+  id,
+  name,
+  run: (prev, cur, out) => measure(node, [bin, 'changes', prev, cur, '--out', out, '--quiet'], {env}),
+  counts: (out) => countsOf(out),
+})
 const TOOLS = [
-  {
-    id: 'sfl',
-    name: 'sfl changes',
-    run: (prev, cur, out) => measure(node, [BIN, 'changes', prev, cur, '--out', out, '--quiet'], {env}),
-    counts: (out) => countsOf(out),
-  },
+  sflTool('sfl', 'sfl changes', BIN),
+  ...(BASE ? [sflTool('base', 'sfl changes (BENCH_SFL_BASE)', BASE)] : []),
   {
     id: 'duckdb',
     name: 'DuckDB full outer join, a hash per row',
@@ -177,7 +183,7 @@ async function measurePair(prev, cur, records, runs) {
 
 const fmt = (x, d = 2) => (x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d))
 const med = (ms, k) => median(ms.map((m) => m[k]))
-const ratio = (runs, k) => median(runs.get('sfl').map((m, i) => m[k] / runs.get('duckdb')[i][k]))
+const ratio = (runs, k, id = 'sfl') => median(runs.get(id).map((m, i) => m[k] / runs.get('duckdb')[i][k]))
 
 /** `sfl stats FILE --json` and the DuckDB aggregate, `runs` times interleaved; their figures checked against each other. */
 async function statsPair(file, records, runs) {
@@ -243,18 +249,22 @@ async function size(records, runs, formats) {
         `  ${t.name.padEnd(42)} ${fmt(med(ms, 'wall')).padStart(8)} ${fmt(med(ms, 'cpu')).padStart(8)} ${fmt(med(ms, 'rssMb'), 0).padStart(9)}`,
       )
     }
-    const per = (k) =>
-      runsOf
-        .get('sfl')
-        .map((m, i) => fmt(m[k] / runsOf.get('duckdb')[i][k]))
-        .join(' ')
-    console.log(
-      `  sfl / DuckDB, median of per-run ratios: wall ${fmt(ratio(runsOf, 'wall'))}x (runs: ${per('wall')}), CPU ${fmt(ratio(runsOf, 'cpu'))}x, peak RSS ${fmt(ratio(runsOf, 'rssMb'))}x`,
-    )
+    for (const id of BASE ? ['sfl', 'base'] : ['sfl']) {
+      const per = (k) =>
+        runsOf
+          .get(id)
+          .map((m, i) => fmt(m[k] / runsOf.get('duckdb')[i][k]))
+          .join(' ')
+      console.log(
+        `  ${id === 'sfl' ? 'sfl' : 'base'} / DuckDB, median of per-run ratios: wall ${fmt(ratio(runsOf, 'wall', id))}x (runs: ${per('wall')}), CPU ${fmt(ratio(runsOf, 'cpu', id))}x, peak RSS ${fmt(ratio(runsOf, 'rssMb', id))}x`,
+      )
+    }
     if (format === 'parquet' && records <= RECORDS) await statsPair(previous, records, runs)
   }
   for (const [, month] of Object.entries(files))
-    for (const f of Object.values(month)) rmSync(f, {force: true})
+    for (const f of Object.values(month))
+      if (KEEP) console.log(`  kept ${f}`)
+      else rmSync(f, {force: true})
 }
 
 console.log(
@@ -278,5 +288,5 @@ try {
     }
   }
 } finally {
-  rmSync(dir, {recursive: true, force: true})
+  if (!KEEP) rmSync(dir, {recursive: true, force: true})
 }

@@ -123,20 +123,30 @@ export function hashText(text: string, seed: Lanes, out: Lanes): void {
 
 /**
  * A digest of a record's bytes as they lie (the `bytes` digest: src/changes/scan.ts), a span at a time,
- * four bytes a step: used when both sides are files of one text format, where a record unchanged is the
- * same bytes but for the fields left out, whose values the caller skips. Two lanes, each a multiply and a
- * rotate a word, finished with the two mixes. Records whose digests differ are compared field by field
- * (src/changes/compare.ts), so a digest that differs for bytes that mean the same (`1.0` and `1`, members
- * in another order) costs a read, never a wrong answer.
+ * eight bytes a step: used when both sides are files of one text format, where a record unchanged is the
+ * same bytes but for the fields left out, whose values the caller skips. Two lanes, each of two
+ * accumulators (even and odd words), so a step's four multiply-rotate chains run side by side instead of
+ * one after the other (over a side of the 200,000-record NDJSON benchmark pair the digest took about a
+ * fifth of the scan's CPU a word a step); every word reaches both lanes, and the accumulators are folded
+ * into each lane before its mix. A span's last 0 to 7 bytes go a byte at a time into the even
+ * accumulators, whatever the span's alignment, so the same bytes split into the same spans give the same
+ * digest. Records whose digests differ are compared field by field (src/changes/compare.ts), so a digest
+ * that differs for bytes that mean the same (`1.0` and `1`, members in another order) costs a read, never
+ * a wrong answer; both sides of one comparison are digested by this code, so it may change between
+ * versions.
  */
 export class ByteDigest {
   a = 0
   b = 0
+  c = 0
+  d = 0
   n = 0
 
   reset(): void {
     this.a = 0x27d4eb2f
     this.b = 0x165667b1
+    this.c = 0x61c88647
+    this.d = 0x7f4a7c15
     this.n = 0
   }
 
@@ -144,13 +154,20 @@ export class ByteDigest {
   add(buf: Uint8Array, view: DataView, s: number, e: number): void {
     let a = this.a
     let b = this.b
+    let c = this.c
+    let d = this.d
     let i = s
-    for (; i + 4 <= e; i += 4) {
+    for (; i + 8 <= e; i += 8) {
       const w = view.getInt32(i, true)
+      const x = view.getInt32(i + 4, true)
       a = Math.imul(a ^ w, 0x9e3779b1)
       a = (a << 13) | (a >>> 19)
       b = Math.imul(b ^ w, 0x85ebca77)
       b = (b << 17) | (b >>> 15)
+      c = Math.imul(c ^ x, 0xc2b2ae3d)
+      c = (c << 13) | (c >>> 19)
+      d = Math.imul(d ^ x, 0x27d4eb2f)
+      d = (d << 17) | (d >>> 15)
     }
     for (; i < e; i++) {
       a = Math.imul(a ^ buf[i]!, PRIME_A)
@@ -158,13 +175,15 @@ export class ByteDigest {
     }
     this.a = a
     this.b = b
+    this.c = c
+    this.d = d
     this.n += e - s
   }
 
-  /** The digest's two lanes. */
+  /** The digest's two lanes: each lane's odd-word accumulator mixed before it is folded in. */
   finish(out: Lanes): void {
-    out.a = mixA(this.a ^ this.n)
-    out.b = mixB(this.b + this.n)
+    out.a = mixA(this.a ^ mixB(this.c) ^ this.n)
+    out.b = mixB(this.b + mixA(this.d) + this.n)
   }
 }
 

@@ -3,6 +3,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {parse} from 'csv-parse/sync'
+import fc from 'fast-check'
 import {afterAll, describe, expect, it} from 'vitest'
 
 import {flatCellValue, type ChangeRecord} from '../../src/changes/cells.js'
@@ -454,6 +455,43 @@ describe('compareExports', () => {
     const {rows, s} = await compare(p, c)
     expect(rows).toEqual([])
     expect(s).toMatchObject({unchanged: 1, duplicates: 2})
+  })
+
+  it('records in the same order, shifted, reordered or repeated: counted as a map of first ids counts them', async () => {
+    // the current side is read in the previous side's order where it can be (compareCounty's guess):
+    // any order and any repeats must count as the plain model does
+    const side = fc.array(fc.tuple(fc.nat(12), fc.nat(2)), {maxLength: 30})
+    await fc.assert(
+      fc.asyncProperty(side, side, fc.nat(4), async (prevIds, curIds, mode) => {
+        // mode 0: any current side; else the previous one in its order, some values changed (mode 1) or
+        // every (mode)th record from the first gone (so a repeated id can follow the last one matched)
+        const cur =
+          mode === 0
+            ? curIds
+            : mode === 1
+              ? prevIds.map(([id, v], i) => [id, i % 3 === 0 ? v + 1 : v] as const)
+              : prevIds.filter((_, i) => i % mode !== 0)
+        const first = new Map<number, number>()
+        const want = {added: 0, updated: 0, deleted: 0, unchanged: 0, duplicates: 0}
+        for (const [id, v] of prevIds)
+          if (first.has(id)) want.duplicates++
+          else first.set(id, v)
+        const met = new Set<number>()
+        for (const [id, v] of cur) {
+          if (met.has(id)) want.duplicates++
+          else if (!first.has(id)) want.added++
+          else if (first.get(id) === v) want.unchanged++
+          else want.updated++
+          met.add(id)
+        }
+        for (const id of first.keys()) if (!met.has(id)) want.deleted++
+        const recs = (ids: ReadonlyArray<readonly [number, number]>) =>
+          ndjson(ids.map(([id, v]) => prop('06067', id, {FinalValue: v})))
+        const {s} = await compare(file('p.ndjson', recs(prevIds)), file('c.ndjson', recs(cur)))
+        expect(s).toMatchObject(want)
+      }),
+      {numRuns: 60},
+    )
   })
 
   it('many records: ids spread over a growing table, every kind counted exactly', async () => {

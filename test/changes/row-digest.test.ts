@@ -3,6 +3,7 @@ import {describe, expect, it} from 'vitest'
 
 import {asText, type FlatValue} from '../../src/io/export-reader.js'
 import {
+  ByteDigest,
   hashBytes,
   hashDigits,
   hashJsonNumber,
@@ -118,5 +119,51 @@ describe('the fingerprint of a value', () => {
     // 10,000 values of one field: no two share a fingerprint (64 bits: a shared one is a bug, not luck)
     expect(new Set(Array.from({length: 10_000}, (_, i) => lanes(String(i), 'FinalValue'))).size).toBe(10_000)
     expect(new Set(Array.from({length: 10_000}, (_, i) => lanes(`${i}x`, 'City'))).size).toBe(10_000)
+  })
+})
+
+describe('the bytes digest of a record', () => {
+  /** The digest of `text`'s bytes placed `at` bytes into a buffer, given in spans cut at `cuts` (the caller's skips). */
+  const digestOf = (text: string, at: number, cuts: number[] = []): string => {
+    const bytes = Buffer.from(text)
+    const buf = Buffer.alloc(at + bytes.length + 8, 0x5a)
+    bytes.copy(buf, at)
+    const view = new DataView(buf.buffer, buf.byteOffset, buf.length)
+    const d = new ByteDigest()
+    d.reset()
+    let from = at
+    for (const c of [...cuts, bytes.length]) {
+      d.add(buf, view, from, at + c)
+      from = at + c
+    }
+    const out = {a: 0, b: 0}
+    d.finish(out)
+    return `${out.a},${out.b}`
+  }
+  const line = '{"Fips":"48201","ServicePropertyID":50000000000,"APN":"078-0123-039","FinalValue":282000}'
+
+  it('is the same for the same bytes wherever they lie (a record on the other side sits at another offset)', () => {
+    const want = digestOf(line, 0, [40, 52])
+    for (let at = 1; at < 9; at++) expect(digestOf(line, at, [40, 52])).toBe(want)
+  })
+
+  it('changes with any one byte, in either lane, at any place of an 8-byte step or of the tail', () => {
+    const want = digestOf(line, 3, [40, 52])
+    const seen = new Set([want])
+    for (let i = 0; i < line.length; i++) {
+      const changed = line.slice(0, i) + (line[i] === '7' ? '8' : '7') + line.slice(i + 1)
+      const got = digestOf(changed, 3, [40, 52]).split(',')
+      const [a, b] = want.split(',')
+      expect(got[0]).not.toBe(a)
+      expect(got[1]).not.toBe(b)
+      seen.add(got.join(','))
+    }
+    expect(seen.size).toBe(line.length + 1)
+  })
+
+  it('tells records apart by their length: a trailing blank, a NUL byte', () => {
+    expect(digestOf(line, 0, [40])).not.toBe(digestOf(`${line} `, 0, [40]))
+    expect(digestOf('{"a":1}', 0)).not.toBe(digestOf('{"a":1} ', 0))
+    expect(digestOf('', 0)).not.toBe(digestOf('\u0000', 0))
   })
 })

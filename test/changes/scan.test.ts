@@ -196,6 +196,18 @@ describe('the byte scanners read what export-reader reads', () => {
     )
   })
 
+  it('NDJSON with blanks after its records, CRLF and spaced members: read as export-reader reads it', async () => {
+    const body =
+      '{"Fips": "06067", "ServicePropertyID": 1, "City": "A"}  \r\n' +
+      '{"Fips":"06067","ServicePropertyID":2,"City":"B"}\t\n' +
+      '{"Fips":"06067","ServicePropertyID":3,"City":"C"}\r\n'
+    const f: ScanFile = {path: write('x.ndjson', body), format: 'ndjson'}
+    const got = await scanned(f)
+    expect(got.bytes).toBe(true)
+    expect(got.groups).toEqual(await expected(f))
+    expect(got.groups[0]!.records).toHaveLength(3)
+  })
+
   it('JSON lines (our --output json): the same, around the brackets and commas', async () => {
     await fc.assert(
       fc.asyncProperty(files, async ([recs, style]) => {
@@ -258,6 +270,27 @@ describe('files the byte scanners leave to export-reader', () => {
     ['a line that is not JSON', 'x.ndjson', '{"Fips":"06067"}\n{"Fips":tru}\n', /line 2: not a JSON record/],
     ['a control character', 'x.ndjson', '{"Fips":"06\t067"}\n', /line 1: not a JSON record/],
     ['an array', 'x.ndjson', '{"Fips":"06067"}\n[1]\n', /line 2: a record must be a JSON object/],
+    [
+      'a record over two lines',
+      'x.ndjson',
+      '{"Fips":"06067"}\n{"Fips":\n"06067"}\n',
+      /line 2: not a JSON record/,
+    ],
+    [
+      'a spaced record over two lines',
+      'x.ndjson',
+      '{"Fips": "06067",\n "APN": "1"}\n',
+      /line 1: not a JSON record/,
+    ],
+    ['two records on a line', 'x.ndjson', '{"Fips":"06067"}{"Fips":"06067"}\n', /line 1: not a JSON record/],
+    ['text after a record', 'x.ndjson', '{"Fips":"06067"}\n{"Fips":"06067"}x\n', /line 2: not a JSON record/],
+    ['a comma after an NDJSON record', 'x.ndjson', '{"Fips":"06067"},\n', /line 1: not a JSON record/],
+    [
+      'two commas after a JSON line',
+      'x.json',
+      '[\n{"Fips":"06067"},,\n]\n',
+      /line 2: not one record per line/,
+    ],
     [
       'pretty-printed JSON',
       'x.json',
