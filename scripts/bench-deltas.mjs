@@ -17,7 +17,8 @@
 // loans by type.
 //   BENCH_RECORDS (default 200000), BENCH_BIG_RECORDS (default 1000000; 0 skips), BENCH_PARQUET_RECORDS
 //   (default 100000; 0 skips), BENCH_RUNS, BENCH_BIG_RUNS, BENCH_DELTAS_FORMATS (default
-//   "csv,ndjson,parquet"). Needs `npm run build` and scripts/bench/build-modules.mjs (npm run bench:deltas
+//   "csv,ndjson,parquet"), BENCH_EXPORTS_DIR (a folder where the exports are written and kept, and taken
+//   again when there: for profiling `sfl changes` on them; delete it when sfl's writers change). Needs `npm run build` and scripts/bench/build-modules.mjs (npm run bench:deltas
 //   does both).
 import {execFileSync} from 'node:child_process'
 import {createHash} from 'node:crypto'
@@ -37,6 +38,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 5)
 const BIG_RUNS = Number(process.env.BENCH_BIG_RUNS ?? 3)
 const FORMATS = (process.env.BENCH_DELTAS_FORMATS ?? 'csv,ndjson,parquet').split(',')
 const PARQUET_SMALL = Number(process.env.BENCH_PARQUET_RECORDS ?? 100_000)
+const KEEP = process.env.BENCH_EXPORTS_DIR
 const FIPS = '48201'
 const GONE = 1000
 const NEW = 1000
@@ -109,13 +111,14 @@ async function exportsOf(records, formats) {
     const server = await startBodyServer(await body(records, month), '')
     try {
       for (const format of formats) {
-        const out = join(dir, `${records}-${month}.${format}`)
+        const out = join(KEEP ?? dir, `${records}-${month}.${format}`)
+        files[format][month] = out
+        if (KEEP && existsSync(out)) continue
         await measure(
           node,
           [BIN, 'county-export', '--fips', FIPS, '--output', format, '--out', out, '--quiet', '--no-stats'],
           {env: {...env, SFL_BASE_URL: server.baseUrl}},
         )
-        files[format][month] = out
       }
     } finally {
       await server.stop()
@@ -253,8 +256,9 @@ async function size(records, runs, formats) {
     )
     if (format === 'parquet' && records <= RECORDS) await statsPair(previous, records, runs)
   }
-  for (const [, month] of Object.entries(files))
-    for (const f of Object.values(month)) rmSync(f, {force: true})
+  if (!KEEP)
+    for (const [, month] of Object.entries(files))
+      for (const f of Object.values(month)) rmSync(f, {force: true})
 }
 
 console.log(
