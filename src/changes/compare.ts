@@ -21,9 +21,8 @@ import {
   type GroupScan,
 } from './entries.js'
 import {RecordReader} from './read.js'
-import {LocalRows, WorkerRows, type RowSource} from './row-source.js'
-import {scanSides, type ScannedSide} from './scan-run.js'
-import type {ScanFile} from './scan.js'
+import {scanSides} from './scan-run.js'
+import type {ScanFile, SideScan} from './scan.js'
 import {sideFiles} from './sides.js'
 import {EMPTY, IdTable} from './id-table.js'
 import {count as n} from '../text/count.js'
@@ -141,10 +140,7 @@ export async function compareExports(req: ChangeRequest): Promise<ChangeSummary>
       ],
       req.worker,
     )
-    const prev = await sideOf(scans[0]!, prevSide.counties).catch((error: unknown) => {
-      void scans[1]!.worker?.terminate()
-      throw error
-    })
+    const prev = await sideOf(scans[0]!, prevSide.counties)
     const cur = await sideOf(scans[1]!, curSide.counties).catch((error: unknown) => {
       prev.reader.close()
       throw error
@@ -209,27 +205,22 @@ async function csvHeaderLine(path: string): Promise<string> {
   return ''
 }
 
-/**
- * A side scanned, ready to compare: its counties, their scans, and a reader of its records: its scan's
- * worker when that stayed to serve them (a side with Parquet files: src/changes/row-source.ts
- * WorkerRows, the two sides' pages decoded again at once), else here.
- */
+/** A side scanned, ready to compare: its counties, their scans, and a reader of its records. */
 interface Side {
   counties: string[]
   holds: Set<string>
   groups: Map<string, GroupScan>
-  reader: RowSource
+  reader: RecordReader
 }
 
-async function sideOf(scanned: ScannedSide, manifestCounties: string[] | undefined): Promise<Side> {
-  const {scan, worker} = scanned
+async function sideOf(scan: SideScan, manifestCounties: string[] | undefined): Promise<Side> {
   // a manifest's counties are its entries (an empty county file included); a file's are its records'
   const counties = manifestCounties ?? scan.groups.map((g) => g.fips)
   return {
     counties,
     holds: new Set(counties),
     groups: new Map(scan.groups.map((g) => [g.fips, g])),
-    reader: worker ? new WorkerRows(worker) : new LocalRows(await RecordReader.create(scan.files)),
+    reader: await RecordReader.create(scan.files),
   }
 }
 
@@ -283,42 +274,30 @@ async function compareCounty(
     }
   }
   s.tableBytes = Math.max(s.tableBytes, P.byteLength + C.byteLength + table.bytes + state.byteLength)
+  plan(prev, P, (i) => state[i] === PREVIOUS || state[i] === UPDATED, np)
+  const wanted = new Uint8Array(nc)
+  for (const j of added) wanted[j] = 1
+  for (let i = 0; i < np; i++) if (state[i] === UPDATED) wanted[P[i * ENTRY_WORDS + DIGEST_A]!] = 1
+  plan(cur, C, (j) => wanted[j] === 1, nc)
   // Rows go out added first (the current export's order), then deleted and updated (the previous one's).
   // Reads go in file order on both sides: an added record is read as the sweep of updated ones passes
   // its place in the current export, and the deleted and updated rows wait (Emitter `later`) until the
   // county's added ones are out, so each side is read once, forwards (a Parquet row group decoded once).
-  // Each side's reads are named first, in the order they are made (src/changes/row-source.ts).
-  const prevReads: number[] = []
-  const curReads: number[] = []
   let a = 0
   for (let i = 0; i < np; i++) {
-    if (state[i] === PREVIOUS) prevReads.push(i)
+    if (state[i] === PREVIOUS) await rows.emit('deleted', fips, read(prev, P, i), undefined, undefined, true)
     else if (state[i] === UPDATED) {
       const j = P[i * ENTRY_WORDS + DIGEST_A]!
-      for (; a < added.length && added[a]! < j; a++) curReads.push(added[a]!)
-      prevReads.push(i)
-      curReads.push(j)
-    }
-  }
-  for (; a < added.length; a++) curReads.push(added[a]!)
-  begin(prev, P, prevReads)
-  begin(cur, C, curReads)
-  a = 0
-  for (let i = 0; i < np; i++) {
-    if (state[i] === PREVIOUS)
-      await rows.emit('deleted', fips, await prev.reader.next(), undefined, undefined, true)
-    else if (state[i] === UPDATED) {
-      const j = P[i * ENTRY_WORDS + DIGEST_A]!
-      for (; a < added.length && added[a]! < j; a++) await rows.emit('added', fips, await cur.reader.next())
-      const old = await prev.reader.next()
-      const rec = await cur.reader.next()
+      for (; a < added.length && added[a]! < j; a++) await rows.emit('added', fips, read(cur, C, added[a]!))
+      const old = read(prev, P, i)
+      const rec = read(cur, C, j)
       const changed = changedFields(old, rec, ignore)
       // a bytes digest differs for bytes that mean the same (`1.0` and `1`): no field changed, unchanged
       if (changed.length === 0) s.unchanged++
       else await rows.emit('updated', fips, rec, changed, old, true)
     }
   }
-  for (; a < added.length; a++) await rows.emit('added', fips, await cur.reader.next())
+  for (; a < added.length; a++) await rows.emit('added', fips, read(cur, C, added[a]!))
   await rows.endCounty()
 }
 
@@ -329,16 +308,22 @@ function curSideGroup(cur: Side, fips: string, rows: Emitter): GroupScan | undef
   return g
 }
 
-/** Tell the side's reader the county's reads, in order (entry indexes into `entries`). */
-function begin(side: Side, entries: Uint32Array, reads: readonly number[]): void {
-  const files = new Uint16Array(reads.length)
-  const offsets = new Float64Array(reads.length)
-  reads.forEach((i, k) => {
+/** Tell the side's reader which of the county's records will be read (its Parquet files decode just those). */
+function plan(side: Side, entries: Uint32Array, read: (i: number) => boolean, n: number): void {
+  const byFile = new Map<number, number[]>()
+  for (let i = 0; i < n; i++) {
+    if (!read(i)) continue
     const {file, offset} = entryRef(entries, i)
-    files[k] = file
-    offsets[k] = offset
-  })
-  side.reader.begin(files, offsets)
+    let list = byFile.get(file)
+    if (!list) byFile.set(file, (list = []))
+    list.push(offset)
+  }
+  for (const [file, rows] of byFile) side.reader.plan(file, rows)
+}
+
+function read(side: Side, entries: Uint32Array, i: number): ChangeRecord {
+  const {file, offset} = entryRef(entries, i)
+  return side.reader.read(file, offset)
 }
 
 /**

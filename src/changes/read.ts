@@ -104,27 +104,6 @@ export class RecordReader {
     }
   }
 
-  /**
-   * The records at `refs` (file indexes and offsets, as entryRef gives them), in that order, `max` at a
-   * time: the sequence a county's comparison reads (src/changes/compare.ts), planned first so each Parquet
-   * row group's rows are decoded together.
-   */
-  *inOrder(files: Uint16Array, offsets: Float64Array, max: number): Generator<ChangeRecord[]> {
-    const byFile = new Map<number, number[]>()
-    for (let i = 0; i < files.length; i++) {
-      let list = byFile.get(files[i]!)
-      if (!list) byFile.set(files[i]!, (list = []))
-      list.push(offsets[i]!)
-    }
-    for (const [file, rows] of byFile) this.plan(file, rows)
-    for (let at = 0; at < files.length; at += max) {
-      const batch: ChangeRecord[] = []
-      for (let i = at; i < Math.min(files.length, at + max); i++)
-        batch.push(this.read(files[i]!, offsets[i]!))
-      yield batch
-    }
-  }
-
   close(): void {
     for (const {fd} of this.open.values()) closeSync(fd)
     this.open.clear()

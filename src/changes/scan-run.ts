@@ -15,53 +15,30 @@ export function scanWorkerUrl(): URL | undefined {
   return url.protocol === 'file:' && existsSync(fileURLToPath(url)) ? url : undefined
 }
 
-/** A side scanned, and the worker that stays to read its records back (a side with Parquet files). */
-export interface ScannedSide {
-  scan: SideScan
-  worker?: Worker | undefined
-}
-
-/**
- * A worker's young generation, MB (V8's default here is 48): a scan's garbage is short-lived and small,
- * and a worker that stays to read records back would otherwise keep the larger one resident.
- */
-const YOUNG_MB = 16
-
 /**
  * Scan both sides of a comparison: with `worker`, each on its own thread at once (the two scans share
  * nothing, so on two cores the wall time is the longer one's); without, one after the other here.
- * The first failure stops the other scan. A worker that stays to serve its side's records (scan-worker.ts)
- * is the caller's to terminate.
+ * The first failure stops the other scan.
  */
-export async function scanSides(reqs: ScanRequest[], worker: URL | undefined): Promise<ScannedSide[]> {
+export async function scanSides(reqs: ScanRequest[], worker: URL | undefined): Promise<SideScan[]> {
   if (!worker) {
-    const out: ScannedSide[] = []
-    for (const r of reqs) out.push({scan: await scanSide(r)})
+    const out: SideScan[] = []
+    for (const r of reqs) out.push(await scanSide(r))
     return out
   }
   const workers: Worker[] = []
-  const serving = new Set<Worker>()
-  let done = false
   try {
-    const out = await Promise.all(
+    return await Promise.all(
       reqs.map(
         (r) =>
-          new Promise<ScannedSide>((resolve, reject) => {
-            const w = new Worker(worker, {
-              workerData: r,
-              resourceLimits: {maxYoungGenerationSizeMb: YOUNG_MB},
-            })
+          new Promise<SideScan>((resolve, reject) => {
+            const w = new Worker(worker, {workerData: r})
             workers.push(w)
             w.once(
               'message',
-              (m: {
-                scan?: SideScan
-                serving?: boolean
-                error?: {message: string; usage: boolean; code?: string}
-              }) => {
-                if (!m.scan) return reject(rebuild(m.error!))
-                if (m.serving) serving.add(w)
-                resolve({scan: m.scan, worker: m.serving ? w : undefined})
+              (m: {scan?: SideScan; error?: {message: string; usage: boolean; code?: string}}) => {
+                if (m.scan) resolve(m.scan)
+                else reject(rebuild(m.error!))
               },
             )
             w.once('error', reject)
@@ -69,10 +46,8 @@ export async function scanSides(reqs: ScanRequest[], worker: URL | undefined): P
           }),
       ),
     )
-    done = true
-    return out
   } finally {
-    await Promise.all(workers.filter((w) => !done || !serving.has(w)).map((w) => w.terminate()))
+    await Promise.all(workers.map((w) => w.terminate()))
   }
 }
 
