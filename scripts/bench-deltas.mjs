@@ -19,7 +19,9 @@
 //   (default 100000; 0 skips), BENCH_RUNS, BENCH_BIG_RUNS, BENCH_DELTAS_FORMATS (default
 //   "csv,ndjson,parquet"; BENCH_DELTAS_FORMATS=ndjson runs only the NDJSON pairs), BENCH_SFL_BASE (the
 //   bin/run.js of another build, e.g. a copy of main's: measured as a third tool, interleaved, for a
-//   before/after on one machine), BENCH_KEEP=1 (keep the exports, printing where they are). Needs `npm run build` and scripts/bench/build-modules.mjs (npm run bench:deltas
+//   before/after on one machine), BENCH_KEEP=1 (keep the exports, printing where they are),
+//   BENCH_EXPORTS_DIR (a folder where the exports are written and kept, and taken again when there: for
+//   profiling `sfl changes` on them; delete it when sfl's writers change). Needs `npm run build` and scripts/bench/build-modules.mjs (npm run bench:deltas
 //   does both).
 import {execFileSync} from 'node:child_process'
 import {createHash} from 'node:crypto'
@@ -39,6 +41,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 5)
 const BIG_RUNS = Number(process.env.BENCH_BIG_RUNS ?? 3)
 const FORMATS = (process.env.BENCH_DELTAS_FORMATS ?? 'csv,ndjson,parquet').split(',')
 const PARQUET_SMALL = Number(process.env.BENCH_PARQUET_RECORDS ?? 100_000)
+const EXPORTS_DIR = process.env.BENCH_EXPORTS_DIR
 const FIPS = '48201'
 const GONE = 1000
 const NEW = 1000
@@ -111,13 +114,14 @@ async function exportsOf(records, formats) {
     const server = await startBodyServer(await body(records, month), '')
     try {
       for (const format of formats) {
-        const out = join(dir, `${records}-${month}.${format}`)
+        const out = join(EXPORTS_DIR ?? dir, `${records}-${month}.${format}`)
+        files[format][month] = out
+        if (EXPORTS_DIR && existsSync(out)) continue
         await measure(
           node,
           [BIN, 'county-export', '--fips', FIPS, '--output', format, '--out', out, '--quiet', '--no-stats'],
           {env: {...env, SFL_BASE_URL: server.baseUrl}},
         )
-        files[format][month] = out
       }
     } finally {
       await server.stop()
@@ -263,7 +267,7 @@ async function size(records, runs, formats) {
   }
   for (const [, month] of Object.entries(files))
     for (const f of Object.values(month))
-      if (KEEP) console.log(`  kept ${f}`)
+      if (KEEP || EXPORTS_DIR) console.log(`  kept ${f}`)
       else rmSync(f, {force: true})
 }
 

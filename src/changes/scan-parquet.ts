@@ -37,11 +37,7 @@ export async function scanParquet(ids: FieldIds, sink: EntrySink, target: ScanTa
     for (let g = 0; g < file.groups.length; g++) {
       const {first, rows} = file.groups[g]!
       const values = file.readGroup(g, needed)
-      const sumA = new Int32Array(rows)
-      const sumB = new Int32Array(rows)
-      const key = new Uint8Array(rows)
-      const keyA = new Int32Array(rows)
-      const keyB = new Int32Array(rows)
+      const {sumA, sumB, key, keyA, keyB} = rowArrays(rows)
       let fips: ColumnValues | undefined
       values.forEach((v, i) => {
         const role = roles[i]!
@@ -72,6 +68,51 @@ export async function scanParquet(ids: FieldIds, sink: EntrySink, target: ScanTa
   }
 }
 
+/**
+ * A row group's digests and keys, zeroed: one set of arrays for every group (a group's are spent before
+ * the next is read), so a scan allocates none per group (typed arrays' memory outside the heap made the
+ * collector run often).
+ */
+function rowArrays(rows: number) {
+  if (rowScratch.sumA.length < rows) rowScratch = rowArraysOf(rows)
+  const r = rowScratch
+  const out = {
+    sumA: r.sumA.subarray(0, rows),
+    sumB: r.sumB.subarray(0, rows),
+    key: r.key.subarray(0, rows),
+    keyA: r.keyA.subarray(0, rows),
+    keyB: r.keyB.subarray(0, rows),
+  }
+  out.sumA.fill(0)
+  out.sumB.fill(0)
+  out.key.fill(0)
+  return out
+}
+let rowScratch = rowArraysOf(0)
+function rowArraysOf(n: number) {
+  return {
+    sumA: new Int32Array(n),
+    sumB: new Int32Array(n),
+    key: new Uint8Array(n),
+    keyA: new Int32Array(n),
+    keyB: new Int32Array(n),
+  }
+}
+
+/**
+ * A column chunk's table fingerprints (`la`, `lb` per slot) and `empty` (slots whose value is an empty
+ * text: no key, as export-reader's asText gives ''), one set for every column chunk.
+ */
+function slotArrays(size: number) {
+  if (slotScratch.la.length < size) {
+    const n = Math.max(size, slotScratch.la.length * 2)
+    slotScratch = {la: new Int32Array(n), lb: new Int32Array(n), empty: new Uint8Array(n)}
+  }
+  slotScratch.empty.fill(0, 0, size)
+  return slotScratch
+}
+let slotScratch = {la: new Int32Array(0), lb: new Int32Array(0), empty: new Uint8Array(0)}
+
 /** Every column of the file is a field of every record (null or not), as export-reader's objects have them. */
 function select(sink: EntrySink, county: string, colIds: number[]): void {
   sink.select(county)
@@ -89,10 +130,7 @@ function addColumn(
   keyA: Int32Array,
   keyB: Int32Array,
 ): void {
-  const la = new Int32Array(v.size)
-  const lb = new Int32Array(v.size)
-  /** Slots whose value is an empty text: no key (export-reader's asText gives ''). */
-  const empty = new Uint8Array(v.size)
+  const {la, lb, empty} = slotArrays(v.size)
   const out: Lanes = {a: 0, b: 0}
   const kind = v.column.kind
   if (kind === 'string')

@@ -89,6 +89,23 @@ export async function* readParquetRecords(path: string): AsyncGenerator<ParquetR
 // ---------------------------------------------------------------------------------------------------
 // The column reader
 
+/**
+ * Whether the column reader lays `path` out and decodes its first row (every column's first page):
+ * false for any failure, which src/io/export-reader.ts then names when it reads the file.
+ */
+export async function readsFirstRow(path: string): Promise<boolean> {
+  let file: ParquetColumns | undefined
+  try {
+    file = await ParquetColumns.open(path)
+    if (file.groups.length) file.readRows(0, file.columns, Int32Array.of(0))
+    return true
+  } catch {
+    return false
+  } finally {
+    file?.close()
+  }
+}
+
 /** A file this reader does not lay out (nested, or an encoding, codec or type it does not know): read it as records. */
 export class ParquetLayoutError extends Error {}
 
@@ -566,10 +583,11 @@ function valueIndexes(defs: {b: Uint8Array; start: number; end: number; n: numbe
       let bit = 0
       for (; i < ks.length && ks[i]! < r + stop; i++) {
         const o = ks[i]! - r
-        for (; bit < o; bit++) seen += (b[pos + (bit >> 3)]! >> (bit & 7)) & 1
+        seen += setBits(b, pos, bit, o)
+        bit = o
         ks[i] = (b[pos + (o >> 3)]! >> (o & 7)) & 1 ? k + seen : -1
       }
-      for (; bit < stop; bit++) seen += (b[pos + (bit >> 3)]! >> (bit & 7)) & 1
+      seen += setBits(b, pos, bit, stop)
       k += seen
       pos += count / 8
       r += count
@@ -664,6 +682,16 @@ function plainAt(column: ParquetColumn, page: Uint8Array, at: number, ks: Int32A
     out[i] = numberValueOf(column, x)
   }
   return out
+}
+
+/** Set bits of `b` from bit `from` to bit `to` (exclusive) after `pos`: whole bytes by table (a run is thousands of levels). */
+function setBits(b: Uint8Array, pos: number, from: number, to: number): number {
+  let n = 0
+  let bit = from
+  for (; bit < to && bit & 7; bit++) n += (b[pos + (bit >> 3)]! >> (bit & 7)) & 1
+  for (; bit + 8 <= to; bit += 8) n += BITS[b[pos + (bit >> 3)]!]!
+  for (; bit < to; bit++) n += (b[pos + (bit >> 3)]! >> (bit & 7)) & 1
+  return n
 }
 
 /** Set bits of each byte. */
@@ -848,7 +876,9 @@ function u32(b: Uint8Array, at: number): number {
  * count, then the value in ceil(width / 8) bytes, little-endian).
  */
 function hybrid(b: Uint8Array, pos: number, end: number, width: number, n: number): Int32Array {
-  const out = new Int32Array(n)
+  // one buffer for every page's indices (a page's are used before the next page's): no allocation per page
+  if (hybridOut.length < n + 8) hybridOut = new Int32Array(Math.max(n + 8, hybridOut.length * 2))
+  const out = hybridOut
   if (width > 32) throw new ParquetLayoutError('a bit width above 32')
   const bytesPerValue = (width + 7) >> 3
   const mask = width === 32 ? -1 : (1 << width) - 1
@@ -900,6 +930,8 @@ function hybrid(b: Uint8Array, pos: number, end: number, width: number, n: numbe
   }
   return out
 }
+
+let hybridOut = new Int32Array(1 << 14)
 
 /** A bit-packed run of values wider than 24 bits, a bit at a time (rare: dictionaries of over 16 million values). */
 function unpackWide(

@@ -542,8 +542,20 @@ describe('compareExports', () => {
   })
 
   it('leaves no scratch files behind', async () => {
-    const before = readdirSync(tmpdir()).filter((f) => f.startsWith('sfl-changes-')).length
-    await compare(file('p.csv', csv([prop('06067', 1)])), file('c.csv', csv([prop('06067', 2)])))
-    expect(readdirSync(tmpdir()).filter((f) => f.startsWith('sfl-changes-')).length).toBe(before)
+    // a temp folder of this test's own: other test files running beside it make sfl-changes-* folders in
+    // the shared one, so counting there could see theirs
+    const inputs = [file('p.csv', csv([prop('06067', 1)])), file('c.csv', csv([prop('06067', 2)]))] as const
+    const own = mkdtempSync(join(tmpdir(), 'sfl-scratch-test-'))
+    const saved = process.env.TMPDIR
+    process.env.TMPDIR = own
+    try {
+      await compare(...inputs)
+      expect(tmpdir()).toBe(own)
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR
+      else process.env.TMPDIR = saved
+    }
+    expect(readdirSync(own)).toEqual([])
+    rmSync(own, {recursive: true, force: true})
   })
 })

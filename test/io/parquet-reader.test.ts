@@ -1,4 +1,4 @@
-import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import * as zlib from 'node:zlib'
@@ -14,6 +14,7 @@ import {
   ParquetColumns,
   ParquetLayoutError,
   readParquetRecords,
+  readsFirstRow,
   type ParquetRecord,
 } from '../../src/io/parquet-reader.js'
 import {writeParquet} from '../../src/io/parquet-writer.js'
@@ -163,5 +164,20 @@ describe('the Parquet column reader', () => {
       ),
       {numRuns: 40},
     )
+  })
+
+  it('the first row alone (a side checked before a comparison): true for a whole file, false for a broken one', async () => {
+    const path = join(dir, `${n++}-first.parquet`)
+    await con.run(`COPY (${SELECT}) TO '${path}' (FORMAT parquet, ROW_GROUP_SIZE 1000)`)
+    expect(await readsFirstRow(path)).toBe(true)
+    const bytes = readFileSync(path)
+    // the first column chunk's page overwritten (its header and data), the footer intact
+    const broken = join(dir, `${n++}-broken.parquet`)
+    writeFileSync(broken, Buffer.concat([bytes.subarray(0, 4), Buffer.alloc(64, 0xff), bytes.subarray(68)]))
+    expect(await readsFirstRow(broken)).toBe(false)
+    const truncated = join(dir, `${n++}-truncated.parquet`)
+    writeFileSync(truncated, bytes.subarray(0, bytes.length >> 1))
+    expect(await readsFirstRow(truncated)).toBe(false)
+    expect(await readsFirstRow(join(dir, 'no-such.parquet'))).toBe(false)
   })
 })
