@@ -313,7 +313,11 @@ request, the rest assumed alike and said so), and the time at the key's limit; -
     const source = await import('../io/export-source.js')
     // an s3:// export is checked where it is (there, whole); it is copied to be read after the run
     if (source.isObjectExport(since)) await source.checkObjectExport(since, '--changes-since')
-    else await (await import('../changes/sides.js')).checkSide(since)
+    else {
+      // a .gz previous export is read through its expansion (src/io/gzip-export.ts), as after the run
+      const {checkSide} = await import('../changes/sides.js')
+      await source.withLocalExports([since], ([local]) => checkSide(local!))
+    }
     return {since, out, format: changeFormat(undefined, out, kind), ignore}
   }
 

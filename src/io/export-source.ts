@@ -77,14 +77,31 @@ export interface ExportSource {
  * An export argument as the readers take it, a local path: the argument itself, or for an `s3://` export
  * (issue 34, the CLI's `sfl stats`, `sfl changes`, `--changes-since`; never `sfl mcp`, whose caller is
  * untrusted and whose paths are local) a private local copy made through the object-store source
- * (src/io/object-export.ts), which then passes this gate like any file. `shown` maps the copy's paths back
+ * (src/io/object-export.ts), and for a `.gz` export (local or in a bucket) its expansion
+ * (src/io/gzip-export.ts), each of which then passes this gate like any file. `shown` maps the copy's paths back
  * to the `s3://` locations, for messages.
  */
 export type {LocalExport} from './object-export.js'
 
 export async function localExport(value: string, what = 'the export'): Promise<LocalExport> {
-  if (!isObjectUrl(value)) return {path: value, release: async () => undefined, shown: []}
-  return (await import('./object-export.js')).copyObjectExport(value, what)
+  const copy = isObjectUrl(value)
+    ? await (await import('./object-export.js')).copyObjectExport(value, what)
+    : {path: value, release: async () => undefined, shown: []}
+  if (!/\.gz$/i.test(copy.path)) return copy
+  // a gzipped export (t.csv.gz), local or the copy of an object: expanded into a private copy, read as a
+  // file (src/io/gzip-export.ts); zlib loads only then
+  try {
+    const plain = await (await import('./gzip-export.js')).expandGzipExport(copy.path, value)
+    if (!plain) return copy
+    const release = async () => {
+      await plain.release()
+      await copy.release()
+    }
+    return {path: plain.path, release, shown: [...plain.shown, ...copy.shown]}
+  } catch (error) {
+    await copy.release()
+    throw error
+  }
 }
 
 /**

@@ -467,6 +467,31 @@ describe('--out s3://bucket/key, and readers of s3:// (stats, changes)', () => {
     )
   }, 120_000)
 
+  it('a gzipped export in the bucket (x.ndjson.gz): sfl stats, sfl changes and --changes-since read it as the plain one', async () => {
+    await withStore(async (s3) =>
+      withSandbox({}, async (sb) => {
+        const env = {...storeEnv(s3, tmp()), SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'}
+        const url = 's3://exports/g/x.ndjson.gz'
+        const r = await sfl(['county-export', '--fips', '06067', '--out', url], {env})
+        expect(r.code, r.stderr).toBe(0)
+        // gzip on the wire: the object starts with gzip's magic
+        expect([...s3.object('exports', 'g/x.ndjson.gz')!.body.subarray(0, 2)]).toEqual([0x1f, 0x8b])
+        const stats = await sfl(['stats', url, '--json'], {env})
+        expect(stats.code, stats.stderr).toBe(0)
+        expect((JSON.parse(stats.stdout) as {run: {records: number}}).run.records).toBe(2000)
+        const ch = await sfl(['changes', url, url], {env})
+        expect(ch.code, ch.stderr).toBe(0)
+        expect(ch.stderr).toContain('0 added, 0 updated, 0 deleted, 2,000 unchanged in 1 county')
+        const out = join(tmp(), 'again.ndjson')
+        const since = await sfl(['county-export', '--fips', '06067', '--out', out, '--changes-since', url], {
+          env,
+        })
+        expect(since.code, since.stderr).toBe(0)
+        expect(since.stderr).toContain('0 added, 0 updated, 0 deleted, 2,000 unchanged in 1 county')
+      }),
+    )
+  }, 120_000)
+
   it('--out s3:// in NDJSON and JSON (the formats whose part files a local run adopts): every record once', async () => {
     await withStore(async (s3) =>
       withSandbox({}, async (sb) => {
