@@ -3,9 +3,11 @@ import {posix} from 'node:path'
 /**
  * What goes where in an `--out-dir` folder (issue 32, "Folders any reader opens"). The folder is a Hive
  * dataset: only county files live where dataset readers look (`state=CA/fips=06067/data.parquet`).
- * Everything else sfl writes there is under `_sfl/`, a name Spark, Hive, pyarrow (`ignore_prefixes`),
- * pandas, polars and DuckDB's Hive globs skip, as they skip `.` names (the checkpoint, lock and parts
- * folder of a run, src/jobs/journal.ts, and the output gate's temp files already start with `.`):
+ * Everything else sfl writes there is under `_sfl/`, a name Spark, Hive and pyarrow/pandas
+ * (`ignore_prefixes`) skip, as they skip `.` names (the checkpoint, lock and parts folder of a run,
+ * src/jobs/journal.ts, and the output gate's temp files already start with `.`), and that the
+ * recursive `.parquet` globs of DuckDB and polars never match. (polars given the folder itself lists `_sfl/`
+ * too and refuses the mix: docs/exports.md gives it the glob.)
  * - `_sfl/manifest.json`, the counties written (src/io/manifest.ts);
  * - `_sfl/rejects.ndjson`, records a run skipped;
  * - `_sfl/changes.<ext>`, the change file of `--changes-since` when `--changes-out` is not given.
