@@ -59,7 +59,7 @@ function cliWords(f: ErrorFacts, err: SflError): string {
     case 'manifest-unreadable':
       return `${f.path} is not a manifest this version of sfl can read (${f.problem}); move it away (or use another --out-dir) and run again`
     case 'manifest-format':
-      return `--out-dir ${f.dir} holds a ${f.has} export (manifest.json); pass --output ${f.has}, or export ${f.wanted} into another folder`
+      return `--out-dir ${f.dir} holds a ${f.has} export (_sfl/manifest.json); pass --output ${f.has}, or export ${f.wanted} into another folder`
     case 'deadline':
       return err.message
     case 'export-source':

@@ -100,7 +100,7 @@ export const lookupFlags = {
   }),
   from: Flags.string({
     description:
-      'Answer from an --out-dir export (DIR with its manifest.json, or an s3:// prefix) before asking the service: one property when a record matches it exactly; a batch sends only the rows the export cannot answer',
+      'Answer from an --out-dir export (DIR with its _sfl/manifest.json, or an s3:// prefix) before asking the service: one property when a record matches it exactly; a batch sends only the rows the export cannot answer',
   }),
   'max-age': Flags.string({
     description: 'With --from: use only counties fetched less than this long ago, e.g. 7d, 12h, 90m',

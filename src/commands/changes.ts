@@ -37,11 +37,11 @@ changes, like git diff --exit-code).`
 
   static override args = {
     previous: Args.string({
-      description: 'The earlier export (file, --out-dir folder or manifest.json)',
+      description: 'The earlier export (file, .gz file, --out-dir folder or its _sfl/manifest.json)',
       required: true,
     }),
     current: Args.string({
-      description: 'The later export (file, --out-dir folder or manifest.json)',
+      description: 'The later export (file, .gz file, --out-dir folder or its _sfl/manifest.json)',
       required: true,
     }),
   }

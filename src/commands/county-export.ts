@@ -1,5 +1,6 @@
+import {existsSync} from 'node:fs'
 import {readFile} from 'node:fs/promises'
-import {resolve} from 'node:path'
+import {dirname, resolve} from 'node:path'
 
 import {Flags} from '@oclif/core'
 
@@ -25,7 +26,7 @@ counties that finished, whole and in order, atomically. A run that did not end e
 checkpoint beside --out; running the same command again continues it (--restart starts over).
 
 For a state or the whole country, --out-dir DIR writes one file per county as it finishes
-(DIR/state=CA/fips=06067/data.csv) and DIR/manifest.json; with --max-age 30d, counties exported less than
+(DIR/state=CA/fips=06067/data.csv) and DIR/_sfl/manifest.json; with --max-age 30d, counties exported less than
 30 days ago are skipped. --dry-run prints the plan: counties, requests (measured by one probe request on the
 county likely to hold the most records, the rest scaled by their housing units and said so), and the time at
 the key's limit; --json prints it as JSON.`
@@ -101,7 +102,7 @@ the key's limit; --json prints it as JSON.`
     }),
     'out-dir': Flags.string({
       description:
-        'Folder for one file per county (state=CA/fips=06067/data.csv), each written when its county finishes, and manifest.json',
+        'Folder for one file per county (state=CA/fips=06067/data.csv), each written when its county finishes, and _sfl/manifest.json',
     }),
     'max-age': Flags.string({
       description:
@@ -157,11 +158,11 @@ the key's limit; --json prints it as JSON.`
     }),
     'changes-since': Flags.string({
       description:
-        'After the export, compare it with this earlier export (file, --out-dir folder or manifest.json) and write a change file; needs --out or --out-dir',
+        'After the export, compare it with this earlier export (file, .gz file, --out-dir folder or its _sfl/manifest.json) and write a change file; needs --out or --out-dir',
     }),
     'changes-out': Flags.string({
       description:
-        'Change file of --changes-since [default: <out>.changes.<ext> beside --out, or DIR/changes.<ext>]',
+        'Change file of --changes-since [default: <out>.changes.<ext> beside --out, or DIR/_sfl/changes.<ext>]',
     }),
     'ignore-fields': Flags.string({
       description:
@@ -310,11 +311,14 @@ the key's limit; --json prints it as JSON.`
     const format = exportFormat(f.output, f.out)
     const kind = format === 'parquet' ? 'ndjson' : format
     const {outPath} = await import('../io/export-dir.js')
-    const out = f['changes-out'] ?? (f.out ? changesOutFor(f.out, kind) : outPath(target, `changes.${kind}`))
+    const layout = await import('../io/out-dir-layout.js')
+    // DIR/_sfl/changes.<ext>: under a name dataset readers skip (src/io/out-dir-layout.ts)
+    const out =
+      f['changes-out'] ?? (f.out ? changesOutFor(f.out, kind) : outPath(target, layout.changesFile(kind)))
     if (resolve(out) === resolve(target))
       throw new UsageError(`--changes-out ${out} is the export's own output; give another file`)
     // the export replaces its output before the comparison reads PREVIOUS: the same file would be gone
-    const sinceAt = resolve(since).replace(/[/\\]manifest\.json$/, '')
+    const sinceAt = layout.isManifestName(since) ? resolve(layout.exportFolderOf(since)) : resolve(since)
     if (sinceAt === resolve(target))
       throw new UsageError(
         f.out
@@ -323,11 +327,17 @@ the key's limit; --json prints it as JSON.`
       )
     if (resolve(since) === resolve(out))
       throw new UsageError(`--changes-out ${out} would replace the previous export; give another file`)
-    await (await import('../io/atomic-file.js')).assertWritableTarget(out)
+    // DIR/_sfl/ is made by the run before its first write: the default there is checked now only if it is
+    if (f['changes-out'] !== undefined || f.out || existsSync(dirname(out)))
+      await (await import('../io/atomic-file.js')).assertWritableTarget(out)
     const source = await import('../io/export-source.js')
     // an s3:// export is checked where it is (there, whole); it is copied to be read after the run
     if (source.isObjectExport(since)) await source.checkObjectExport(since, '--changes-since')
-    else await (await import('../changes/sides.js')).checkSide(since)
+    else {
+      // a .gz previous export is read through its expansion (src/io/gzip-export.ts), as after the run
+      const {checkSide} = await import('../changes/sides.js')
+      await source.withLocalExports([since], ([local]) => checkSide(local!))
+    }
     return {since, out, format: changeFormat(undefined, out, kind), ignore}
   }
 
@@ -345,7 +355,7 @@ the key's limit; --json prints it as JSON.`
       )
     if (f.resume && f.restart) throw new UsageError('--resume and --restart contradict each other; pick one')
     if (f['max-age'] !== undefined && !outDir)
-      throw new UsageError('--max-age needs --out-dir (freshness is read from DIR/manifest.json)')
+      throw new UsageError('--max-age needs --out-dir (freshness is read from DIR/_sfl/manifest.json)')
     if (f['no-probe'] && !f['dry-run']) throw new UsageError('--no-probe only applies to --dry-run')
     const {parseDuration} = await import('../jobs/plan.js')
     const maxAgeMs = f['max-age'] === undefined ? undefined : parseDuration(f['max-age'])

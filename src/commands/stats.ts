@@ -32,7 +32,7 @@ document as county-export --stats-json. Sends no request. Exit 2 when the export
   static override args = {
     file: Args.string({
       description:
-        'The export: a CSV, NDJSON, JSON or Parquet file, an --out-dir folder or its manifest.json',
+        'The export: a CSV, NDJSON, JSON or Parquet file (or .csv.gz, .ndjson.gz, .json.gz), an --out-dir folder or its _sfl/manifest.json',
       required: true,
     }),
   }

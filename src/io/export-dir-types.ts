@@ -24,6 +24,8 @@ export interface ExportDir {
   present(): Promise<(rel: string) => boolean>
   /** A local file with the bytes of `rel` (a private copy in `scratch` for a prefix), or undefined. */
   local(rel: string, scratch: string): Promise<LocalFile | undefined>
+  /** Remove the file `rel` (a regular file or an object; nothing when it is gone): a moved manifest. */
+  remove(rel: string): Promise<void>
 }
 
 export interface LocalFile {

@@ -1,5 +1,5 @@
 import {existsSync} from 'node:fs'
-import {readFile} from 'node:fs/promises'
+import {lstat, readFile} from 'node:fs/promises'
 import {join} from 'node:path'
 
 import {UsageError} from '../errors.js'
@@ -7,10 +7,11 @@ import {isObjectUrl} from '../text/object-url.js'
 import {removeStaleTemps} from './atomic-file.js'
 import type {ExportDir} from './export-dir-types.js'
 import {enterPartitions} from './folder-trust.js'
+import {removeFile} from './private-files.js'
 
 export type {ExportDir, LocalFile} from './export-dir-types.js'
 
-/** A file of an output folder, local or `s3://`: `outPath('s3://b/2026-11', 'manifest.json')`. */
+/** A file of an output folder, local or `s3://`: `outPath('s3://b/2026-11', '_sfl/manifest.json')`. */
 export function outPath(dir: string, rel: string): string {
   return isObjectUrl(dir) ? `${dir.replace(/\/*$/, '/')}${rel}` : join(dir, rel)
 }
@@ -58,6 +59,11 @@ function localExportDir(dir: string): ExportDir {
     async local(rel) {
       const path = join(dir, rel)
       return existsSync(path) ? {path, release: async () => undefined} : undefined
+    },
+    async remove(rel) {
+      const path = join(dir, rel)
+      // a regular file only: a FIFO, device or link planted in the old manifest's place is left alone
+      if ((await lstat(path).catch(() => undefined))?.isFile()) await removeFile(path)
     },
   }
 }

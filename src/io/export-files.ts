@@ -1,13 +1,14 @@
 import {readFile, stat} from 'node:fs/promises'
-import {basename, dirname, join, resolve} from 'node:path'
+import {join, resolve} from 'node:path'
 
 import {ExportFileError, formatFromName, type ExportFileFormat} from './export-reader.js'
-import {MANIFEST_FILE, parseManifest} from './manifest.js'
+import {parseManifest} from './manifest.js'
+import {exportFolderOf, isManifestName, MANIFEST_PLACES} from './out-dir-layout.js'
 
 /**
  * What an export argument names, for every command that reads exports back (`sfl changes`,
  * `county-export --changes-since`, `sfl stats`): an export file (CSV, NDJSON, JSON or Parquet), an `--out-dir`
- * folder, or that folder's manifest.json. One resolver, so every reader accepts the same inputs and says
+ * folder, or that folder's manifest (`_sfl/manifest.json`, or an earlier sfl's `manifest.json`). One resolver, so every reader accepts the same inputs and says
  * the same thing when one is wrong (exit 2: ExportFileError is a usage error).
  */
 export interface ExportFiles {
@@ -21,7 +22,7 @@ export interface ExportFiles {
  * Resolve an export argument into its files; every file of a manifest is checked to exist first.
  *
  * @example
- * await exportFiles('exports') // {manifest: 'exports/manifest.json', files: [{path, fips: '06067', ...}]}
+ * await exportFiles('exports') // {manifest: 'exports/_sfl/manifest.json', files: [{path, fips: '06067', ...}]}
  */
 export async function exportFiles(path: string): Promise<ExportFiles> {
   const manifest = await manifestPathOf(path)
@@ -38,7 +39,10 @@ export interface ManifestCounty {
   path: string
 }
 
-/** `DIR/manifest.json` of an `--out-dir` export, or the manifest itself; undefined for an export file. */
+/**
+ * `DIR/_sfl/manifest.json` of an `--out-dir` export (an earlier sfl's `DIR/manifest.json` when that is
+ * absent: src/io/out-dir-layout.ts), or the manifest itself; undefined for an export file.
+ */
 export async function manifestPathOf(path: string): Promise<string | undefined> {
   const s = await stat(path).catch((error: NodeJS.ErrnoException) => {
     throw new ExportFileError(
@@ -46,19 +50,20 @@ export async function manifestPathOf(path: string): Promise<string | undefined> 
     )
   })
   if (s.isDirectory()) {
-    const m = join(path, MANIFEST_FILE)
-    if (!(await stat(m).catch(() => undefined))?.isFile())
-      throw new ExportFileError(
-        `${path} is a folder without manifest.json; give an export file or an --out-dir folder`,
-      )
-    return m
+    for (const rel of MANIFEST_PLACES) {
+      const m = join(path, rel)
+      if ((await stat(m).catch(() => undefined))?.isFile()) return m
+    }
+    throw new ExportFileError(
+      `${path} is a folder without _sfl/manifest.json; give an export file or an --out-dir folder`,
+    )
   }
-  return basename(path) === MANIFEST_FILE ? path : undefined
+  return isManifestName(path) ? path : undefined
 }
 
 /**
  * Read and check an `--out-dir` manifest: `{"version":1,"format":"csv","counties":[{"fips","path",…}]}`,
- * paths relative to its folder. Every county file must exist (checked before anything is compared).
+ * paths relative to its export folder (the parent of `_sfl/`). Every county file must exist (checked before anything is compared).
  */
 export async function readManifest(
   manifest: string,
@@ -71,7 +76,7 @@ export async function readManifest(
   }
   const m = parseManifest(text)
   if ('problem' in m) throw new ExportFileError(`${manifest}: ${m.problem}`)
-  const dir = dirname(manifest)
+  const dir = exportFolderOf(manifest)
   const counties: ManifestCounty[] = []
   for (const e of m.counties) {
     const file = resolve(dir, e.path)

@@ -18,7 +18,7 @@ const size = (bytes: number) =>
 export function exportSourceText(
   path: string,
   p: ExportSourceProblem,
-  folder = 'an export folder (where county-export wrote its manifest.json)',
+  folder = 'an export folder (where county-export wrote its _sfl/manifest.json)',
 ): string {
   switch (p.kind) {
     case 'missing':
@@ -34,7 +34,7 @@ export function exportSourceText(
     case 'not-an-export':
       return `${path} is not an sfl export: ${p.why}; nothing more of it was read`
     case 'folder-without-manifest':
-      return `${path} is a folder without manifest.json; give an export file or ${folder}`
+      return `${path} is a folder without _sfl/manifest.json; give an export file or ${folder}`
     case 'county-file-missing':
       return `${path}: the file of county ${p.fips} (${p.file}) is missing`
     case 'outside-folder':

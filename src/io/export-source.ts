@@ -1,6 +1,6 @@
 import {constants} from 'node:fs'
 import {lstat, open, realpath, type FileHandle} from 'node:fs/promises'
-import {basename, dirname, isAbsolute, join, relative, resolve, sep} from 'node:path'
+import {dirname, isAbsolute, join, relative, resolve, sep} from 'node:path'
 
 import {CORE_FIELDS, CRA_LEVELS, EXTRA_FIELDS, LOAN_TYPES, OPTION_NAMES, OPTIONS} from '../api/spec.js'
 import {abortedBy, type ExportSourceProblem} from '../errors.js'
@@ -14,7 +14,8 @@ import {
 import {exportSourceText} from './export-source-words.js'
 import {isObjectUrl} from '../text/object-url.js'
 import type {LocalExport} from './object-export.js'
-import {MANIFEST_FILE, parseManifest} from './manifest.js'
+import {parseManifest} from './manifest.js'
+import {exportFolderOf, isManifestName, MANIFEST_PLACES} from './out-dir-layout.js'
 
 /**
  * The one gate an export path passes before anything of it is read (`sfl stats`, and `export_statistics`
@@ -76,14 +77,31 @@ export interface ExportSource {
  * An export argument as the readers take it, a local path: the argument itself, or for an `s3://` export
  * (issue 34, the CLI's `sfl stats`, `sfl changes`, `--changes-since`; never `sfl mcp`, whose caller is
  * untrusted and whose paths are local) a private local copy made through the object-store source
- * (src/io/object-export.ts), which then passes this gate like any file. `shown` maps the copy's paths back
+ * (src/io/object-export.ts), and for a `.gz` export (local or in a bucket) its expansion
+ * (src/io/gzip-export.ts), each of which then passes this gate like any file. `shown` maps the copy's paths back
  * to the `s3://` locations, for messages.
  */
 export type {LocalExport} from './object-export.js'
 
 export async function localExport(value: string, what = 'the export'): Promise<LocalExport> {
-  if (!isObjectUrl(value)) return {path: value, release: async () => undefined, shown: []}
-  return (await import('./object-export.js')).copyObjectExport(value, what)
+  const copy = isObjectUrl(value)
+    ? await (await import('./object-export.js')).copyObjectExport(value, what)
+    : {path: value, release: async () => undefined, shown: []}
+  if (!/\.gz$/i.test(copy.path)) return copy
+  // a gzipped export (t.csv.gz), local or the copy of an object: expanded into a private copy, read as a
+  // file (src/io/gzip-export.ts); zlib loads only then
+  try {
+    const plain = await (await import('./gzip-export.js')).expandGzipExport(copy.path, value)
+    if (!plain) return copy
+    const release = async () => {
+      await plain.release()
+      await copy.release()
+    }
+    return {path: plain.path, release, shown: [...plain.shown, ...copy.shown]}
+  } catch (error) {
+    await copy.release()
+    throw error
+  }
 }
 
 /**
@@ -137,15 +155,38 @@ export async function openExportSource(path: string, limits: SourceLimits): Prom
     throw refuse(path, e.code === 'ENOENT' ? {kind: 'missing'} : {kind: 'unreadable', code: e.code ?? 'EIO'})
   })
   let manifest: string | undefined
-  if (st.isDirectory()) manifest = join(real, MANIFEST_FILE)
-  else if (basename(real) === MANIFEST_FILE && st.isFile()) manifest = real
+  if (st.isDirectory()) manifest = await manifestIn(real)
+  else if (isManifestName(real) && st.isFile()) manifest = real
   else if (!st.isFile()) throw refuse(path, {kind: 'not-regular', is: kindOf(st)})
   if (manifest === undefined) {
     const file = await checkFile(path, real, undefined, limits)
     return {manifest, files: [file], records: (f) => recordsOf(f, limits)}
   }
-  const files = await manifestFiles(st.isDirectory() ? path : dirname(path), manifest, limits)
+  const dir = st.isDirectory() ? path : exportFolderOf(path)
+  const files = await manifestFiles(
+    dir,
+    join(dir, relative(exportFolderOf(manifest), manifest)),
+    manifest,
+    limits,
+  )
   return {manifest, files, records: (f) => recordsOf(f, limits)}
+}
+
+/**
+ * The manifest of the folder `real` (src/io/out-dir-layout.ts): `_sfl/manifest.json`, else an earlier
+ * sfl's `manifest.json` at the root, else the first place (which manifestFiles then finds missing).
+ * Looked at by lstat only: nothing is opened here.
+ */
+async function manifestIn(real: string): Promise<string> {
+  for (const rel of MANIFEST_PLACES) {
+    const at = join(real, rel)
+    if (!(await lstat(at).catch(() => undefined))) continue
+    // _sfl/ linked elsewhere would read another folder's manifest as this one's: refused as a link is
+    if ((await realpath(dirname(at)).catch(() => '')) !== dirname(at))
+      throw refuse(dirname(at), {kind: 'not-regular', is: 'link'})
+    return at
+  }
+  return join(real, MANIFEST_PLACES[0]!)
 }
 
 /** The path with its links resolved; a path under /proc, /sys or /dev is refused whatever it is. */
@@ -399,9 +440,17 @@ async function scanLines(shown: string, fh: FileHandle, size: number, limits: So
   }
 }
 
-/** The county files of a manifest, each checked as an export file (and, untrusted, inside the folder). */
-async function manifestFiles(dir: string, manifest: string, limits: SourceLimits): Promise<SourceFile[]> {
-  const shownManifest = join(dir, MANIFEST_FILE)
+/**
+ * The county files of a manifest, each checked as an export file (and, untrusted, inside the folder):
+ * `dir` is the folder as the caller named it, `shownManifest` the manifest as messages name it, `manifest`
+ * its real path.
+ */
+async function manifestFiles(
+  dir: string,
+  shownManifest: string,
+  manifest: string,
+  limits: SourceLimits,
+): Promise<SourceFile[]> {
   const mst = await lstat(manifest).catch(() => undefined)
   if (!mst) throw refuse(dir, {kind: 'folder-without-manifest'})
   if (!mst.isFile()) throw refuse(shownManifest, {kind: 'not-regular', is: kindOf(mst)})
@@ -416,7 +465,8 @@ async function manifestFiles(dir: string, manifest: string, limits: SourceLimits
   // the parser's reason can quote the file (JSON.parse's message does): said in the gate's own words
   if ('problem' in m)
     throw refuse(shownManifest, {kind: 'not-an-export', format: 'manifest', why: 'it is no export manifest'})
-  const root = dirname(manifest)
+  // the folder the county paths are relative to: the parent of _sfl/ (or of an earlier sfl's manifest)
+  const root = exportFolderOf(manifest)
   const files: SourceFile[] = []
   for (const e of m.counties) {
     if (limits.untrusted && !/^\d{5}$/.test(e.fips))

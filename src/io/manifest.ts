@@ -1,12 +1,15 @@
 import {UsageError} from '../errors.js'
 import {type ExportDir, openExportDir, outPath} from './export-dir.js'
+import {LEGACY_MANIFEST, MANIFEST, MANIFEST_FILE} from './out-dir-layout.js'
 import {writeOutputFile} from './output.js'
 import type {ParquetOptions} from './parquet-codecs.js'
 
+export {MANIFEST_FILE} from './out-dir-layout.js'
+
 /**
  * `--out-dir DIR`: one file per county in Hive-style partitions (`state=CA/fips=06067/data.csv`) and
- * `DIR/manifest.json` saying which counties are there, how many records and pages each held and when it
- * finished. The manifest is rewritten atomically after every county (src/io/atomic-file.ts; for an
+ * `DIR/_sfl/manifest.json` (src/io/out-dir-layout.ts: under a name dataset readers skip) saying which
+ * counties are there, how many records and pages each held and when it finished. The manifest is rewritten atomically after every county (src/io/atomic-file.ts; for an
  * `s3://` prefix one PutObject, which S3 makes visible whole), after the county's file is complete, so a
  * run that stops leaves a manifest of exactly the county files that are whole. Entries of earlier runs
  * stay. DIR is src/io/export-dir.ts's: a local folder or an `s3://bucket/prefix`; every reader of a
@@ -60,8 +63,6 @@ export function schemaKey(columns: readonly string[]): string {
   return `${columns.length}-${(h >>> 0).toString(16).padStart(8, '0')}`
 }
 
-export const MANIFEST_FILE = 'manifest.json'
-
 const EXTENSIONS: Record<string, string> = {csv: 'csv', ndjson: 'ndjson', json: 'json', parquet: 'parquet'}
 
 /** Where a county's file lives under DIR: `state=CA/fips=06067/data.csv`. */
@@ -107,22 +108,56 @@ function schemaOf(s: unknown): ManifestSchema | undefined {
   return {key: x.key, columns: x.columns, options: x.options}
 }
 
-/** Where DIR's manifest is: `DIR/manifest.json`, or `s3://bucket/prefix/manifest.json`. */
+/** Where a run writes DIR's manifest: `DIR/_sfl/manifest.json`, or `s3://bucket/prefix/_sfl/manifest.json`. */
 export function manifestPath(dir: string): string {
-  return outPath(dir, MANIFEST_FILE)
+  return outPath(dir, MANIFEST)
 }
 
 /** DIR's manifest, or undefined when there is none; a manifest sfl cannot read is a usage error. */
 export async function readManifest(dir: string | ExportDir): Promise<Manifest | undefined> {
+  return (await findManifest(dir))?.manifest
+}
+
+/**
+ * DIR's manifest and where it was found (relative to DIR): `_sfl/manifest.json`, or, in a folder an
+ * earlier sfl wrote, `manifest.json` at its root (read when the first is absent).
+ */
+export async function findManifest(
+  dir: string | ExportDir,
+): Promise<{manifest: Manifest; rel: string} | undefined> {
   const d = typeof dir === 'string' ? await openExportDir(dir) : dir
-  const path = d.at(MANIFEST_FILE)
-  const text = await d.readText(MANIFEST_FILE)
-  if (text === undefined) return undefined
-  const m = parseManifest(text)
-  if ('problem' in m)
-    throw new UsageError(`${path} is not a manifest this version of sfl can read (${m.problem})`, {
-      facts: {topic: 'manifest-unreadable', path, problem: m.problem},
-    })
+  for (const rel of [MANIFEST, LEGACY_MANIFEST]) {
+    const text = await d.readText(rel)
+    if (text === undefined) continue
+    const path = d.at(rel)
+    const m = parseManifest(text)
+    if ('problem' in m)
+      throw new UsageError(`${path} is not a manifest this version of sfl can read (${m.problem})`, {
+        facts: {topic: 'manifest-unreadable', path, problem: m.problem},
+      })
+    return {manifest: m, rel}
+  }
+  return undefined
+}
+
+/** The manifest at `rel` of the folder, or undefined when it is absent or not one sfl reads. */
+async function readAt(d: ExportDir, rel: string): Promise<Manifest | undefined> {
+  const text = await d.readText(rel)
+  const m = text === undefined ? undefined : parseManifest(text)
+  return m && !('problem' in m) ? m : undefined
+}
+
+/**
+ * `current` with the counties only `older` has, and those `older` saw finish later (an earlier sfl that
+ * wrote the root manifest after this one moved it). Pure.
+ */
+export function mergeManifests(current: Manifest, older: Manifest): Manifest {
+  let m = current
+  const byFips = new Map(current.counties.map((c) => [c.fips, c]))
+  for (const e of older.counties) {
+    const had = byFips.get(e.fips)
+    if (!had || Date.parse(e.finishedAt) > Date.parse(had.finishedAt)) m = withEntry(m, e)
+  }
   return m
 }
 
@@ -166,20 +201,36 @@ export function checkFormat(m: Manifest | undefined, format: string, dir: string
     })
 }
 
-/** DIR's manifest as a run updates it: one atomic rewrite per finished county, one at a time. */
+/**
+ * DIR's manifest as a run updates it: one atomic rewrite per finished county, one at a time, always to
+ * `_sfl/manifest.json`. A folder an earlier sfl wrote has its manifest at the root: it is read, its
+ * entries carried into the first rewrite, and only once that is written is the root one removed (so a
+ * stop in between leaves both, never neither; the next run reads `_sfl/`'s and removes the other).
+ */
 export class ManifestFile {
   private chain: Promise<void> = Promise.resolve()
+  private prepared: Promise<void> | undefined
 
   constructor(
     readonly dir: ExportDir,
     private manifest: Manifest,
+    /** The root manifest.json of an earlier sfl, to remove after the first rewrite. */
+    private legacy = false,
   ) {}
 
   static async open(dir: string | ExportDir, format: string): Promise<ManifestFile> {
     const d = typeof dir === 'string' ? await openExportDir(dir) : dir
-    const m = await readManifest(d)
+    const found = await findManifest(d)
+    let m = found?.manifest
+    let legacy = found?.rel === LEGACY_MANIFEST
+    if (found && !legacy) {
+      // both: a stop between the move and the removal, or an earlier sfl run into a moved folder
+      const old = await readAt(d, LEGACY_MANIFEST)
+      if (old && old.format === found.manifest.format)
+        [m, legacy] = [mergeManifests(found.manifest, old), true]
+    }
     checkFormat(m, format, d.shown)
-    return new ManifestFile(d, m ?? {version: 1, format, counties: []})
+    return new ManifestFile(d, m ?? {version: 1, format, counties: []}, legacy)
   }
 
   get current(): Manifest {
@@ -205,9 +256,15 @@ export class ManifestFile {
   record(entry: ManifestEntry | undefined): Promise<void> {
     const next = this.chain.then(async () => {
       if (entry) this.manifest = withEntry(this.manifest, entry)
+      // _sfl/ made (and checked) before the first write; a run has made it already
+      this.prepared ??= this.dir.prepare(MANIFEST)
+      await this.prepared
       // through the output gate (src/io/output.ts), as every file of the folder
       const text = `${JSON.stringify(this.manifest, null, 2)}\n`
-      await writeOutputFile(this.dir.at(MANIFEST_FILE), text, '--out-dir')
+      await writeOutputFile(this.dir.at(MANIFEST), text, '--out-dir')
+      // moved: the root manifest of an earlier sfl goes only once its entries are written under _sfl/
+      if (this.legacy) await this.dir.remove(LEGACY_MANIFEST)
+      this.legacy = false
     })
     // a failed write is the caller's to report; the next county still tries
     this.chain = next.catch(() => undefined)

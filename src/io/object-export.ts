@@ -3,7 +3,8 @@ import {join, posix} from 'node:path'
 import {type ObjectUrl, formatObjectUrl, joinKey, parseObjectUrl, parsePrefixUrl} from '../objstore/url.js'
 import {writeFileAtomic} from './atomic-file.js'
 import {ExportFileError} from './export-reader.js'
-import {MANIFEST_FILE, parseManifest} from './manifest.js'
+import {parseManifest} from './manifest.js'
+import {MANIFEST, MANIFEST_FILE, MANIFEST_PLACES, SIDE_DIR} from './out-dir-layout.js'
 import {downloadObject, objectStore, readObjectText} from './object-store.js'
 import {createPrivateDir, makeScratchDir, removeTree} from './private-files.js'
 
@@ -19,7 +20,8 @@ export interface LocalExport {
  * The object-store source of the export readers (issue 34): what an `s3://` export argument of `sfl stats`,
  * `sfl changes` and `--changes-since` names, and a private local copy of it for the readers, which read
  * files (Parquet by seeking to its footer, a change's record by its offset). An argument names one object
- * (`s3://b/nov.csv`), or an export prefix: `s3://b/2026-11/`, its manifest, or `s3://b/2026-11` when no
+ * (`s3://b/nov.csv`), or an export prefix: `s3://b/2026-11/`, its manifest (`_sfl/manifest.json`, or an
+ * earlier sfl's `manifest.json` at the prefix's top), or `s3://b/2026-11` when no
  * object has that key. A prefix's county files are the manifest's, each checked to be there first (one
  * listing), and copied under the same relative paths beside a copy of the manifest, so the readers see an
  * `--out-dir` folder. Keys are checked as every key sfl writes (src/objstore/url.ts: no `..`, no empty
@@ -38,20 +40,35 @@ async function resolve(value: string, what: string): Promise<Named> {
   const rest = value.slice('s3://'.length)
   if (!rest.includes('/') || rest.endsWith('/')) {
     const prefix = parsePrefixUrl(value, what)
-    return {kind: 'folder', prefix, manifest: joinKey(prefix.key, MANIFEST_FILE)}
+    return {kind: 'folder', prefix, manifest: await manifestKey(prefix)}
   }
   const url = parseObjectUrl(value, what)
-  const slash = url.key.lastIndexOf('/')
-  if (posix.basename(url.key) === MANIFEST_FILE)
-    return {kind: 'folder', prefix: {bucket: url.bucket, key: url.key.slice(0, slash + 1)}, manifest: url.key}
+  if (posix.basename(url.key) === MANIFEST_FILE) {
+    // `prefix/_sfl/manifest.json`, or an earlier sfl's `prefix/manifest.json`: the prefix is the export's
+    const parent = url.key.slice(0, url.key.lastIndexOf('/') + 1)
+    const side = parent === `${SIDE_DIR}/` || parent.endsWith(`/${SIDE_DIR}/`)
+    const key = side ? parent.slice(0, -SIDE_DIR.length - 1) : parent
+    return {kind: 'folder', prefix: {bucket: url.bucket, key}, manifest: url.key}
+  }
   const store = await objectStore()
   if (await store.headObject(url.bucket, url.key)) return {kind: 'object', url}
   const prefix = {bucket: url.bucket, key: `${url.key}/`}
-  const manifest = joinKey(prefix.key, MANIFEST_FILE)
+  const manifest = await manifestKey(prefix)
   if (await store.headObject(url.bucket, manifest)) return {kind: 'folder', prefix, manifest}
   throw new ExportFileError(
-    `${value}: no such object, and no export under it (${MANIFEST_FILE}); give an export object or an --out-dir prefix`,
+    `${value}: no such object, and no export under it (${MANIFEST}); give an export object or an --out-dir prefix`,
   )
+}
+
+/**
+ * The key of the prefix's manifest: `_sfl/manifest.json`, else an earlier sfl's `manifest.json` when
+ * only that one is there (src/io/out-dir-layout.ts), else the first (found missing by the caller).
+ */
+async function manifestKey(prefix: ObjectUrl): Promise<string> {
+  const store = await objectStore()
+  for (const rel of MANIFEST_PLACES)
+    if (await store.headObject(prefix.bucket, joinKey(prefix.key, rel))) return joinKey(prefix.key, rel)
+  return joinKey(prefix.key, MANIFEST)
 }
 
 /** What `value` names, and for a prefix its manifest read and every county object found (one listing). */
@@ -62,7 +79,7 @@ async function resolveExport(value: string, what: string): Promise<Resolved> {
   const text = await readObjectText(at, what)
   if (text === undefined)
     throw new ExportFileError(
-      `${formatObjectUrl(named.prefix)} has no ${MANIFEST_FILE}; give an export object or an --out-dir prefix`,
+      `${formatObjectUrl(named.prefix)} has no ${MANIFEST}; give an export object or an --out-dir prefix`,
     )
   const m = parseManifest(text)
   if ('problem' in m) throw new ExportFileError(`${at}: ${m.problem}`)
@@ -94,7 +111,8 @@ export async function copyObjectExport(value: string, what: string): Promise<Loc
     }
     const root = join(scratch, 'export')
     await createPrivateDir(root)
-    await writeFileAtomic(join(root, MANIFEST_FILE), folder!.text)
+    await createPrivateDir(join(root, SIDE_DIR))
+    await writeFileAtomic(join(root, ...MANIFEST.split('/')), folder!.text)
     for (const f of folder!.files) {
       const local = join(root, ...f.path.split('/'))
       await createPrivateDir(join(local, '..'), {recursive: true})

@@ -139,11 +139,15 @@ export function objectExportDir(dir: string): ExportDir {
       await downloadObject(formatObjectUrl({bucket: url.bucket, key}), path)
       return {path, release: () => removeFile(path)}
     },
+    async remove(rel) {
+      await (await objectStore()).deleteObject(url.bucket, joinKey(url.key, rel))
+    },
   }
 }
 
 /** The names sfl writes under an `--out-dir` prefix whose uploads can be large (multipart). */
-const OUR_UPLOADS = /^(state=[^/]+\/fips=[^/]+\/data\.[a-z.]+|rejects\.ndjson|changes\.[a-z]+)$/
+const OUR_UPLOADS =
+  /^(state=[^/]+\/fips=[^/]+\/data\.[a-z.]+|(_sfl\/)?rejects\.ndjson|(_sfl\/)?changes\.[a-z.]+)$/
 
 /** Where a run writing an `s3://` location keeps what a run writing a path keeps beside its output. */
 export interface ObjectRunPlace {

@@ -53,7 +53,7 @@ export async function answerFromExport(
   const manifest = await readManifest(from.dir)
   if (!manifest)
     throw new UsageError(
-      `--from ${from.shown ?? from.dir}: no manifest.json there; give the folder of a county-export --out-dir run`,
+      `--from ${from.shown ?? from.dir}: no manifest there (_sfl/manifest.json); give the folder of a county-export --out-dir run`,
     )
   const source = await openExportSource(from.dir, TRUSTED_LIMITS)
   const files = new Map(source.files.map((f) => [f.fips, f]))

@@ -12,7 +12,8 @@ import {decodeEvent, exportEvent, exportHeader, type ExportEvent} from './events
 import {ExportOutputs} from './export-outputs.js'
 import {ExportStats, type PageStats} from './export-stats.js'
 import {journalPaths, outDirJournalPaths} from './journal.js'
-import {freshCounties, MANIFEST_FILE, ManifestFile} from '../io/manifest.js'
+import {freshCounties, ManifestFile} from '../io/manifest.js'
+import {MANIFEST} from '../io/out-dir-layout.js'
 import {isFinished, outcomeOf, type Outcome} from './outcome.js'
 import {RunState} from './run.js'
 import {parseWhere} from '../model/where.js'
@@ -121,8 +122,9 @@ class CountyExport {
     // a local folder or an s3:// prefix (src/io/export-dir.ts): the manifest read from where it is
     const dir = req.outDir ? await openExportDir(req.outDir) : undefined
     const manifest = dir ? await ManifestFile.open(dir, req.format) : undefined
-    // the lock is ours: a manifest temp file left by a killed run is stale
-    await dir?.prepare(MANIFEST_FILE)
+    // _sfl/ made (and checked as a partition folder is); the lock is ours: a manifest temp file left by a
+    // killed run is stale
+    await dir?.prepare(MANIFEST)
     const now = req.now ?? Date.now
     // --max-age: a county whose file of an earlier run is young enough is not asked for again
     const fresh =

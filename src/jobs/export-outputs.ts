@@ -14,6 +14,7 @@ import {copyPage, headerCells, writeFile, type FileOptions} from '../pipeline/si
 import type {RecordStages} from '../pipeline/stages.js'
 import type {ExportStats} from './export-stats.js'
 import {countyFilePath, schemaKey, type ManifestEntry, type ManifestFile} from '../io/manifest.js'
+import {REJECTS} from '../io/out-dir-layout.js'
 import {isFinished} from './outcome.js'
 import type {RunState} from './run.js'
 import type {ExportRequest, Unit} from './export-types.js'
@@ -312,8 +313,9 @@ export class ExportOutputs {
       ),
     )
     if (lines.length === 0 || !(req.out || req.outDir) || !wrote) return
-    this.rejectsFile = req.outDir ? this.dir.at('rejects.ndjson') : `${req.out}.rejects.ndjson`
+    this.rejectsFile = req.outDir ? this.dir.at(REJECTS) : `${req.out}.rejects.ndjson`
     const flag = req.outDir ? '--out-dir' : '--out'
+    if (req.outDir) await this.dir.prepare(REJECTS).catch(run.absorbOrThrow)
     await writeOutputFile(this.rejectsFile, lines.join(''), flag).catch(run.absorbOrThrow)
   }
 

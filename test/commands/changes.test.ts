@@ -92,7 +92,7 @@ describe('sfl changes', () => {
       () => [file('x.parquet', 'PAR1'), cur],
       /x\.parquet: not a readable Parquet file/,
     ],
-    ['a folder with no manifest', () => [dir, cur], /is a folder without manifest\.json/],
+    ['a folder with no manifest', () => [dir, cur], /is a folder without _sfl\/manifest\.json/],
     [
       'a manifest missing a county file',
       () => {

@@ -28,7 +28,8 @@ const mark = () => {
   const from = existsSync(log) ? readLog(log).length : 0
   return () => (existsSync(log) ? readLog(log).slice(from) : []).map((l) => l.query['fips'])
 }
-const manifestOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as Manifest
+const manifestOf = (dir: string) =>
+  JSON.parse(readFileSync(join(dir, '_sfl', 'manifest.json'), 'utf8')) as Manifest
 const csvIds = (path: string) => {
   const lines = readFileSync(path, 'utf8').trimEnd().split('\r\n')
   const col = lines[0]!.split(',').indexOf('ServicePropertyID')
@@ -36,14 +37,16 @@ const csvIds = (path: string) => {
 }
 
 describe('county-export --out-dir: one file per county and a manifest', () => {
-  it('writes state=XX/fips=NNNNN/data.csv per county, an empty county as a header, and manifest.json; no checkpoint left', async () => {
+  it('writes state=XX/fips=NNNNN/data.csv per county, an empty county as a header, and _sfl/manifest.json; no checkpoint left', async () => {
     const dir = join(tmp(), 'exports') // created by the run
     const r = await run(['--fips', '06067', '--fips', '12086', '--fips', '01001', '--out-dir', dir])
     expect(r.exitCode).toBe(0)
     expect(r.stderr).toMatch(
       /4,000 records written to 3 county files in .*exports, 3\/3 counties ended, 1 empty \(01001\), 11 requests/,
     )
-    expect(readdirSync(dir).sort()).toEqual(['manifest.json', 'state=AL', 'state=CA', 'state=FL'])
+    // the root holds partitions only (a dataset for every reader); the manifest under _sfl/
+    expect(readdirSync(dir).sort()).toEqual(['_sfl', 'state=AL', 'state=CA', 'state=FL'])
+    expect(readdirSync(join(dir, '_sfl'))).toEqual(['manifest.json'])
     const sac = csvIds(join(dir, 'state=CA/fips=06067/data.csv'))
     expect(sac).toHaveLength(2000)
     expect(new Set(sac).size).toBe(2000)
@@ -185,7 +188,7 @@ describe('county-export --out-dir: one file per county and a manifest', () => {
       budget: {source: 'probe', limit: 1000},
       probeRequests: 1,
     })
-    expect(existsSync(join(dir, 'manifest.json'))).toBe(false)
+    expect(existsSync(join(dir, '_sfl', 'manifest.json'))).toBe(false)
 
     expect((await run(['--fips', '06067', '--out-dir', dir])).exitCode).toBe(0)
     sent = mark()
@@ -301,7 +304,7 @@ describe('a stopped --out-dir run', () => {
         ['06067', 3, 1],
         ['12086', 6, 3],
       ])
-      expect(readdirSync(dir).sort()).toEqual(['manifest.json', 'state=CA', 'state=FL'])
+      expect(readdirSync(dir).sort()).toEqual(['_sfl', 'state=CA', 'state=FL'])
     } finally {
       await server.close()
     }

@@ -226,7 +226,7 @@ describe('lookup --input --from an export on disk', () => {
       })
       const dir = join(tempDir('sfl-from-'), 'exports')
       await exportTo(dir, ['06067'], format)
-      const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as {
+      const manifest = JSON.parse(readFileSync(join(dir, '_sfl', 'manifest.json'), 'utf8')) as {
         counties: Array<{finishedAt: string}>
       }
       const csv = inputOf(
@@ -257,7 +257,7 @@ describe('lookup --input --from an export on disk', () => {
     server = await startCountyServer({counties: {'06067': recs}})
     const dir = join(tempDir('sfl-from-'), 'exports')
     await exportTo(dir, ['06067'], 'ndjson')
-    const path = join(dir, 'manifest.json')
+    const path = join(dir, '_sfl', 'manifest.json')
     const m = JSON.parse(readFileSync(path, 'utf8')) as {counties: Array<{finishedAt: string; pages: number}>}
     m.counties[0]!.finishedAt = new Date(Date.now() - 10 * 86_400_000).toISOString()
     writeFileSync(path, JSON.stringify(m))

@@ -70,7 +70,7 @@ describe('county-export --changes-since', () => {
     const args = ['county-export', '--fips', '06067', '--fips', '48201', '--out-dir', join(d, 'nov')]
     const r2 = await sfl([...args, '--changes-since', join(d, 'oct'), '--retries', '0'], {env: env(s2)})
     expect(r2.code).toBe(7) // Harris fails in November: not compared, so not deleted
-    const changes = join(d, 'nov', 'changes.csv')
+    const changes = join(d, 'nov', '_sfl', 'changes.csv')
     expect(r2.stderr).toContain(`1 added, 1 updated, 1 deleted, 3 unchanged in 1 county -> ${changes}`)
     const rows = parse(readFileSync(changes, 'utf8'), {columns: true}) as Array<Record<string, string>>
     expect(rows.map((x) => [x['Change'], x['ServicePropertyID'], x['ChangedFields']])).toEqual([
@@ -148,7 +148,7 @@ describe('county-export --changes-since', () => {
   it.each([
     [['--changes-since', 'PREV'], /--changes-since needs --out FILE/],
     [['--out', 'OUT', '--changes-since', 'MISSING'], /missing\.csv: no such file or folder/],
-    [['--out', 'OUT', '--changes-since', 'DIR'], /is a folder without manifest.json/],
+    [['--out', 'OUT', '--changes-since', 'DIR'], /is a folder without _sfl\/manifest.json/],
     [['--out', 'OUT', '--changes-out', 'X.csv'], /--changes-out needs --changes-since PREVIOUS/],
     [
       ['--out', 'OUT', '--changes-since', 'PREV', '--ignore-fields', 'Nope'],

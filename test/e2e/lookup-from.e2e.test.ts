@@ -66,7 +66,7 @@ describe('lookup --from an export on disk, one property', () => {
       )
       expect(sent(log).length - before).toBe(1)
       // the county as fetched long ago: the manifest says so (the rule reads only its finishedAt)
-      const manifest = join(dir, 'manifest.json')
+      const manifest = join(dir, '_sfl', 'manifest.json')
       const m = JSON.parse(readFileSync(manifest, 'utf8')) as {counties: Array<{finishedAt: string}>}
       m.counties[0]!.finishedAt = '2020-01-01T00:00:00.000Z'
       writeFileSync(manifest, JSON.stringify(m))
@@ -102,7 +102,7 @@ describe('lookup --from an export on disk, one property', () => {
       })
       expect(r.code).toBe(2)
       expect(r.stderr).toBe(
-        `Error: --from ${empty}: no manifest.json there; give the folder of a county-export --out-dir run\n`,
+        `Error: --from ${empty}: no manifest there (_sfl/manifest.json); give the folder of a county-export --out-dir run\n`,
       )
       expect(sent(log).length - before).toBe(0)
     })

@@ -70,9 +70,9 @@ describe('sfl county-export: state and nationwide selection, plans and --out-dir
         },
       )
       expect(r.code).toBe(0)
-      expect(readdirSync(dir).sort()).toEqual(['manifest.json', 'state=CA', 'state=FL'])
+      expect(readdirSync(dir).sort()).toEqual(['_sfl', 'state=CA', 'state=FL'])
       expect(JSON.parse(readFileSync(join(dir, 'state=CA/fips=06067/data.json'), 'utf8'))).toHaveLength(2000)
-      expect(JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'))).toMatchObject({
+      expect(JSON.parse(readFileSync(join(dir, '_sfl', 'manifest.json'), 'utf8'))).toMatchObject({
         version: 1,
         format: 'json',
         counties: [
@@ -112,7 +112,7 @@ describe('sfl county-export: state and nationwide selection, plans and --out-dir
         .map((l) => l.query['fips'])
       expect(after.length).toBeGreaterThan(0)
       expect(after.filter((f) => f !== '06037')).toEqual([])
-      const m = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as {
+      const m = JSON.parse(readFileSync(join(dir, '_sfl', 'manifest.json'), 'utf8')) as {
         counties: Array<{fips: string; records: number}>
       }
       expect(m.counties.map((c) => [c.fips, c.records])).toEqual([
@@ -122,7 +122,7 @@ describe('sfl county-export: state and nationwide selection, plans and --out-dir
       expect(
         readFileSync(join(dir, 'state=CA/fips=06037/data.csv'), 'utf8').trimEnd().split('\r\n'),
       ).toHaveLength(3001)
-      expect(readdirSync(dir).sort()).toEqual(['manifest.json', 'state=CA', 'state=FL'])
+      expect(readdirSync(dir).sort()).toEqual(['_sfl', 'state=CA', 'state=FL'])
     })
   })
 })

@@ -362,7 +362,7 @@ describe('Parquet with the other analyst tools', () => {
         {env},
       )
       expect(r.code, r.stderr).toBe(0)
-      const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as {
+      const manifest = JSON.parse(readFileSync(join(dir, '_sfl', 'manifest.json'), 'utf8')) as {
         format: string
         counties: Array<{fips: string; path: string; records: number}>
       }

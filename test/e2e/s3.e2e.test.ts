@@ -61,8 +61,8 @@ interface Manifest {
 }
 
 function manifestOf(s3: S3TestServer, prefix: string): Manifest {
-  const m = s3.object('exports', `${prefix}/manifest.json`)
-  expect(m, `${prefix}/manifest.json`).toBeDefined()
+  const m = s3.object('exports', `${prefix}/_sfl/manifest.json`)
+  expect(m, `${prefix}/_sfl/manifest.json`).toBeDefined()
   return JSON.parse(m!.body.toString('utf8')) as Manifest
 }
 
@@ -94,7 +94,7 @@ describe('county-export --out-dir s3://bucket/prefix (built CLI, loopback S3 ser
         expect(r.stderr).toContain('102,000 records written to 2 county files in s3://exports/2026-11')
         // the probe and the lock object are gone: only what an engine reads, and the manifest
         expect(s3.keys('exports')).toEqual([
-          '2026-11/manifest.json',
+          '2026-11/_sfl/manifest.json',
           '2026-11/state=CA/fips=06067/data.parquet',
           '2026-11/state=TX/fips=48201/data.parquet',
         ])
@@ -115,7 +115,7 @@ describe('county-export --out-dir s3://bucket/prefix (built CLI, loopback S3 ser
         const puts = s3.log.filter((l) => l.method === 'PUT' && l.status === 200 && !l.key.includes('.sfl-'))
         expect(puts.map((l) => l.key.replace(/^2026-11\//, ''))).toEqual([
           ...puts.slice(0, -1).map((l) => l.key.replace(/^2026-11\//, '')),
-          'manifest.json',
+          '_sfl/manifest.json',
         ])
         const firstManifest = puts.findIndex((l) => l.key.endsWith('manifest.json'))
         expect(puts[firstManifest - 1]!.key).toMatch(/fips=\d{5}\/data\.parquet$/)
@@ -174,7 +174,7 @@ describe('county-export --out-dir s3://bucket/prefix (built CLI, loopback S3 ser
         expect(readdirSync(runs)).toEqual([])
         expect(s3.uploads.size).toBe(0)
         expect(s3.keys('exports')).toEqual([
-          'run/manifest.json',
+          'run/_sfl/manifest.json',
           'run/state=CA/fips=06067/data.csv',
           'run/state=TX/fips=48201/data.csv',
         ])
@@ -217,7 +217,7 @@ describe('county-export --out-dir s3://bucket/prefix (built CLI, loopback S3 ser
             .map((l) => l.query['fips']),
         ).toEqual(['10003'])
         expect(
-          s3.log.some((l) => l.method === 'GET' && l.key === 'm/manifest.json' && l.status === 200),
+          s3.log.some((l) => l.method === 'GET' && l.key === 'm/_sfl/manifest.json' && l.status === 200),
         ).toBe(true)
         // the fresh counties' objects are not written again
         for (const [k, etag] of objects.filter(([k]) => k!.includes('/data.')))
@@ -428,6 +428,66 @@ describe('--out s3://bucket/key, and readers of s3:// (stats, changes)', () => {
         const m = manifestOf(s3, 'p')
         expect(doc.run.records).toBe(m.counties.reduce((a, c) => a + c.records, 0))
         expect(doc.counties.map((c) => c.fips)).toEqual(['06067', '10001'])
+      }),
+    )
+  }, 120_000)
+
+  it('a prefix an older sfl wrote (manifest.json at its top): stats and changes read it, and the next run moves the manifest under _sfl/', async () => {
+    await withStore(async (s3) =>
+      withSandbox({}, async (sb) => {
+        const env = {...storeEnv(s3, tmp()), SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'}
+        const args = ['county-export', '--fips', '06067', '--out-dir', 's3://exports/old']
+        expect((await sfl(args, {env})).code).toBe(0)
+        // as sfl before 0.3 left it: the manifest at the prefix's top, nothing under _sfl/
+        const text = s3.object('exports', 'old/_sfl/manifest.json')!.body.toString('utf8')
+        s3.put('exports', 'old/manifest.json', text)
+        expect((await sfl(['changes', 's3://exports/old', 's3://exports/old'], {env})).code).toBe(0)
+        s3.delete('exports', 'old/_sfl/manifest.json')
+        for (const arg of ['s3://exports/old', 's3://exports/old/manifest.json']) {
+          const stats = await sfl(['stats', arg, '--json'], {env})
+          expect(stats.code, stats.stderr).toBe(0)
+          expect((JSON.parse(stats.stdout) as {run: {records: number}}).run.records).toBe(2000)
+        }
+        const ch = await sfl(['changes', 's3://exports/old', 's3://exports/old/manifest.json'], {env})
+        expect(ch.code, ch.stderr).toBe(0)
+        expect(ch.stderr).toContain('0 added, 0 updated, 0 deleted, 2,000 unchanged in 1 county')
+        // a run into it (--max-age: the county is fresh, nothing fetched) moves the manifest, entries kept
+        const again = await sfl([...args, '--fips', '10001', '--max-age', '1d'], {env})
+        expect(again.code, again.stderr).toBe(0)
+        expect(s3.keys('exports')).toEqual([
+          'old/_sfl/manifest.json',
+          'old/state=CA/fips=06067/data.csv',
+          'old/state=DE/fips=10001/data.csv',
+        ])
+        expect(manifestOf(s3, 'old').counties.map((c) => [c.fips, c.records])).toEqual([
+          ['06067', 2000],
+          ['10001', expect.any(Number)],
+        ])
+      }),
+    )
+  }, 120_000)
+
+  it('a gzipped export in the bucket (x.ndjson.gz): sfl stats, sfl changes and --changes-since read it as the plain one', async () => {
+    await withStore(async (s3) =>
+      withSandbox({}, async (sb) => {
+        const env = {...storeEnv(s3, tmp()), SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: 'sandbox-full'}
+        const url = 's3://exports/g/x.ndjson.gz'
+        const r = await sfl(['county-export', '--fips', '06067', '--out', url], {env})
+        expect(r.code, r.stderr).toBe(0)
+        // gzip on the wire: the object starts with gzip's magic
+        expect([...s3.object('exports', 'g/x.ndjson.gz')!.body.subarray(0, 2)]).toEqual([0x1f, 0x8b])
+        const stats = await sfl(['stats', url, '--json'], {env})
+        expect(stats.code, stats.stderr).toBe(0)
+        expect((JSON.parse(stats.stdout) as {run: {records: number}}).run.records).toBe(2000)
+        const ch = await sfl(['changes', url, url], {env})
+        expect(ch.code, ch.stderr).toBe(0)
+        expect(ch.stderr).toContain('0 added, 0 updated, 0 deleted, 2,000 unchanged in 1 county')
+        const out = join(tmp(), 'again.ndjson')
+        const since = await sfl(['county-export', '--fips', '06067', '--out', out, '--changes-since', url], {
+          env,
+        })
+        expect(since.code, since.stderr).toBe(0)
+        expect(since.stderr).toContain('0 added, 0 updated, 0 deleted, 2,000 unchanged in 1 county')
       }),
     )
   }, 120_000)

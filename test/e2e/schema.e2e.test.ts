@@ -67,7 +67,7 @@ describe('one schema per --out-dir run', () => {
       c.closeSync()
       db.closeSync()
     }
-    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as {
+    const manifest = JSON.parse(readFileSync(join(dir, '_sfl', 'manifest.json'), 'utf8')) as {
       schema: {key: string; columns: Array<{name: string; type: string}>; options: string[]}
       counties: Array<{schema: string}>
     }

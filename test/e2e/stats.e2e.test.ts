@@ -1,6 +1,6 @@
-import {mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync} from 'node:fs'
+import {cpSync, mkdtempSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {dirname, join} from 'node:path'
 
 import {afterEach, describe, expect, it} from 'vitest'
 
@@ -444,7 +444,7 @@ describe('run statistics after an export, and sfl stats', () => {
     const folder = await sfl(['stats', d], {env: env(s)})
     expect(folder.code).toBe(2)
     expect(folder.stderr).toBe(
-      `Error: ${d} is a folder without manifest.json; give an export file or an --out-dir folder\n`,
+      `Error: ${d} is a folder without _sfl/manifest.json; give an export file or an --out-dir folder\n`,
     )
     writeFileSync(join(d, 'bad.ndjson'), '{"Fips":"06067"}\nnot json\n')
     const bad = await sfl(['stats', join(d, 'bad.ndjson')], {env: env(s)})
@@ -453,7 +453,7 @@ describe('run statistics after an export, and sfl stats', () => {
     expect(s.requests).toHaveLength(0)
   })
 
-  it('sfl stats on an --out-dir folder and on its manifest.json: the figures the export printed, by county', async () => {
+  it('sfl stats on an --out-dir folder and on its _sfl/manifest.json (or the root manifest.json of an older sfl): the figures the export printed, by county', async () => {
     const s = (server = await startScenario((r) =>
       r.fips === '06001' ? {page: {records: []}} : answer()(r),
     ))
@@ -486,10 +486,20 @@ describe('run statistics after an export, and sfl stats', () => {
     ])
     expect(doc['run']).toEqual(RUN)
     const requests = s.requests.length
-    for (const arg of [dir, join(dir, 'manifest.json')]) {
+    for (const arg of [dir, join(dir, '_sfl', 'manifest.json')]) {
       const st = await sfl(['stats', arg, '--by-county', '--json'], {env: env(s)})
       expect(st.stderr).toBe('')
       expect(st.code).toBe(0)
+      expect(JSON.parse(st.stdout)).toEqual(doc)
+    }
+    // a folder as sfl before 0.3 left it, its manifest at the root: the same figures
+    const older = join(dirname(dir), 'older')
+    cpSync(dir, older, {recursive: true})
+    renameSync(join(older, '_sfl', 'manifest.json'), join(older, 'manifest.json'))
+    rmSync(join(older, '_sfl'), {recursive: true})
+    for (const arg of [older, join(older, 'manifest.json')]) {
+      const st = await sfl(['stats', arg, '--by-county', '--json'], {env: env(s)})
+      expect(st.code, st.stderr).toBe(0)
       expect(JSON.parse(st.stdout)).toEqual(doc)
     }
     const table = await sfl(['stats', dir, '--by-county'])
@@ -501,7 +511,7 @@ describe('run statistics after an export, and sfl stats', () => {
     const gone = await sfl(['stats', dir], {env: env(s)})
     expect(gone.code).toBe(2)
     expect(gone.stderr).toBe(
-      `Error: ${join(dir, 'manifest.json')}: the file of county 06113 (state=CA/fips=06113/data.csv) is missing\n`,
+      `Error: ${join(dir, '_sfl', 'manifest.json')}: the file of county 06113 (state=CA/fips=06113/data.csv) is missing\n`,
     )
     expect(s.requests.length).toBe(requests) // sfl stats sent nothing
   })

@@ -144,6 +144,11 @@ export class S3TestServer {
       ?.set(key, {body: b, etag: `"${md5(b).toString('hex')}"`, lastModified: new Date()})
   }
 
+  /** Remove an object, as another program with the bucket's keys would. */
+  delete(bucket: string, key: string): void {
+    this.buckets.get(bucket)?.delete(key)
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://x')
     const query: Record<string, string> = {}

@@ -7,6 +7,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs'
@@ -260,7 +261,8 @@ describe.skipIf(!IS_ROOT)(`an --out-dir's partition folders made by another user
     const r = await run(exports, join(tmp(), 'requests.ndjson'))
     expect(r.code).toBe(0)
     expect(tree(exports)).toEqual([
-      'manifest.json',
+      '_sfl/',
+      '_sfl/manifest.json',
       'state=CA/',
       'state=CA/fips=06067/',
       'state=CA/fips=06067/data.csv',
@@ -393,7 +395,7 @@ describe('an --out-dir is never narrowed (issue 29)', () => {
         // Sacramento's file as it was, byte for byte; Miami with the folder's 59 columns
         expect(after.get(SAC(format))).toBe(before.get(SAC(format)))
         expect(await columnsOf(join(dir, MIAMI(format)), format)).toEqual(FULL_COLUMNS)
-        expect([...after.keys()].sort()).toEqual(['manifest.json', SAC(format), MIAMI(format)])
+        expect([...after.keys()].sort()).toEqual(['_sfl/manifest.json', SAC(format), MIAMI(format)])
         if (format === 'csv') {
           // the basic key's records have no add-on values: those cells are empty, every one
           const rows = readFileSync(join(dir, MIAMI(format)), 'utf8')
@@ -403,7 +405,7 @@ describe('an --out-dir is never narrowed (issue 29)', () => {
           expect(rows).toHaveLength(2000)
           expect(rows.every((row) => row.endsWith(','.repeat(FULL_COLUMNS.length - 32)))).toBe(true)
         }
-        const m = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as {
+        const m = JSON.parse(readFileSync(join(dir, '_sfl', 'manifest.json'), 'utf8')) as {
           schema: {columns: Array<{name: string}>; options: string[]}
           counties: Array<{fips: string; schema: string}>
         }
@@ -424,14 +426,16 @@ describe('an --out-dir is never narrowed (issue 29)', () => {
             env: {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: key},
           })
         expect((await run('06067', 'sandbox-full')).code).toBe(0)
-        const path = join(dir, 'manifest.json')
+        const path = join(dir, '_sfl', 'manifest.json')
         const m = JSON.parse(readFileSync(path, 'utf8')) as {
           schema?: unknown
           counties: Array<{schema?: string}>
         }
         delete m.schema
         for (const c of m.counties) delete c.schema
-        writeFileSync(path, JSON.stringify(m))
+        // as an older sfl left it: at the folder's root, without schemas; the run moves it to _sfl/
+        rmSync(join(dir, '_sfl'), {recursive: true})
+        writeFileSync(join(dir, 'manifest.json'), JSON.stringify(m))
         const sac = sha(join(dir, SAC(format)))
         const r = await run('12086', 'sandbox-basic')
         expect(r.code).toBe(0)
@@ -439,7 +443,7 @@ describe('an --out-dir is never narrowed (issue 29)', () => {
         expect(sha(join(dir, SAC(format)))).toBe(sac)
         expect(await columnsOf(join(dir, MIAMI(format)), format)).toEqual(FULL_COLUMNS)
         expect(tree(dir).filter((p) => !p.endsWith('/'))).toEqual([
-          'manifest.json',
+          '_sfl/manifest.json',
           SAC(format),
           MIAMI(format),
         ])
@@ -462,7 +466,7 @@ describe('an --out-dir is never narrowed (issue 29)', () => {
         'ServicePropertyID',
         'FinalValue',
       ])
-      const m = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as {
+      const m = JSON.parse(readFileSync(join(dir, '_sfl', 'manifest.json'), 'utf8')) as {
         counties: Array<{fips: string; schema: string}>
       }
       // each entry's schema key says which columns its file has

@@ -18,7 +18,7 @@ function folder(): string {
 }
 
 /** An --out-dir export: two counties, one file named by the manifest's format, one by its own extension. */
-function outDir(): string {
+function outDir(place = '_sfl/manifest.json'): string {
   const d = folder()
   for (const [fips, name] of [
     ['06067', 'data.csv'],
@@ -31,23 +31,28 @@ function outDir(): string {
     {fips: '06067', path: 'state=CA/fips=06067/data.csv'},
     {fips: '06113', path: 'state=CA/fips=06113/data.ndjson'},
   ]
-  writeFileSync(join(d, 'manifest.json'), JSON.stringify({version: 1, format: 'csv', counties}))
+  // _sfl/manifest.json as sfl writes it now, or manifest.json at the root as sfl before 0.3 did
+  if (place === '_sfl/manifest.json') mkdirSync(join(d, '_sfl'))
+  writeFileSync(join(d, place), JSON.stringify({version: 1, format: 'csv', counties}))
   return d
 }
 
 describe('one resolver for export arguments (sfl stats, sfl changes, --changes-since)', () => {
-  it('a folder and its manifest.json resolve to the same county files, in the manifest order', async () => {
-    const d = outDir()
-    const want = {
-      manifest: join(d, 'manifest.json'),
-      files: [
-        {path: join(d, 'state=CA/fips=06067/data.csv'), fips: '06067', format: 'csv'},
-        {path: join(d, 'state=CA/fips=06113/data.ndjson'), fips: '06113', format: 'ndjson'},
-      ],
-    }
-    expect(await exportFiles(d)).toEqual(want)
-    expect(await exportFiles(join(d, 'manifest.json'))).toEqual(want)
-  })
+  it.each(['_sfl/manifest.json', 'manifest.json'])(
+    'a folder and its %s resolve to the same county files, in the manifest order',
+    async (place) => {
+      const d = outDir(place)
+      const want = {
+        manifest: join(d, place),
+        files: [
+          {path: join(d, 'state=CA/fips=06067/data.csv'), fips: '06067', format: 'csv'},
+          {path: join(d, 'state=CA/fips=06113/data.ndjson'), fips: '06113', format: 'ndjson'},
+        ],
+      }
+      expect(await exportFiles(d)).toEqual(want)
+      expect(await exportFiles(join(d, place))).toEqual(want)
+    },
+  )
 
   it('an export file is itself, with no county and no manifest', async () => {
     const d = folder()
@@ -67,7 +72,8 @@ describe('one resolver for export arguments (sfl stats, sfl changes, --changes-s
     [
       'a folder without a manifest',
       (d: string) => d,
-      (d: string) => `${d} is a folder without manifest.json; give an export file or an --out-dir folder`,
+      (d: string) =>
+        `${d} is a folder without _sfl/manifest.json; give an export file or an --out-dir folder`,
     ],
   ])('%s: a usage error naming it', async (_name, arg, message) => {
     const d = folder()
@@ -80,7 +86,7 @@ describe('one resolver for export arguments (sfl stats, sfl changes, --changes-s
     const d = outDir()
     rmSync(join(d, 'state=CA/fips=06113/data.ndjson'))
     await expect(exportFiles(d)).rejects.toThrow(
-      `${join(d, 'manifest.json')}: the file of county 06113 (state=CA/fips=06113/data.ndjson) is missing`,
+      `${join(d, '_sfl/manifest.json')}: the file of county 06113 (state=CA/fips=06113/data.ndjson) is missing`,
     )
   })
 })

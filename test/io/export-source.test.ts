@@ -1,4 +1,4 @@
-import {writeFileSync} from 'node:fs'
+import {mkdirSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {describe, expect, it} from 'vitest'
@@ -82,6 +82,35 @@ describe('openExportSource', () => {
     writeFileSync(fake, Buffer.concat([Buffer.from('PAR1'), Buffer.alloc(64, 7), Buffer.from('PAR1')]))
     expect(await refusal(fake)).toMatch(
       /^.*x\.parquet is not an sfl export: its Parquet metadata is larger than an export has;/,
+    )
+  })
+
+  it.each(['_sfl/manifest.json', 'manifest.json'])(
+    'a folder with its manifest at %s: the county paths are relative to the folder, the same files from the folder and from the manifest',
+    async (place) => {
+      const dir = tempDir()
+      mkdirSync(join(dir, 'state=CA', 'fips=06067'), {recursive: true})
+      writeFileSync(join(dir, 'state=CA', 'fips=06067', 'data.csv'), 'Fips,FinalValue\r\n06067,1\r\n')
+      mkdirSync(join(dir, '_sfl'), {recursive: true})
+      const counties = [{fips: '06067', path: 'state=CA/fips=06067/data.csv'}]
+      writeFileSync(join(dir, place), JSON.stringify({version: 1, format: 'csv', counties}))
+      for (const arg of [dir, join(dir, place)]) {
+        const source = await openExportSource(arg, UNTRUSTED_LIMITS)
+        expect(source.manifest).toMatch(new RegExp(`${place.replace('.', '\\.')}$`))
+        expect(source.files.map((f) => [f.fips, f.path])).toEqual([
+          ['06067', join(dir, 'state=CA', 'fips=06067', 'data.csv')],
+        ])
+      }
+    },
+  )
+
+  it("untrusted: an _sfl/ that is a link to another folder is refused, not read as this folder's", async () => {
+    const dir = tempDir()
+    const elsewhere = tempDir()
+    writeFileSync(join(elsewhere, 'manifest.json'), JSON.stringify({version: 1, format: 'csv', counties: []}))
+    symlinkSync(elsewhere, join(dir, '_sfl'))
+    expect(await refusal(dir)).toBe(
+      `${join(dir, '_sfl')} is a symbolic link, not an export: only regular files and folders are read`,
     )
   })
 

@@ -1,4 +1,4 @@
-import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
@@ -93,7 +93,9 @@ describe('the --out-dir manifest', () => {
       again.record(entry('06067', '2026-11-22T00:00:00.000Z')),
       again.record(entry('06037', '2026-11-22T00:00:01.000Z')),
     ])
-    const m = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as Manifest
+    const m = JSON.parse(readFileSync(join(dir, '_sfl', 'manifest.json'), 'utf8')) as Manifest
+    // under _sfl/ (a name dataset readers skip), nothing at the folder's root
+    expect(readdirSync(dir)).toEqual(['_sfl'])
     expect(m.format).toBe('csv')
     expect(m.counties.map((c) => c.fips)).toEqual(['06037', '06067', '12086'])
     const other = (await ManifestFile.open(dir, 'ndjson').then(
@@ -104,8 +106,49 @@ describe('the --out-dir manifest', () => {
     expect(other.message).toBe(`the folder ${dir} holds a csv export (manifest.json), not ndjson`)
     // the CLI's words (src/cli/error-words.ts)
     expect(cliMessage(other)).toBe(
-      `--out-dir ${dir} holds a csv export (manifest.json); pass --output csv, or export ndjson into another folder`,
+      `--out-dir ${dir} holds a csv export (_sfl/manifest.json); pass --output csv, or export ndjson into another folder`,
     )
+  })
+
+  it("an earlier sfl's root manifest.json is read, and moved to _sfl/ by the next write with its entries", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sfl-manifest-'))
+    const old = {version: 1, format: 'csv', counties: [entry('12086', '2026-11-01T00:00:00.000Z')]}
+    writeFileSync(join(dir, 'manifest.json'), JSON.stringify(old))
+    expect((await readManifest(dir))?.counties.map((c) => c.fips)).toEqual(['12086'])
+    const file = await ManifestFile.open(dir, 'csv')
+    // read, not yet moved: a run that stops before its first county leaves the folder as it was
+    expect(existsSync(join(dir, 'manifest.json'))).toBe(true)
+    await file.record(entry('06067', '2026-11-22T00:00:00.000Z'))
+    expect(existsSync(join(dir, 'manifest.json'))).toBe(false)
+    const m = JSON.parse(readFileSync(join(dir, '_sfl', 'manifest.json'), 'utf8')) as Manifest
+    expect(m.counties.map((c) => c.fips)).toEqual(['06067', '12086'])
+    // another format in the old place is refused as in the new one, and left where it is
+    const other = mkdtempSync(join(tmpdir(), 'sfl-manifest-'))
+    writeFileSync(join(other, 'manifest.json'), JSON.stringify({...old, format: 'ndjson'}))
+    await expect(ManifestFile.open(other, 'csv')).rejects.toThrow('holds a ndjson export')
+    expect(existsSync(join(other, 'manifest.json'))).toBe(true)
+  })
+
+  it('both places: _sfl/ wins where both have a county, the root adds what only it has or finished later', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sfl-manifest-'))
+    mkdirSync(join(dir, '_sfl'))
+    const now = {version: 1, format: 'csv', counties: [entry('06067', '2026-11-22T00:00:00.000Z', 5)]}
+    writeFileSync(join(dir, '_sfl', 'manifest.json'), JSON.stringify(now))
+    const older = [
+      entry('06067', '2026-11-01T00:00:00.000Z', 99), // older than _sfl/'s: not taken
+      entry('12086', '2026-11-02T00:00:00.000Z', 7), // only here: taken
+    ]
+    writeFileSync(join(dir, 'manifest.json'), JSON.stringify({version: 1, format: 'csv', counties: older}))
+    // a reader takes _sfl/'s alone
+    expect((await readManifest(dir))?.counties.map((c) => c.records)).toEqual([5])
+    const file = await ManifestFile.open(dir, 'csv')
+    await file.save()
+    const m = JSON.parse(readFileSync(join(dir, '_sfl', 'manifest.json'), 'utf8')) as Manifest
+    expect(m.counties.map((c) => [c.fips, c.records])).toEqual([
+      ['06067', 5],
+      ['12086', 7],
+    ])
+    expect(readdirSync(dir)).toEqual(['_sfl'])
   })
 
   it('a manifest sfl cannot read is a usage error, not overwritten', async () => {

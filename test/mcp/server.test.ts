@@ -338,7 +338,7 @@ describe('sfl mcp tools', () => {
     )
     expect((await call('plan_export', {states: ['XX']})).text).toMatch(/^states "XX": no county/)
     expect((await call('plan_export', {counties: ['06067'], max_age: '30d'})).text).toBe(
-      'max_age needs out_dir (freshness is read from its manifest.json)',
+      'max_age needs out_dir (freshness is read from its _sfl/manifest.json)',
     )
   })
 

@@ -4,6 +4,7 @@ import * as z from 'zod'
 
 import {UsageError} from '../../errors.js'
 import {outDirProblem} from '../../io/export-source.js'
+import {MANIFEST_PLACES} from '../../io/out-dir-layout.js'
 import {outDirJournalPaths} from '../../jobs/journal.js'
 import {parseDuration} from '../../jobs/plan.js'
 import {dryRun} from '../../lib/dry-run.js'
@@ -30,7 +31,7 @@ const input = z.strictObject({
     .meta({description: 'Every county of the US county list (about 3,200)'}),
   out_dir: z.string().optional().meta({
     description:
-      'The folder the export would go to: an earlier run there (manifest.json, a checkpoint) is taken into account. Only read',
+      'The folder the export would go to: an earlier run there (_sfl/manifest.json, a checkpoint) is taken into account. Only read',
   }),
   max_age: z.string().optional().meta({
     description: 'With out_dir: counties exported less than this long ago are skipped ("30d", "12h")',
@@ -72,11 +73,11 @@ It does NOT export: an assistant's context is no place for a county of records (
     const fips = countyListOf({counties: args.counties, states: args.states, all: args.all_counties})
     const format = args.format ?? 'csv'
     if (args.max_age !== undefined && args.out_dir === undefined)
-      throw new UsageError('max_age needs out_dir (freshness is read from its manifest.json)')
+      throw new UsageError('max_age needs out_dir (freshness is read from its _sfl/manifest.json)')
     const maxAgeMs = args.max_age === undefined ? undefined : parseDuration(args.max_age, 'max_age')
     // checked as the CLI checks it, before the probe is sent; the plan says it changes no request
     const where = args.where === undefined ? undefined : checkedWhere(args.where)
-    // the folder is only read (its manifest.json and checkpoint): a file there, or a FIFO or device in
+    // the folder is only read (its manifest and checkpoint): a file there, or a FIFO or device in
     // their place, is refused before anything of it is opened (src/io/export-source.ts)
     if (args.out_dir !== undefined) {
       // an s3:// folder would be read with the person's AWS credentials at a caller's word: local only
@@ -85,7 +86,8 @@ It does NOT export: an assistant's context is no place for a county of records (
           `out_dir ${args.out_dir}: sfl mcp plans local export folders only, never an s3:// location; plan that one with sfl county-export in a terminal`,
         )
       const {journal} = outDirJournalPaths(args.out_dir)
-      const problem = await outDirProblem(args.out_dir, [join(args.out_dir, 'manifest.json'), journal])
+      const manifests = MANIFEST_PLACES.map((rel) => join(args.out_dir!, rel))
+      const problem = await outDirProblem(args.out_dir, [...manifests, journal])
       if (problem) throw new UsageError(`out_dir ${problem}`)
     }
     const plan = await dryRun({

@@ -8,7 +8,7 @@ import type {ToolDef} from '../tool.js'
 const input = z.strictObject({
   path: z.string().meta({
     description:
-      'An export as `sfl county-export` wrote it, on this machine: a CSV, NDJSON, JSON or Parquet file, the folder of a county-export run (with its manifest.json), or that manifest.json',
+      'An export as `sfl county-export` wrote it, on this machine: a CSV, NDJSON, JSON or Parquet file, the folder of a county-export run (with its _sfl/manifest.json), or that manifest',
     minLength: 1,
     maxLength: 4096,
   }),
@@ -30,7 +30,7 @@ export const statsTool: ToolDef<typeof input> = {
   name: 'export_statistics',
   title: 'Statistics of an export',
   description: `Statistics of an export that already exists on this machine (what \`sfl stats PATH\` prints): records, the shares of FHA, VA, USDA, assumable and FHA-condo eligibility, CRA levels, value quartiles, median confidence, and assumable loans by type with their median rate and equity gap.
-It reads sfl's exports only: the folder of a county-export run with its manifest.json, or a regular file whose CSV header or first record (NDJSON, JSON, Parquet) is an sfl export's, at most 2 GiB with lines of at most 1 MiB. Anything else (another file, a FIFO, a device, /proc) is refused before its content is read, and an error never quotes a file's text. Counts and figures only: CRA levels and loan types as the spec lists them (any other value counts as "(other)"), counties by 5-digit code. It sends no request, works without sfl's configuration, and will not return the records themselves nor make an export (see plan_export).`,
+It reads sfl's exports only: the folder of a county-export run with its _sfl/manifest.json, or a regular file whose CSV header or first record (NDJSON, JSON, Parquet) is an sfl export's, at most 2 GiB with lines of at most 1 MiB. Anything else (another file, a FIFO, a device, /proc) is refused before its content is read, and an error never quotes a file's text. Counts and figures only: CRA levels and loan types as the spec lists them (any other value counts as "(other)"), counties by 5-digit code. It sends no request, works without sfl's configuration, and will not return the records themselves nor make an export (see plan_export).`,
   input,
   output,
   annotations: {readOnlyHint: true, idempotentHint: true, openWorldHint: false},
