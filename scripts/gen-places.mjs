@@ -16,7 +16,7 @@
 // consolidated city (Indianapolis, Nashville, Louisville, Augusta...: the estimates give them no row of
 // level 162). Census-designated places are not in the estimates and are left out (but Urban Honolulu, which
 // they list), as are places dissolved or renamed before 2019, Puerto Rico (estimated apart), and places
-// incorporated after the Gazetteer's year (2012):
+// incorporated after the Gazetteer's edition (early 2010s):
 // about 6,800 names of 29,500, 26 KB of the packed package where all would cost 104 KB (the package has a
 // 1 MB ceiling). A city the list lacks is split as before, by the street's suffix (src/address/split-tail.ts).
 //
