@@ -23,7 +23,8 @@
 // Names: upper case, accents and periods removed ("St. Louis" → "ST LOUIS", "Cataño" → "CATANO"), the
 // legal description dropped ("Sacramento city" → "SACRAMENTO"); "San Buenaventura (Ventura)" gives both
 // names; a consolidated government's first name is kept too ("Nashville-Davidson metropolitan government
-// (balance)" → "NASHVILLE-DAVIDSON" and "NASHVILLE").
+// (balance)" → "NASHVILLE DAVIDSON" and "NASHVILLE"); written in the form sfl compares names in (hyphens
+// as spaces, SAINT as ST, FT as FORT, MT as MOUNT: placeKey in src/address/places.ts).
 //
 // Format: comment lines (#), then one line a state, `ST:` and its names sorted, separated by `|`; a name
 // that shares its first k letters (1-26) with the name before it starts with the k-th lower-case letter and
@@ -102,18 +103,30 @@ function placeNames(name) {
   if (balance || /[/,]/.test(n) || / County$/.test(n)) out.push(n.split(/[/,-]/)[0])
   // "Urban Honolulu CDP", the one CDP the estimates list (Honolulu has no incorporated city): HONOLULU
   if (/^Urban /.test(n)) out.push(n.slice('Urban '.length))
-  return [...new Set(out.map(plain).filter((x) => /^[A-Z0-9][A-Z0-9 -]*$/.test(x)))]
+  return [...new Set(out.map(plain).filter((x) => /^[A-Z0-9][A-Z0-9 ]*$/.test(x)))]
 }
 
-/** Upper case, no accents, no periods or apostrophes, single spaces. */
+/**
+ * The form sfl compares names in (src/address/places.ts placeKey): upper case, no accents, no periods or
+ * apostrophes, hyphens as spaces, SAINT as ST, SAINTE as STE, FT as FORT, MT as MOUNT, single spaces.
+ */
+const KEY_WORDS = new Map([
+  ['SAINT', 'ST'],
+  ['SAINTE', 'STE'],
+  ['FT', 'FORT'],
+  ['MT', 'MOUNT'],
+])
 function plain(name) {
   return name
     .normalize('NFD')
     .replace(/\p{M}/gu, '')
     .toUpperCase()
     .replace(/[.'’]/g, '')
-    .replace(/\s+/g, ' ')
-    .trim()
+    .replace(/-/g, ' ')
+    .split(/\s+/)
+    .filter((w) => w !== '')
+    .map((w) => KEY_WORDS.get(w) ?? w)
+    .join(' ')
 }
 
 const byState = new Map()

@@ -12,25 +12,39 @@ export type PlaceNames = (state: string) => ReadonlySet<string> | undefined
 
 /** Pure: the generated file's text (comment lines, then `ST:names` lines) as a map of state to names. */
 export function placesFromText(text: string): Map<string, Set<string>> {
-  const out = new Map<string, Set<string>>()
+  return new Map([...stateLines(text)].map(([state, names]) => [state, decodeState(state, names)]))
+}
+
+/** Pure: each state's line of the file, not yet decoded (a lookup decodes only its own state's). */
+export function stateLines(text: string): Map<string, string> {
+  const out = new Map<string, string>()
   for (const line of text.split('\n')) {
     if (line === '' || line.startsWith('#')) continue
     const m = /^([A-Z]{2}):(.+)$/.exec(line)
     if (!m) throw new Error(`places.txt: expected "ST:names", got ${JSON.stringify(line.slice(0, 40))}`)
-    const names = new Set<string>()
-    let prev = ''
-    for (const entry of m[2]!.split('|')) {
-      // a lower-case letter first: the name shares that many letters (a = 1) with the one before
-      const k = /^[a-z]/.test(entry) ? entry.charCodeAt(0) - 96 : 0
-      const name = k ? prev.slice(0, k) + entry.slice(1) : entry
-      if ((k && prev.length < k) || !/^[A-Z0-9][A-Z0-9 -]*$/.test(name))
-        throw new Error(`places.txt: a bad name in ${m[1]} after ${JSON.stringify(prev)}`)
-      names.add(placeKey(name))
-      prev = name
-    }
-    out.set(m[1]!, names)
+    out.set(m[1]!, m[2]!)
   }
   return out
+}
+
+/**
+ * Pure: one state's front-coded names as a set. The generator writes each name in its compared form
+ * (placeKey: no hyphens, ST, FORT, MOUNT), so decoding is only the front coding (a test checks every
+ * shipped name is its own key).
+ */
+export function decodeState(state: string, line: string): Set<string> {
+  const names = new Set<string>()
+  let prev = ''
+  for (const entry of line.split('|')) {
+    // a lower-case letter first: the name shares that many letters (a = 1) with the one before
+    const k = /^[a-z]/.test(entry) ? entry.charCodeAt(0) - 96 : 0
+    const name = k ? prev.slice(0, k) + entry.slice(1) : entry
+    if ((k && prev.length < k) || !/^[A-Z0-9][A-Z0-9 ]*$/.test(name))
+      throw new Error(`places.txt: a bad name in ${state} after ${JSON.stringify(prev)}`)
+    names.add(name)
+    prev = name
+  }
+  return names
 }
 
 /**
@@ -69,9 +83,13 @@ export function placeAtEnd(words: readonly string[], names: ReadonlySet<string>,
   return 0
 }
 
-let shipped: Map<string, Set<string>> | undefined
+let shipped: Map<string, string> | undefined
+const decoded = new Map<string, Set<string>>()
 
-/** The shipped list, read and decoded at the first call. Throws when the package lacks its data file. */
+/**
+ * The shipped list: the file read at the first call, a state's names decoded at the first call for that
+ * state (about 1 ms). Throws when the package lacks its data file.
+ */
 export const shippedPlaces: PlaceNames = (state) => {
   if (!shipped) {
     let text: string
@@ -80,7 +98,10 @@ export const shippedPlaces: PlaceNames = (state) => {
     } catch {
       throw new Error(`sfl's place list (places.txt) is missing beside its code: reinstall sfl`)
     }
-    shipped = placesFromText(text)
+    shipped = stateLines(text)
   }
-  return shipped.get(state)
+  let names = decoded.get(state)
+  const line = shipped.get(state)
+  if (!names && line !== undefined) decoded.set(state, (names = decodeState(state, line)))
+  return names
 }
