@@ -113,11 +113,16 @@ export function trailingUnit(words: readonly string[]): string[] | undefined {
  * @example splitWithoutCommas('3526 HIGH ST SACRAMENTO CA 95838'.split(' '))
  *   // [['3526', 'HIGH', 'ST'], ['SACRAMENTO'], ['CA', '95838']]
  */
-export function splitWithoutCommas(typed: string[], places: PlaceNames = shippedPlaces): string[][] {
+export function splitWithoutCommas(
+  typed: string[],
+  places: PlaceNames = shippedPlaces,
+  /** The state of the county looked in, for an address that names none (standardise.ts). */
+  countyState?: string,
+): string[][] {
   // "... CA 95758 # 140": a unit after the ZIP belongs to the street line
   const after = trailingUnit(typed)
   if (after && ZIP.test(typed[typed.length - after.length - 1] ?? '')) {
-    const split = splitWithoutCommas(typed.slice(0, -after.length), places)
+    const split = splitWithoutCommas(typed.slice(0, -after.length), places, countyState)
     return split.length > 1 ? [[...split[0]!, ...after], ...split.slice(1)] : [typed]
   }
   const words = meaningfulHashes(typed)
@@ -131,6 +136,9 @@ export function splitWithoutCommas(typed: string[], places: PlaceNames = shipped
     // a "#" with its value is written UNIT here, where it may stay inside the line: dropped, it would let
     // a second pass read the words differently (standardising twice must change nothing)
     const units = meaningfulHashes(typed).map((t, i, xs) => (t === '#' && !RANGED_UNITS.has(xs[i - 1] ?? '') ? 'UNIT' : t)) // prettier-ignore
+    // no state typed: the county's places, when the caller knows its state ("1 broadway sacramento")
+    const at = countyState === undefined ? undefined : cityStart(units, countyState, places)
+    if (at !== undefined && at < units.length) return [units.slice(0, at), units.slice(at)]
     return splitCityWithoutTail(units) ?? [units]
   }
   const state = stateAtEnd(plain.slice(0, -1))

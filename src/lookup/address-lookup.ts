@@ -1,3 +1,4 @@
+import {countyByFips} from '../address/counties.js'
 import {addressLadder, type Attempt, describeAttempts} from '../address/ladder.js'
 import {unitMismatch, type UnitMismatch} from '../address/unit-match.js'
 import {NotFoundError} from '../errors.js'
@@ -69,7 +70,7 @@ export async function lookupOne(
       )
     }
   }
-  const ladder = addressLadder(query.by.value, opts)
+  const ladder = addressLadder(query.by.value, {...opts, state: countyByFips(query.fips)?.state})
   const tried: Attempt[] = []
   let said = ''
   for (const attempt of ladder) {

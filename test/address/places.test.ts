@@ -13,7 +13,8 @@ import {
   type PlaceNames,
 } from '../../src/address/places.js'
 import {splitWithoutCommas} from '../../src/address/split-tail.js'
-import {standardiseAddress} from '../../src/address/standardise.js'
+import {addressLadder} from '../../src/address/ladder.js'
+import {standardiseAddress, standardiseInCounty} from '../../src/address/standardise.js'
 import {ROOT} from '../helpers/sandbox.js'
 import {tempDir} from '../helpers/tmp.js'
 
@@ -160,5 +161,28 @@ describe('addresses without commas: the city is the longest place of the state t
       expect(standardiseAddress(typed!).text).toBe(sent)
       expect(standardiseAddress(sent!).text).toBe(sent)
     }
+  })
+
+  it("with no state typed, the county's state lists the places (a lookup's county, a batch row's)", () => {
+    const inSacramento = (typed: string) => standardiseInCounty(typed, '06067').text
+    expect(inSacramento('1 broadway sacramento')).toBe('1 BROADWAY, SACRAMENTO')
+    expect(inSacramento('12 main st west sacramento')).toBe('12 MAIN ST, WEST SACRAMENTO')
+    expect(inSacramento('5201 laguna oaks dr unit 140 elk grove')).toBe(
+      '5201 LAGUNA OAKS DR UNIT 140, ELK GROVE',
+    )
+    // a place of another state, or a street name alone: as without the county
+    expect(inSacramento('1 broadway toledo')).toBe('1 BROADWAY TOLEDO')
+    expect(inSacramento('100 e sacramento')).toBe('100 E SACRAMENTO')
+    expect(inSacramento('3526 high st')).toBe('3526 HIGH ST')
+    // an unknown county code: the words decide alone
+    expect(standardiseInCounty('1 broadway sacramento', '99999').text).toBe('1 BROADWAY SACRAMENTO')
+    expect(standardiseAddress('1 broadway sacramento').text).toBe('1 BROADWAY SACRAMENTO')
+    // the ladder sends the split form first, then the text as typed
+    expect(addressLadder('1 broadway sacramento', {state: 'CA'}).map((a) => a.address)).toEqual([
+      '1 BROADWAY, SACRAMENTO',
+      '1 broadway sacramento',
+    ])
+    for (const typed of ['1 broadway sacramento', '12 main st west sacramento'])
+      expect(inSacramento(inSacramento(typed))).toBe(inSacramento(typed))
   })
 })

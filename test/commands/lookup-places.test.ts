@@ -79,6 +79,14 @@ describe('an address typed in one run is split where its city starts, and sent i
     expect(sent()).toEqual([['36061', form]])
   })
 
+  it("an address without a state is split by the places of the county's state: one request", async () => {
+    const form = '1 BROADWAY, SACRAMENTO'
+    answers.set(`06067|${form}`, record('06067', 'CA', '1 BROADWAY', 'SACRAMENTO'))
+    const r = await lookup(['--county', 'Sacramento, CA', '--address', '1 broadway sacramento'])
+    expect(r.exitCode).toBe(0)
+    expect(sent()).toEqual([['06067', form]])
+  })
+
   it('"100 oak ct" (a court, not Connecticut) is sent as typed, then the ladder goes on: nothing split', async () => {
     const r = await lookup(['--fips', '06067', '--address', '100 oak ct'])
     expect(r.exitCode).toBe(3)
