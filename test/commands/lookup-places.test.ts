@@ -1,3 +1,6 @@
+import {writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+
 import {afterAll, beforeAll, beforeEach, describe, expect, it} from 'vitest'
 
 import Lookup from '../../src/commands/lookup.js'
@@ -5,6 +8,7 @@ import {countyByFips} from '../../src/sandbox/counties.js'
 import {Dataset} from '../../src/sandbox/dataset.js'
 import {runCommand} from '../helpers/run-command.js'
 import {startScenario, type Scenario, type ScenarioRequest} from '../helpers/scenario-server.js'
+import {tempDir} from '../helpers/tmp.js'
 
 /**
  * Issue 31, addresses typed without commas: the exact `fips` and `address` sfl sends, against a loopback
@@ -85,6 +89,32 @@ describe('an address typed in one run is split where its city starts, and sent i
     const r = await lookup(['--county', 'Sacramento, CA', '--address', '1 broadway sacramento'])
     expect(r.exitCode).toBe(0)
     expect(sent()).toEqual([['06067', form]])
+  })
+
+  it('the unit asked for is read from the same split: a record without it is not a clean match', async () => {
+    const form = '12 MAIN ST APT 5, SACRAMENTO'
+    answers.set(`06067|${form}`, record('06067', 'CA', '12 MAIN ST', 'SACRAMENTO'))
+    const r = await lookup(['--fips', '06067', '--address', '12 main st apt 5 sacramento'])
+    expect(r.exitCode).toBe(0)
+    expect(sent()).toEqual([['06067', form]])
+    expect(r.stderr).toMatch(/APT 5/)
+    expect(r.stderr).toMatch(/12 MAIN ST/)
+  })
+
+  it("a batch row is split by its own county's state, as a single lookup is", async () => {
+    answers.set('06067|1 BROADWAY, SACRAMENTO', record('06067', 'CA', '1 BROADWAY', 'SACRAMENTO'))
+    answers.set('36061|100 BROADWAY, NEW YORK', record('36061', 'NY', '100 BROADWAY', 'NEW YORK'))
+    const input = join(tempDir(), 'in.csv')
+    writeFileSync(input, 'fips,address\n06067,1 broadway sacramento\n36061,100 broadway new york\n')
+    const r = await runCommand(Lookup, ['--input', input, '-o', 'csv'], {
+      SFL_BASE_URL: server.baseUrl,
+      SFL_API_KEY: 'places-key-0123',
+    })
+    expect(r.exitCode).toBe(0)
+    expect(sent().sort()).toEqual([
+      ['06067', '1 BROADWAY, SACRAMENTO'],
+      ['36061', '100 BROADWAY, NEW YORK'],
+    ])
   })
 
   it('"100 oak ct" (a court, not Connecticut) is sent as typed, then the ladder goes on: nothing split', async () => {
