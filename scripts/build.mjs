@@ -174,6 +174,24 @@ const countiesFile = (where) => ({
   },
 })
 
+/**
+ * The place list (src/address/places.txt, scripts/gen-places.mjs) is a data file beside the bundles, read
+ * only when an address typed without commas must be split (src/address/places.ts). Its path module,
+ * src/address/places-file.ts, names it from import.meta, which dist/lookup.cjs lacks: each bundle gets in
+ * its place a module that names dist/places.txt from the bundle's own file (`where`, as for llhttpFiles).
+ */
+const PLACE_LIST = 'places.txt'
+const placesFile = (where) => ({
+  name: 'places-file',
+  setup(b) {
+    b.onLoad({filter: /[\\/]src[\\/]address[\\/]places-file\.ts$/}, () => {
+      mkdirSync(dist, {recursive: true})
+      copyFileSync(join(ROOT, 'src', 'address', PLACE_LIST), join(dist, PLACE_LIST))
+      return {contents: `export const PLACES_FILE = ${where(PLACE_LIST)}\n`, loader: 'js'}
+    })
+  },
+})
+
 // `npm run coverage:e2e` builds with source maps, unminified and without the factory rewrite below (which
 // would move code under the maps), so V8 coverage of the spawned CLI maps back to src/
 const coverage = process.env.SFL_BUILD_COVERAGE === '1'
@@ -264,6 +282,7 @@ const result = await build({
     lazyRequires(LAZY_UNDICI),
     llhttpFiles((f) => `new URL(${JSON.stringify(`../${f}`)}, __sflChunkUrl)`),
     countiesFile((f) => `new URL(${JSON.stringify(`../${f}`)}, __sflChunkUrl)`),
+    placesFile((f) => `new URL(${JSON.stringify(`../${f}`)}, __sflChunkUrl)`),
   ],
   metafile: true,
   logLevel: 'warning',
@@ -271,7 +290,8 @@ const result = await build({
 
 // the llhttp readers and the county table's find their file one folder up (llhttpFiles, countiesFile):
 // they must be in dist/chunks/
-const READERS = /(undici\/lib\/llhttp\/llhttp(_simd)?-wasm\.js|src\/address\/counties-data\.ts)$/
+const READERS =
+  /(undici\/lib\/llhttp\/llhttp(_simd)?-wasm\.js|src\/address\/counties-data\.ts|src\/address\/places-file\.ts)$/
 for (const [out, o] of Object.entries(result.metafile.outputs))
   if (Object.keys(o.inputs).some((i) => READERS.test(i)) && !out.startsWith('dist/chunks/'))
     throw new Error(
@@ -306,6 +326,7 @@ const fast = await build({
     lazyRequires({...LAZY_UNDICI, ...LAZY_OCLIF_PARSER}),
     llhttpFiles((f) => `require('node:path').join(__dirname, ${JSON.stringify(f)})`),
     countiesFile((f) => `require('node:path').join(__dirname, ${JSON.stringify(f)})`),
+    placesFile((f) => `require('node:path').join(__dirname, ${JSON.stringify(f)})`),
   ],
   metafile: true,
   logLevel: 'silent',

@@ -18,8 +18,12 @@ export interface Attempt {
   withoutUnit: boolean
 }
 
-export function addressLadder(typed: string, opts: {asTyped?: boolean; fallback?: boolean} = {}): Attempt[] {
-  const std = standardiseAddress(typed)
+export function addressLadder(
+  typed: string,
+  /** `state`: the county's, for an address typed without one (standardise.ts). */
+  opts: {asTyped?: boolean; fallback?: boolean; state?: string | undefined} = {},
+): Attempt[] {
+  const std = standardiseAddress(typed, {state: opts.state})
   const attempts: Attempt[] = opts.asTyped
     ? [{address: typed, label: 'as typed', withoutUnit: false}]
     : [{address: std.text, label: 'standardised', withoutUnit: false}]

@@ -1,3 +1,4 @@
+import {placeAtEnd, shippedPlaces, type PlaceNames} from './places.js'
 import {ALONE_UNITS, DIRECTIONALS, RANGED_UNITS, SUFFIXES} from './pub28.js'
 import {stateAtEnd} from './states.js'
 
@@ -7,7 +8,11 @@ import {stateAtEnd} from './states.js'
  * street's words are kept as typed (standardise.ts abbreviates them after); only where it ends is decided
  * here. Pure; works on the upper-case tokens of standardise.ts.
  *
- * Where the street ends, when nothing but the words says so (README "Addresses"):
+ * Where the city starts, first (cityStart): the longest name of the state's places (places.ts, the Census
+ * places) that ends the words before the state ("100 BROADWAY NEW YORK NY 10007"). Without a ZIP, the state
+ * and city are split off only so ("12 OCEAN VIEW AVE SAN JOSE CA").
+ *
+ * Where the street ends, when the list names no city and nothing but the words says so (README "Addresses"):
  * 1. after the last secondary unit whose value looks like one, a number or a single letter ("UNIT 140",
  *    "# 2109", "APT B"): "KEY WEST" is a city, not unit WEST of designator KEY;
  * 2. else after the first of the common suffixes (ST, AVE, RD, DR, LN, BLVD, CT, ...) that is not followed by
@@ -108,11 +113,16 @@ export function trailingUnit(words: readonly string[]): string[] | undefined {
  * @example splitWithoutCommas('3526 HIGH ST SACRAMENTO CA 95838'.split(' '))
  *   // [['3526', 'HIGH', 'ST'], ['SACRAMENTO'], ['CA', '95838']]
  */
-export function splitWithoutCommas(typed: string[]): string[][] {
+export function splitWithoutCommas(
+  typed: string[],
+  places: PlaceNames = shippedPlaces,
+  /** The state of the county looked in, for an address that names none (standardise.ts). */
+  countyState?: string,
+): string[][] {
   // "... CA 95758 # 140": a unit after the ZIP belongs to the street line
   const after = trailingUnit(typed)
   if (after && ZIP.test(typed[typed.length - after.length - 1] ?? '')) {
-    const split = splitWithoutCommas(typed.slice(0, -after.length))
+    const split = splitWithoutCommas(typed.slice(0, -after.length), places, countyState)
     return split.length > 1 ? [[...split[0]!, ...after], ...split.slice(1)] : [typed]
   }
   const words = meaningfulHashes(typed)
@@ -120,19 +130,24 @@ export function splitWithoutCommas(typed: string[]): string[][] {
   const plain = words.filter((t) => t !== '#')
   const zip = plain.at(-1)
   if (zip === undefined || !ZIP.test(zip)) {
+    // "12 ocean view ave san jose ca": a state without a ZIP, split only where a place of it ends the line
+    const byPlace = splitAtStateWithoutZip(words, places)
+    if (byPlace) return byPlace
     // a "#" with its value is written UNIT here, where it may stay inside the line: dropped, it would let
     // a second pass read the words differently (standardising twice must change nothing)
     const units = meaningfulHashes(typed).map((t, i, xs) => (t === '#' && !RANGED_UNITS.has(xs[i - 1] ?? '') ? 'UNIT' : t)) // prettier-ignore
+    // no state typed: the county's places, when the caller knows its state ("1 broadway sacramento")
+    const at = countyState === undefined ? undefined : cityStart(units, countyState, places)
+    if (at !== undefined && at < units.length) return [units.slice(0, at), units.slice(at)]
     return splitCityWithoutTail(units) ?? [units]
   }
   const state = stateAtEnd(plain.slice(0, -1))
   if (!state) return [typed]
   const tailWords = state.words + 1
-  // where the tail starts among `words`: the position of its first word ("#"s skipped)
-  let start = words.length
-  for (let seen = 0; seen < tailWords;) if (words[--start] !== '#') seen++
-  const body = words.slice(0, start)
+  const body = beforeTail(words, tailWords)
   if (body.filter((t) => t !== '#').length < 2) return [typed]
+  const atPlace = cityStart(body, state.code, places)
+  if (atPlace !== undefined) return [body.slice(0, atPlace), body.slice(atPlace), [state.code, zip]]
   const end = streetEnd(body)
   if (end === undefined) return state.spelled ? [typed] : [body, [state.code, zip]]
   const city = body.slice(end)
@@ -140,6 +155,49 @@ export function splitWithoutCommas(typed: string[]): string[][] {
   // split off, the rest kept as typed in a part of its own
   if (state.spelled && city.length === 0) return [body, plain.slice(plain.length - tailWords)]
   return [body.slice(0, end), ...(city.length ? [city] : []), [state.code, zip]]
+}
+
+/** `words` without their last `tailWords` words that are not "#" (the state and ZIP). */
+function beforeTail(words: readonly string[], tailWords: number): string[] {
+  let start = words.length
+  for (let seen = 0; seen < tailWords && start > 0;) if (words[--start] !== '#') seen++
+  return words.slice(0, start)
+}
+
+/**
+ * Where the city starts in `body` (the words before the state), by the state's place names (places.ts,
+ * the Census places), or undefined when no listed place ends it. The longest listed name that ends the
+ * words is the city, before any suffix rule: "100 BROADWAY NEW YORK" (no suffix), "12 MAIN MOUNTLAKE
+ * TERRACE" (TERRACE is a suffix), "5 LAKE FOREST PARK DR LAKE FOREST PARK". The street keeps a house number
+ * or a name word and a name word ("100 E BROADWAY" is not street "100 E", city BROADWAY). When the
+ * street's sure end (a unit with its value, a common suffix) comes before the listed name, the words
+ * between stay with the city, as without the list ("MAIN ST NORTH SACRAMENTO": NORTH SACRAMENTO).
+ */
+export function cityStart(body: readonly string[], state: string, places: PlaceNames): number | undefined {
+  const names = places(state)
+  const n = names ? placeAtEnd(body, names, 2) : 0
+  if (n === 0) return undefined
+  const at = body.length - n
+  const street = body.slice(0, at).filter((t) => t !== '#')
+  const nameWord = (t: string) => !/^\d/.test(t) && !DIRECTIONALS.has(t) && !RANGED_UNITS.has(t)
+  if (street.length < 2 || !street.some(nameWord)) return undefined
+  const sure = streetEndBy(body)
+  return sure && sure.by !== 'other' && sure.end <= at ? sure.end : at
+}
+
+/**
+ * "12 OCEAN VIEW AVE SAN JOSE CA", "100 BROADWAY NEW YORK NY": a state at the end without a ZIP is split
+ * off, with the city, only when a place of that state ends the words before it (cityStart): a two-letter
+ * word at the end may be a suffix ("100 OAK CT") and a state's name a city ("12 MAIN ST NEW YORK").
+ */
+function splitAtStateWithoutZip(words: readonly string[], places: PlaceNames): string[][] | undefined {
+  const state = stateAtEnd(words.filter((t) => t !== '#'))
+  if (!state) return undefined
+  const body = beforeTail(words, state.words)
+  const at = cityStart(body, state.code, places)
+  return at === undefined || at === body.length
+    ? undefined
+    : [body.slice(0, at), body.slice(at), [state.code]]
 }
 
 /**

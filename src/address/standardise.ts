@@ -1,3 +1,4 @@
+import {countyByFips} from './counties.js'
 import {ALONE_UNITS, DIRECTIONALS, RANGED_UNITS, SUFFIXES} from './pub28.js'
 import {meaningfulHashes, splitWithoutCommas, trailingUnit, unitValue} from './split-tail.js'
 import {STATE_CODES, stateAtEnd} from './states.js'
@@ -83,7 +84,12 @@ function unitOnly(typed: readonly string[]): boolean {
   return ts.every((t, i) => !(t === '#' || RANGED_UNITS.has(t)) || ts[i + 1] === '#' || unitValue(ts[i + 1]))
 }
 
-export function standardiseAddress(input: string): StandardAddress {
+/**
+ * `state`: the state of the county the address is looked up in, for an address that names none: its place
+ * names then say where a city typed without commas starts ("1 broadway sacramento" in Sacramento County:
+ * "1 BROADWAY, SACRAMENTO"; split-tail.ts). Without it, the words decide alone.
+ */
+export function standardiseAddress(input: string, opts: {state?: string | undefined} = {}): StandardAddress {
   let parts = input
     .toUpperCase()
     .normalize('NFC')
@@ -98,7 +104,7 @@ export function standardiseAddress(input: string): StandardAddress {
     endUnits.unshift(parts.pop()!)
   // "UNIT 140 5201 LAGUNA OAKS DR": the unit goes after the street
   if (parts[0]) parts[0] = leadingUnitLast(parts[0])
-  if (parts.length === 1) parts = splitWithoutCommas(parts[0]!)
+  if (parts.length === 1) parts = splitWithoutCommas(parts[0]!, undefined, opts.state)
   let line = parts.shift() ?? []
   // "#" is kept until here: "4800 WESTLAKE PKWY, #2109" has its unit in a part of its own
   const {rest, stateZip} = lastLineParts(parts)
@@ -131,6 +137,11 @@ export function standardiseAddress(input: string): StandardAddress {
   if (last !== '') out.lastLine = last
   out.text = [[streetText, unit].filter((s) => s).join(' '), last].filter((s) => s !== '').join(', ')
   return out
+}
+
+/** An address in the Pub 28 form sent for a lookup in county `fips` (its state's places: standardiseAddress). */
+export function standardiseInCounty(input: string, fips: string): StandardAddress {
+  return standardiseAddress(input, {state: countyByFips(fips)?.state})
 }
 
 /**

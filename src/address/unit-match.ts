@@ -33,8 +33,13 @@ function recordStreet(r: Rec): string | undefined {
  * @example unitMismatch('3526 High St., Apt. 9', [{StandardizeStreetAddress: '3526 HIGH ST'}])
  *   // {asked: 'APT 9', address: '3526 HIGH ST'}
  */
-export function unitMismatch(typed: string, records: readonly Rec[]): UnitMismatch | undefined {
-  const asked = standardiseAddress(typed).unit
+export function unitMismatch(
+  typed: string,
+  records: readonly Rec[],
+  /** The county's state, as the ladder had it: the unit asked for is read from the same split. */
+  state?: string,
+): UnitMismatch | undefined {
+  const asked = standardiseAddress(typed, {state}).unit
   if (asked === undefined) return undefined
   const want = unitIdentity(asked)
   let first: UnitMismatch | undefined

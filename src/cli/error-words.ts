@@ -25,7 +25,7 @@ const causeText = (err: SflError, otherwise: string) =>
 function cliWords(f: ErrorFacts, err: SflError): string {
   switch (f.topic) {
     case 'not-found':
-      return `no property matches ${f.by === 'apn' ? '--apn' : '--property-id'} ${f.value} in ${f.county} (HTTP 404${said(f.said)}). Check that --fips names the county the parcel is in, or look it up by --address${f.by === 'apn' ? apnHint(f.value) : ''}`
+      return `no property matches ${f.by === 'apn' ? '--apn' : '--property-id'} ${f.value} in ${f.county} (HTTP 404${said(f.said)}). Check that --fips names the county the parcel is in, or look it up by --address${f.by === 'apn' ? apnHint(f.value, f.county) : ''}`
     case 'address-not-found':
       return `no property matches in ${f.county} (HTTP 404${said(f.said)}): tried ${f.tried}${f.fallback ? '' : ' (--no-fallback: no other form was tried)'}${
         f.box
@@ -70,13 +70,17 @@ function cliWords(f: ErrorFacts, err: SflError): string {
 /**
  * A parcel number typed without the separators county records usually carry, or with spaces: the service
  * matches APNs as the county writes them (spec 2.1 APN, "assigned by the county"), so say which forms to
- * try. sfl ships no county's APN format, so the forms are the typed digits regrouped, not a guess of one.
+ * try. sfl ships no county's APN format, so the forms are the typed digits regrouped, not a guess of one;
+ * the one format it knows (the sandbox's Sacramento County, 078-0123-045) is cited for that county only,
+ * never as another county's (`county`: the label of the county asked, "... (06085)").
  */
-function apnHint(apn: string): string {
+function apnHint(apn: string, county: string): string {
   const digits = apn.replace(/[^0-9A-Za-z]/g, '')
   if (/\s/.test(apn.trim()))
     return `. APNs are matched as the county writes them: try it without the spaces (${apn.trim().replace(/\s+/g, '-')} or ${digits}), as printed on the tax bill`
   if (/^\d{8,}$/.test(apn))
-    return `. APNs are matched as the county writes them, usually with dashes (Sacramento County writes 078-0123-045): try it as printed on the tax bill`
+    return county.endsWith('(06067)')
+      ? `. APNs are matched as the county writes them, usually with dashes (Sacramento County writes 078-0123-045): try it as printed on the tax bill`
+      : `. APNs are matched as the county writes them, usually in groups with dashes: try it as printed on the county's tax bill`
   return ''
 }

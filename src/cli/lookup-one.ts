@@ -65,7 +65,11 @@ const BATCH_ONLY = [
  */
 export async function lookupOne(f: LookupFlagValues, host: SingleLookupHost): Promise<void> {
   for (const flag of BATCH_ONLY)
-    if (f[flag]) throw new UsageError(`--${flag} applies to batch lookups; add --input FILE`)
+    if (f[flag])
+      // issue 31: `lookup --json` is most often a request for the record as JSON, which is -o json here
+      throw new UsageError(
+        `--${flag} applies to batch lookups; add --input FILE${flag === 'json' ? ' (for this property as JSON: -o json)' : ''}`,
+      )
   const format = f.output ?? (process.stdout.isTTY ? 'table' : 'json')
   const {lookupRequest} = await import('./lookup-flags.js')
   const {query, countyLabel, byZip, marketRate} = lookupRequest(f, format)

@@ -6,7 +6,7 @@ import {join} from 'node:path'
 import {
   addressIdentity,
   addressZip,
-  standardiseAddress,
+  standardiseInCounty,
   type StandardAddress,
 } from '../address/standardise.js'
 import {dataDirs, readZipTable, type ZipCounties} from '../address/zip-counties.js'
@@ -505,7 +505,7 @@ function toRow(
     )
     row.query = q
     if (q.by.kind === 'address') {
-      const std = standardiseAddress(q.by.value)
+      const std = standardiseInCounty(q.by.value, q.fips)
       row.std = std
       row.key = compactKey(addressDedupeKey(q.fips, std))
     } else row.key = compactKey(dedupeKey(q))
@@ -539,7 +539,7 @@ export function compactKey(key: string): string {
 /** Rows that name the same property the same way are one lookup; addresses compare in their Pub 28 form. */
 export function dedupeKey(q: LookupQuery): string {
   if (q.by.kind !== 'address') return `${q.fips}|${q.by.kind}|${q.by.value}`
-  return addressDedupeKey(q.fips, standardiseAddress(q.by.value))
+  return addressDedupeKey(q.fips, standardiseInCounty(q.by.value, q.fips))
 }
 
 /** An address's de-duplication key from its standard form (standardised once per row). */

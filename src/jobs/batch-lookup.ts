@@ -1,4 +1,5 @@
 import {unitMismatch} from '../address/unit-match.js'
+import {countyByFips} from '../address/counties.js'
 import {addressLadder} from '../address/ladder.js'
 import {
   BadRequestError,
@@ -439,9 +440,11 @@ class BatchRun {
     // the forms a single lookup sends (src/address/ladder.ts): the Pub 28 form (as typed with
     // --address-as-typed) and, with --unit-fallback, the standardised form without its unit; the batch
     // leaves out the single lookup's "as typed" retry, which would cost a request per unmatched row
+    // the county's state splits an address typed without one, as for a single lookup (standardise.ts)
+    const state = countyByFips(q.fips)?.state
     const forms =
       q.by.kind === 'address'
-        ? addressLadder(q.by.value, {asTyped: req.asTyped}).filter(
+        ? addressLadder(q.by.value, {asTyped: req.asTyped, state}).filter(
             (a, i) => i === 0 || (req.unitFallback && a.withoutUnit),
           )
         : [undefined]
@@ -467,7 +470,8 @@ class BatchRun {
             records: null,
           }
         // the unit asked for against the records, whichever form found them (src/address/unit-match.ts)
-        const otherUnit = q.by.kind === 'address' && unitMismatch(q.by.value, found.records) !== undefined
+        const otherUnit =
+          q.by.kind === 'address' && unitMismatch(q.by.value, found.records, state) !== undefined
         return {
           status: form?.withoutUnit || otherUnit ? 'matched_without_unit' : 'ok',
           error: null,

@@ -1,3 +1,4 @@
+import {countyByFips} from '../address/counties.js'
 import {addressLadder, type Attempt, describeAttempts} from '../address/ladder.js'
 import {unitMismatch, type UnitMismatch} from '../address/unit-match.js'
 import {NotFoundError} from '../errors.js'
@@ -69,7 +70,8 @@ export async function lookupOne(
       )
     }
   }
-  const ladder = addressLadder(query.by.value, opts)
+  const state = countyByFips(query.fips)?.state
+  const ladder = addressLadder(query.by.value, {...opts, state})
   const tried: Attempt[] = []
   let said = ''
   for (const attempt of ladder) {
@@ -82,7 +84,7 @@ export async function lookupOne(
       )
       // the unit asked for against the records found, whichever form found them: the service may match
       // "3526 HIGH ST APT 9" to the building's record
-      const unit = unitMismatch(query.by.value, found.records)
+      const unit = unitMismatch(query.by.value, found.records, state)
       return {
         ...found,
         status: attempt.withoutUnit || unit ? 'matched_without_unit' : 'matched',

@@ -1,4 +1,4 @@
-import {standardiseAddress, type StandardAddress} from '../address/standardise.js'
+import {standardiseInCounty, type StandardAddress} from '../address/standardise.js'
 import type {LookupQuery} from '../api/validate.js'
 
 /**
@@ -77,7 +77,7 @@ export function rowMatch(
       loose === '' ? undefined : {kind: 'apn', key: `a ${loose}`, exact: apnExact(q.by.value)}
     return {match, hasUnit: false}
   }
-  const std = standard ?? standardiseAddress(q.by.value)
+  const std = standard ?? standardiseInCounty(q.by.value, q.fips)
   const hasUnit = std.unit !== undefined
   const last = lastLine(std.lastLine)
   if (!last || (last.city === undefined && last.zip === undefined)) return {match: undefined, hasUnit}

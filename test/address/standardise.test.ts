@@ -70,9 +70,10 @@ describe('standardiseAddress (USPS Publication 28)', () => {
     ['12 mill creek springfield il 62701', '12 MILL CRK, SPRINGFIELD, IL 62701'],
     ['123 ocean dr key west fl 33040', '123 OCEAN DR, KEY WEST, FL 33040'],
     ['3526 high st ca 95838', '3526 HIGH ST, CA 95838'],
-    // where the street cannot be told from the city: only "ST ZIP" is split off; a spelled-out state with
-    // nothing before it may be the city, so it is kept as typed
-    ['1 broadway new york ny 10001', '1 BROADWAY NEW YORK, NY 10001'],
+    // a street without a suffix: the state's place list (places.txt) says where the city starts; a
+    // spelled-out state with nothing before it may be the city, so it is kept as typed
+    ['1 broadway new york ny 10001', '1 BROADWAY, NEW YORK, NY 10001'],
+    ['1 broadway gotham ny 10001', '1 BROADWAY GOTHAM, NY 10001'],
     ['1 main st new york 10001', '1 MAIN ST, NEW YORK 10001'],
     ['1 broadway new york 10001', '1 BROADWAY NEW YORK 10001'],
     ['3526 high st sacramento', '3526 HIGH ST SACRAMENTO'],

@@ -196,6 +196,15 @@ describe('hints that would save a call (issue 31)', () => {
     expect(flat(spaced.stderr)).toContain('try it without the spaces (078-0123-045 or 0780123045)')
   })
 
+  it("another county's APN miss never cites Sacramento County's format as its own", async () => {
+    const r = await lookup(['--fips', '06085', '--apn', '12345678'])
+    expect(r.exitCode).toBe(3)
+    expect(flat(r.stderr)).toContain(
+      "APNs are matched as the county writes them, usually in groups with dashes: try it as printed on the county's tax bill",
+    )
+    expect(r.stderr).not.toContain('Sacramento')
+  })
+
   it('a tract income level that differs from the CRA level says which is which', async () => {
     answers.set('06067|3526 HIGH ST, SACRAMENTO', {...record('06067', '3526 HIGH ST'), CRAEligible: 'Upper', TractIncomeLevel: 'Moderate'}) // prettier-ignore
     const r = await lookup(['--fips', '06067', '--address', '3526 High St, Sacramento', '-o', 'table'])

@@ -53,6 +53,12 @@ describe('lookup command (in-process through oclif)', () => {
     [[...ID, '--out', 'x.csv'], 'sandbox-full', 2, /--out applies to batch lookups; add --input FILE/],
     [[...ID, '--map', 'apn=Parcel'], 'sandbox-full', 2, /--map applies to batch lookups; add --input FILE/],
     [[...ID, '--bom'], 'sandbox-full', 2, /--bom applies to batch lookups; add --input FILE/],
+    [
+      [...ID, '--json'],
+      'sandbox-full',
+      2,
+      /^Error: --json applies to batch lookups; add --input FILE \(for this property as JSON: -o json\)\n$/,
+    ],
   ])('%j with key %s exits %i', async (args, key, code, msg) => {
     const r = await runCommand(Lookup, args, env(key))
     expect(r.exitCode).toBe(code)
