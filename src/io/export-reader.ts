@@ -2,6 +2,7 @@ import {open} from 'node:fs/promises'
 
 import {OPTION_NAMES} from '../api/spec.js'
 import {UsageError} from '../errors.js'
+import {formatOfExtension, reads, unknownFormat, type ExportFileFormat} from '../model/formats.js'
 import {unguardCell} from '../text/csv-cell.js'
 import {CsvSyntaxError, readCsv} from './csv-reader.js'
 import {readLines} from './lines.js'
@@ -15,16 +16,17 @@ import {readLines} from './lines.js'
  */
 export type FlatValue = string | number | boolean | null
 export type FlatRecord = Record<string, FlatValue>
-export type ExportFileFormat = 'csv' | 'ndjson' | 'json' | 'parquet'
+/** The formats this reader reads: the registry's (src/model/formats.ts) read by `changes` and `stats`. */
+export type {ExportFileFormat}
 
 /** The file cannot be read as an export: one line naming the file and what to do (exit 2). */
 export class ExportFileError extends UsageError {}
 
 /** An export's format from its extension (`.jsonl` is NDJSON); undefined for any other name. */
 export function formatFromName(path: string): ExportFileFormat | undefined {
-  const ext = /\.([a-z]+)$/i.exec(path)?.[1]?.toLowerCase()
-  if (ext === 'csv' || ext === 'parquet' || ext === 'json' || ext === 'ndjson') return ext
-  return ext === 'jsonl' ? 'ndjson' : undefined
+  const ext = /\.([a-z]+)$/i.exec(path)?.[1]
+  const f = ext === undefined ? undefined : formatOfExtension(ext)
+  return f !== undefined && reads('changes', f) ? f : undefined
 }
 
 /** An export's format from its name, else from its first bytes (`PAR1`, `[`, `{`, anything else CSV). */
@@ -47,9 +49,20 @@ export async function* readExport(
 ): AsyncGenerator<FlatRecord, void, undefined> {
   const fmt = format ?? (await exportFormatOf(path))
   try {
-    if (fmt === 'csv') yield* readCsvExport(path)
-    else if (fmt === 'parquet') yield* readParquetExport(path)
-    else yield* readJsonLines(path, fmt)
+    switch (fmt) {
+      case 'csv':
+        yield* readCsvExport(path)
+        break
+      case 'parquet':
+        yield* readParquetExport(path)
+        break
+      case 'ndjson':
+      case 'json':
+        yield* readJsonLines(path, fmt)
+        break
+      default:
+        unknownFormat(fmt)
+    }
   } catch (error) {
     if (error instanceof ExportFileError) throw error
     const code = (error as NodeJS.ErrnoException).code

@@ -1,4 +1,5 @@
 import {UsageError} from '../errors.js'
+import {extensionOf, type FileFormat} from '../model/formats.js'
 import {type ExportDir, openExportDir, outPath} from './export-dir.js'
 import {writeOutputFile} from './output.js'
 
@@ -54,11 +55,9 @@ export function schemaKey(columns: readonly string[]): string {
 
 export const MANIFEST_FILE = 'manifest.json'
 
-const EXTENSIONS: Record<string, string> = {csv: 'csv', ndjson: 'ndjson', json: 'json', parquet: 'parquet'}
-
-/** Where a county's file lives under DIR: `state=CA/fips=06067/data.csv`. */
-export function countyFilePath(state: string, fips: string, format: string): string {
-  return `state=${state}/fips=${fips}/data.${EXTENSIONS[format] ?? format}`
+/** Where a county's file lives under DIR: `state=CA/fips=06067/data.csv` (the registry's extension). */
+export function countyFilePath(state: string, fips: string, format: FileFormat): string {
+  return `state=${state}/fips=${fips}/data.${extensionOf(format)}`
 }
 
 /**
