@@ -39,6 +39,11 @@ export interface FormatTraits {
    * compresses it, else why not.
    */
   noGzip: string | undefined
+  /**
+   * How a value of another type than its field's (spec section 2) is written, when the format types its
+   * columns: Parquet as null, xlsx as text (both counted and said); undefined: every value as sent.
+   */
+  unfitAs: 'null' | 'text' | undefined
   writtenBy: readonly FormatWriter[]
   readBy: readonly FormatReader[]
 }
@@ -54,6 +59,7 @@ export const FORMATS = {
     stdout: true,
     spool: 'csv',
     noGzip: undefined,
+    unfitAs: undefined,
     writtenBy: EVERY_WRITER,
     readBy: ['changes', 'stats', 'lookup --input'],
   },
@@ -64,6 +70,7 @@ export const FORMATS = {
     stdout: true,
     spool: 'ndjson',
     noGzip: undefined,
+    unfitAs: undefined,
     writtenBy: EVERY_WRITER,
     readBy: ['changes', 'stats', 'lookup --input'],
   },
@@ -74,6 +81,7 @@ export const FORMATS = {
     stdout: true,
     spool: 'ndjson',
     noGzip: undefined,
+    unfitAs: undefined,
     writtenBy: EVERY_WRITER,
     readBy: ['changes', 'stats'],
   },
@@ -84,6 +92,7 @@ export const FORMATS = {
     stdout: false,
     spool: 'ndjson',
     noGzip: 'a Parquet file compresses its own pages; name it .parquet, without .gz',
+    unfitAs: 'null',
     writtenBy: ['county-export', 'county-export --out-dir'],
     readBy: ['changes', 'stats'],
   },
@@ -95,6 +104,7 @@ export const FORMATS = {
     spool: 'ndjson',
     noGzip: 'an xlsx workbook is already a ZIP archive; name it .xlsx, without .gz',
     // one workbook: an --out-dir is a dataset folder that engines read as one table (docs/exports.md, "xlsx")
+    unfitAs: 'text',
     writtenBy: ['county-export', 'lookup --input'],
     readBy: ['lookup --input'],
   },
