@@ -2,7 +2,15 @@ import {open} from 'node:fs/promises'
 
 import {OPTION_NAMES} from '../api/spec.js'
 import {UsageError} from '../errors.js'
-import {formatOfExtension, reads, unknownFormat, type ExportFileFormat} from '../model/formats.js'
+import {
+  FILE_FORMATS,
+  FORMATS,
+  formatOfExtension,
+  reads,
+  unknownFormat,
+  type ExportFileFormat,
+  type FileFormat,
+} from '../model/formats.js'
 import {unguardCell} from '../text/csv-cell.js'
 import {CsvSyntaxError, readCsv} from './csv-reader.js'
 import {readLines} from './lines.js'
@@ -29,8 +37,23 @@ export function formatFromName(path: string): ExportFileFormat | undefined {
   return f !== undefined && reads('changes', f) ? f : undefined
 }
 
+/** The format a name asks for when this reader does not read it (xlsx: the registry, src/model/formats.ts). */
+export function writtenNotRead(path: string): FileFormat | undefined {
+  const ext = /\.([a-z0-9]+)$/i.exec(path)?.[1]
+  const f = ext === undefined ? undefined : formatOfExtension(ext)
+  return f !== undefined && !reads('changes', f) ? f : undefined
+}
+
+/** Why a file of such a format is not read as an export, and what to give instead (never its bytes). */
+export function notReadWhy(f: FileFormat): string {
+  const readable = FILE_FORMATS.filter((x) => reads('changes', x)).map((x) => FORMATS[x].label)
+  return `it is an ${FORMATS[f].label} file, which sfl writes but does not read back as an export; count or compare a ${readable.slice(0, -1).join(', ')} or ${readable.at(-1)!} export`
+}
+
 /** An export's format from its name, else from its first bytes (`PAR1`, `[`, `{`, anything else CSV). */
 export async function exportFormatOf(path: string): Promise<ExportFileFormat> {
+  const other = writtenNotRead(path)
+  if (other) throw new ExportFileError(`${path} is not an sfl export: ${notReadWhy(other)}`)
   const named = formatFromName(path)
   if (named) return named
   const head = await readHead(path, 4)

@@ -227,3 +227,27 @@ describe('a batch lookup to xlsx', () => {
     expect(xml.get('xl/worksheets/sheet1.xml')).not.toMatch(/<f[ >]/)
   })
 })
+
+describe('a workbook where an export is read', () => {
+  it('sfl stats, sfl changes and --changes-since name the workbook and what to give instead, quoting none of its bytes (exit 2)', async () => {
+    const dir = tempDir('sfl-xlsx-')
+    const book = join(dir, 't.xlsx')
+    const made = await sfl(['county-export', '--fips', '06067', '--out', book, '--quiet', '--no-stats'], {
+      env: env(),
+    })
+    expect(made.code, made.stderr).toBe(0)
+    const why = `${book} is not an sfl export: it is an xlsx file, which sfl writes but does not read back as an export; count or compare a CSV, NDJSON, JSON or Parquet export`
+    const stats = await sfl(['stats', book])
+    expect([stats.code, stats.stderr]).toEqual([2, `Error: ${why}; nothing more of it was read\n`])
+    const changes = await sfl(['changes', book, book])
+    expect([changes.code, changes.stderr]).toEqual([2, `Error: ${why}\n`])
+    const before = server.log.length
+    const since = await sfl(
+      ['county-export', '--fips', '06067', '--out', join(dir, 'n.csv'), '--changes-since', book],
+      {env: env()},
+    )
+    expect([since.code, since.stderr]).toEqual([2, `Error: ${why}\n`])
+    expect(server.log.length).toBe(before)
+    expect(readdirSync(dir)).toEqual(['t.xlsx'])
+  })
+})
