@@ -8,6 +8,7 @@ import {AppendFile, makeScratchDir, removeTree} from '../io/private-files.js'
 import {removeFileSync, removeTreeSync} from '../io/private-sync.js'
 import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
 import {columnsFor, emptyShape, type Shape} from '../model/columns.js'
+import {unknownFormat} from '../model/formats.js'
 import {guardCell} from '../text/csv-cell.js'
 import {compareText, csvCellText, jsonText, type Cell, type ChangeRecord} from './cells.js'
 import {
@@ -538,12 +539,22 @@ async function writeChangeFile(
   )
   const rank = new Map(cols.map((c, i) => [c, i]))
   const writer = new RecordWriter(target, req.format, {header})
+  // chosen once per file; a format added to the registry fails to compile here until handled
+  let put: (row: SpooledRow) => boolean
+  switch (req.format) {
+    case 'csv':
+      put = (row) => writer.csv(csvCells(row, recordCols, prevCols))
+      break
+    case 'ndjson':
+    case 'json':
+      put = (row) => writer.json(jsonRow(row, rank))
+      break
+    default:
+      unknownFormat(req.format)
+  }
   try {
     for await (const row of rows) {
-      const ok =
-        req.format === 'csv'
-          ? writer.csv(csvCells(row, recordCols, prevCols))
-          : writer.json(jsonRow(row, rank))
+      const ok = put(row)
       if (!ok) await target.drain()
       if (failure) throw failure
     }

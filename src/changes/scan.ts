@@ -2,6 +2,7 @@ import {join} from 'node:path'
 
 import {AppendFile} from '../io/private-files.js'
 import {asText, readExport, type ExportFileFormat} from '../io/export-reader.js'
+import {unknownFormat} from '../model/formats.js'
 import {flatCellValue, type ChangeRecord} from './cells.js'
 import {EntrySink, type GroupScan} from './entries.js'
 import {FieldIds} from './names.js'
@@ -86,28 +87,38 @@ async function scanFiles(
   try {
     for (const [index, f] of req.files.entries()) {
       const target: ScanTarget = {path: f.path, index, group: f.group}
-      if (bytes && f.format === 'csv')
-        files.push({
-          path: f.path,
-          kind: 'csv',
-          header: await new CsvScanner(names, sink, target, req.digest === 'bytes').scan(),
-        })
-      else if (bytes && (f.format === 'ndjson' || f.format === 'json')) {
-        await new JsonLinesScanner(
-          names,
-          sink,
-          target,
-          f.format === 'json',
-          ignore,
-          req.digest === 'bytes',
-        ).scan()
-        files.push({path: f.path, kind: f.format})
-      } else if (bytes && f.format === 'parquet') {
-        await scanParquet(names, sink, target)
-        files.push({path: f.path, kind: 'parquet'})
-      } else {
+      if (!bytes) {
         await scanObjects(f, req.files.length, names, sink, copy, ignore)
         files.push({path: f.path, kind: 'flat'})
+        continue
+      }
+      const format = f.format
+      switch (format) {
+        case 'csv':
+          files.push({
+            path: f.path,
+            kind: 'csv',
+            header: await new CsvScanner(names, sink, target, req.digest === 'bytes').scan(),
+          })
+          break
+        case 'ndjson':
+        case 'json':
+          await new JsonLinesScanner(
+            names,
+            sink,
+            target,
+            format === 'json',
+            ignore,
+            req.digest === 'bytes',
+          ).scan()
+          files.push({path: f.path, kind: format})
+          break
+        case 'parquet':
+          await scanParquet(names, sink, target)
+          files.push({path: f.path, kind: 'parquet'})
+          break
+        default:
+          unknownFormat(format)
       }
     }
   } finally {

@@ -3,6 +3,7 @@ import {fipsProblem} from '../api/validate.js'
 import {DEFAULT_IGNORED, type ChangeRequest} from '../changes/compare.js'
 import {UsageError} from '../errors.js'
 import type {RecordFormat} from '../io/record-writer.js'
+import {extensionList, formatsWrittenBy, writes} from '../model/formats.js'
 import {canonicalField} from '../model/field-names.js'
 
 /**
@@ -55,9 +56,9 @@ export function changeFormat(
   if (out === undefined) return flag ?? fallback
   const named = classifyOutputName(out)
   if (!named.ok) throw new UsageError(`--out ${out}: ${named.reason}`)
-  if (named.format === 'parquet' || named.format === 'xlsx')
+  if (named.format !== undefined && !writes('changes', named.format))
     throw new UsageError(
-      `--out ${out}: a change file is CSV, NDJSON or JSON (name it .csv, .ndjson or .json)`,
+      `--out ${out}: a change file is CSV, NDJSON or JSON (name it ${extensionList(formatsWrittenBy('changes'))})`,
     )
   return flag ?? named.format ?? fallback
 }

@@ -1,5 +1,6 @@
 import {keyEchoWarning} from '../api/secrets.js'
 import type {ExportRequest, ExportSummary} from '../jobs/county-export.js'
+import {FORMATS} from '../model/formats.js'
 import type {BatchRequest, BatchSummary} from '../jobs/batch-lookup.js'
 import type {RecordFormat} from '../io/record-writer.js'
 import type {Context} from './service-command.js'
@@ -158,10 +159,11 @@ async function runExport(
     for (const r of s.rejected.slice(0, 5))
       problems.push(`  skipped ${r.fips} page ${r.page} record ${r.record}: ${r.reason}`)
     if (s.rejected.length > 5) problems.push(`  … and ${s.rejected.length - 5} more poison records`)
-    // Parquet columns carry the spec's types: a value of another type is written as null, never altered
+    // Parquet and xlsx columns carry the spec's types: a value of another type is written as null (Parquet)
+    // or as text (xlsx), never altered, and counted (src/model/formats.ts unfitAs)
     for (const u of s.unfit ?? [])
       problems.push(
-        `  ${n(u.count)} ${u.column} value${u.count === 1 ? '' : 's'} not of the spec's type, written as null`,
+        `  ${n(u.count)} ${u.column} value${u.count === 1 ? '' : 's'} not of the spec's type, written as ${FORMATS[req.format].unfitAs ?? 'sent'}`,
       )
     if (s.rejectsFile) problems.push(`  the skipped records are listed in ${s.rejectsFile}`)
     problems.push(...recordNotes(s, req.strict === true))

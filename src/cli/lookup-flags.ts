@@ -4,6 +4,7 @@ import {UsageError} from '../errors.js'
 import {marketRateFor} from './market-rate.js'
 import {validateLookup, type LookupQuery} from '../api/validate.js'
 import {classifyOutputName} from '../io/output-name.js'
+import {extensionList, FORMATS, formatsWrittenBy, writes, type BatchFormat} from '../model/formats.js'
 import type {OutputFormat} from '../render/formats.js'
 
 /** The flags of a single lookup, checked before any request (and before the sandbox or config is touched). */
@@ -70,19 +71,15 @@ export interface BatchFlags {
 /**
  * The format `--out`'s name asks of a batch (src/io/output-name.ts, the one rule for output names): a
  * name sfl cannot write (.zst, .bz2, .xls...) is exit 2 before anything is read or sent, never CSV under
- * that name. Parquet and xlsx are not written by a batch: refused the same way. `.gz` is gzip of the format
- * before it.
+ * that name. A format the registry (src/model/formats.ts) does not give `lookup --input` (Parquet) is
+ * refused the same way. `.gz` is gzip of the format before it.
  */
-function namedFormat(out: string): 'csv' | 'ndjson' | 'json' | undefined {
+function namedFormat(out: string): BatchFormat | undefined {
   const named = classifyOutputName(out)
   if (!named.ok) throw new UsageError(`--out ${out}: ${named.reason}`)
-  if (named.format === 'parquet')
+  if (named.format !== undefined && !writes('lookup --input', named.format))
     throw new UsageError(
-      `--out ${out}: lookup --input writes CSV, NDJSON or JSON (name the file .csv, .ndjson or .json); Parquet is written by county-export`,
-    )
-  if (named.format === 'xlsx')
-    throw new UsageError(
-      `--out ${out}: lookup --input does not write xlsx yet; name the file .csv (Excel opens it; add --bom), .ndjson or .json`,
+      `--out ${out}: lookup --input writes ${extensionList(formatsWrittenBy('lookup --input'))} (name the file so); ${FORMATS[named.format].label} is written by county-export`,
     )
   // `.csv.gz`, `.ndjson.gz`, `.json.gz`: the output gate compresses what the name asks (src/io/output.ts)
   return named.format
@@ -94,7 +91,7 @@ function namedFormat(out: string): 'csv' | 'ndjson' | 'json' | undefined {
  * switch to machine output when piped, and as a single lookup does), CSV with `--bom`. `--output` that contradicts the
  * extension is exit 2: a file named res.json holding CSV would fool every reader. Pure.
  */
-export function batchFormat(f: BatchFlags, stdoutIsTTY: boolean): 'csv' | 'ndjson' | 'json' {
+export function batchFormat(f: BatchFlags, stdoutIsTTY: boolean): BatchFormat {
   if (f.output === 'table')
     throw new UsageError('--output table is for one property; use csv, ndjson or json with --input')
   const named = f.out === undefined ? undefined : namedFormat(f.out)
@@ -107,7 +104,7 @@ export function batchFormat(f: BatchFlags, stdoutIsTTY: boolean): 'csv' | 'ndjso
 }
 
 /** Every check of the batch output flags, before anything is read or sent; returns the format. */
-export function batchOutput(f: BatchFlags, stdoutIsTTY: boolean): 'csv' | 'ndjson' | 'json' {
+export function batchOutput(f: BatchFlags, stdoutIsTTY: boolean): BatchFormat {
   const format = batchFormat(f, stdoutIsTTY)
   if ((f.resume || f.restart) && !f.out)
     throw new UsageError(

@@ -6,11 +6,12 @@ import {Flags} from '@oclif/core'
 
 import {ServiceCommand} from '../cli/service-command.js'
 import {cliMessage} from '../cli/error-words.js'
-import {exportFormat} from '../cli/export-format.js'
+import {exportFormat, exportTargetProblem} from '../cli/export-format.js'
 import {parquetFlags, parquetOptions} from '../cli/parquet-flags.js'
 import {UsageError} from '../errors.js'
 import {fipsProblem} from '../api/validate.js'
 import {canonicalField} from '../model/field-names.js'
+import {formatsWrittenBy, isTextFormat} from '../model/formats.js'
 import type {ExportSummary} from '../jobs/county-export.js'
 import type {ChangesPlan} from '../cli/jobs.js'
 import {paragraphs} from '../cli/help-text.js'
@@ -19,7 +20,7 @@ import {count} from '../text/count.js'
 
 export default class CountyExport extends ServiceCommand<typeof CountyExport> {
   static override summary =
-    'Export whole counties to CSV, NDJSON, JSON or Parquet: streamed, rate-limit aware, resumable'
+    'Export whole counties to CSV, NDJSON, JSON, Parquet or xlsx: streamed, rate-limit aware, resumable'
   static override description = paragraphs`Each county is fetched with the county-wide form of the endpoint (fips only), as one array or
 page by page (RFC 8288 Link rel="next"), streamed to disk (memory bounded per county: its ids only). --out receives exactly the
 counties that finished, whole and in order, atomically. A run that did not end every county keeps a
@@ -110,9 +111,9 @@ the key's limit; --json prints it as JSON.`
     }),
     output: Flags.option({
       char: 'o',
-      options: ['csv', 'ndjson', 'json', 'parquet'] as const,
+      options: formatsWrittenBy('county-export'),
       description:
-        "Output format (parquet needs --out) [default: --out's extension (.csv, .ndjson, .json, .parquet; .gz after csv, ndjson or json compresses), else csv]",
+        "Output format (parquet and xlsx need --out) [default: --out's extension (.csv, .ndjson, .json, .parquet, .xlsx; .gz after csv, ndjson or json compresses), else csv]",
       aliases: ['format'],
       deprecateAliases: true,
     })(),
@@ -209,16 +210,19 @@ the key's limit; --json prints it as JSON.`
       )
     // the format --out's name asks for, or --output; a contradiction or a name sfl cannot write is exit 2
     f.output = exportFormat(f.output, f.out)
+    // Parquet and xlsx are read from their end (no stdout); a workbook is no dataset folder (src/model/formats.ts);
+    // checked before any folder is made or file read
+    const targetProblem = exportTargetProblem(f.output, {
+      out: f.out,
+      outDir: f['out-dir'],
+      changesSince: f['changes-since'],
+    })
+    if (targetProblem) throw new UsageError(targetProblem)
     // codec and row groups: only with Parquet, zstd only on a Node that has it (docs/exports.md "Parquet");
     // checked before the targets, so a refused run leaves no --out-dir folder behind
     const parquet = parquetOptions(f, f.output)
     const fips = await this.countyList()
     const {outDir, maxAgeMs} = await this.checkTargets()
-    // a Parquet file ends with its footer and is read by seeking to it: it cannot be streamed to stdout
-    if (f.output === 'parquet' && !f.out && !outDir)
-      throw new UsageError(
-        '--output parquet needs a file: give --out FILE.parquet or --out-dir DIR (Parquet cannot go to stdout)',
-      )
     const stats = await (await import('../cli/stats-output.js')).statsOptions(f)
     const fields = checkFields(f.fields?.map((s) => s.trim()).filter((s) => s !== ''))
     const where = await checkWhere(f.where, f['changes-since'])
@@ -307,9 +311,9 @@ the key's limit; --json prints it as JSON.`
       )
     const {changeFormat, changesOutFor, ignoreList} = await import('../cli/changes-flags.js')
     const ignore = ignoreList(f['ignore-fields'])
-    // the change file has no Parquet writer: a Parquet export's changes are NDJSON (typed, with Previous)
+    // a change file is text (src/model/formats.ts): a Parquet export's changes are NDJSON (typed, with Previous)
     const format = exportFormat(f.output, f.out)
-    const kind = format === 'parquet' ? 'ndjson' : format
+    const kind = isTextFormat(format) ? format : 'ndjson'
     const {outPath} = await import('../io/export-dir.js')
     const layout = await import('../io/out-dir-layout.js')
     // DIR/_sfl/changes.<ext>: under a name dataset readers skip (src/io/out-dir-layout.ts)

@@ -165,7 +165,7 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
   private async runBatch(
     input: import('../jobs/batch-input.js').BatchInput,
     inputId: string,
-    format: 'csv' | 'ndjson' | 'json',
+    format: import('../model/formats.js').BatchFormat,
     map: import('../jobs/batch-map.js').ColumnMap,
     stats: Awaited<ReturnType<typeof import('../cli/stats-output.js').statsOptions>>,
     from: import('../jobs/batch-from.js').FromExport | undefined,

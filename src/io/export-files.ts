@@ -1,6 +1,7 @@
 import {readFile, stat} from 'node:fs/promises'
 import {join, resolve} from 'node:path'
 
+import {isFileFormat, reads} from '../model/formats.js'
 import {ExportFileError, formatFromName, type ExportFileFormat} from './export-reader.js'
 import {parseManifest} from './manifest.js'
 import {exportFolderOf, isManifestName, MANIFEST_PLACES} from './out-dir-layout.js'
@@ -84,9 +85,6 @@ export async function readManifest(
       throw new ExportFileError(`${manifest}: the file of county ${e.fips} (${e.path}) is missing`)
     counties.push({fips: e.fips, path: file})
   }
-  const format =
-    m.format === 'csv' || m.format === 'ndjson' || m.format === 'json' || m.format === 'parquet'
-      ? m.format
-      : undefined
+  const format = isFileFormat(m.format) && reads('changes', m.format) ? m.format : undefined
   return {format, counties}
 }

@@ -2,6 +2,15 @@ import {open} from 'node:fs/promises'
 
 import {OPTION_NAMES} from '../api/spec.js'
 import {UsageError} from '../errors.js'
+import {
+  FILE_FORMATS,
+  FORMATS,
+  formatOfExtension,
+  reads,
+  unknownFormat,
+  type ExportFileFormat,
+  type FileFormat,
+} from '../model/formats.js'
 import {unguardCell} from '../text/csv-cell.js'
 import {CsvSyntaxError, readCsv} from './csv-reader.js'
 import {readLines} from './lines.js'
@@ -17,20 +26,36 @@ import {ParquetCodecError} from './parquet-codecs.js'
  */
 export type FlatValue = string | number | boolean | null
 export type FlatRecord = Record<string, FlatValue>
-export type ExportFileFormat = 'csv' | 'ndjson' | 'json' | 'parquet'
+/** The formats this reader reads: the registry's (src/model/formats.ts) read by `changes` and `stats`. */
+export type {ExportFileFormat}
 
 /** The file cannot be read as an export: one line naming the file and what to do (exit 2). */
 export class ExportFileError extends UsageError {}
 
 /** An export's format from its extension (`.jsonl` is NDJSON); undefined for any other name. */
 export function formatFromName(path: string): ExportFileFormat | undefined {
-  const ext = /\.([a-z]+)$/i.exec(path)?.[1]?.toLowerCase()
-  if (ext === 'csv' || ext === 'parquet' || ext === 'json' || ext === 'ndjson') return ext
-  return ext === 'jsonl' ? 'ndjson' : undefined
+  const ext = /\.([a-z]+)$/i.exec(path)?.[1]
+  const f = ext === undefined ? undefined : formatOfExtension(ext)
+  return f !== undefined && reads('changes', f) ? f : undefined
+}
+
+/** The format a name asks for when this reader does not read it (xlsx: the registry, src/model/formats.ts). */
+export function writtenNotRead(path: string): FileFormat | undefined {
+  const ext = /\.([a-z0-9]+)$/i.exec(path)?.[1]
+  const f = ext === undefined ? undefined : formatOfExtension(ext)
+  return f !== undefined && !reads('changes', f) ? f : undefined
+}
+
+/** Why a file of such a format is not read as an export, and what to give instead (never its bytes). */
+export function notReadWhy(f: FileFormat): string {
+  const readable = FILE_FORMATS.filter((x) => reads('changes', x)).map((x) => FORMATS[x].label)
+  return `it is an ${FORMATS[f].label} file, which sfl writes but does not read back as an export; count or compare a ${readable.slice(0, -1).join(', ')} or ${readable.at(-1)!} export`
 }
 
 /** An export's format from its name, else from its first bytes (`PAR1`, `[`, `{`, anything else CSV). */
 export async function exportFormatOf(path: string): Promise<ExportFileFormat> {
+  const other = writtenNotRead(path)
+  if (other) throw new ExportFileError(`${path} is not an sfl export: ${notReadWhy(other)}`)
   const named = formatFromName(path)
   if (named) return named
   const head = await readHead(path, 4)
@@ -49,9 +74,20 @@ export async function* readExport(
 ): AsyncGenerator<FlatRecord, void, undefined> {
   const fmt = format ?? (await exportFormatOf(path))
   try {
-    if (fmt === 'csv') yield* readCsvExport(path)
-    else if (fmt === 'parquet') yield* readParquetExport(path)
-    else yield* readJsonLines(path, fmt)
+    switch (fmt) {
+      case 'csv':
+        yield* readCsvExport(path)
+        break
+      case 'parquet':
+        yield* readParquetExport(path)
+        break
+      case 'ndjson':
+      case 'json':
+        yield* readJsonLines(path, fmt)
+        break
+      default:
+        unknownFormat(fmt)
+    }
   } catch (error) {
     if (error instanceof ExportFileError) throw error
     const code = (error as NodeJS.ErrnoException).code

@@ -7,7 +7,9 @@ import {abortedBy, type ExportSourceProblem} from '../errors.js'
 import {
   ExportFileError,
   formatFromName,
+  notReadWhy,
   readExport,
+  writtenNotRead,
   type ExportFileFormat,
   type FlatRecord,
 } from './export-reader.js'
@@ -247,6 +249,9 @@ async function checkFile(
   try {
     const st = await fh.stat()
     const head = await readHead(fh, Math.min(st.size, limits.maxLineBytes + 2))
+    // a format sfl writes but does not read as an export (xlsx) is said by name, not sniffed as CSV
+    const other = writtenNotRead(real)
+    if (other) throw refuse(shown, {kind: 'not-an-export', format: other, why: notReadWhy(other)})
     const format = formatFromName(real) ?? sniff(head)
     const why = format === 'parquet' ? await parquetProblem(fh, st.size) : headProblem(head, format, st.size)
     if (why) throw refuse(shown, {kind: 'not-an-export', format, why})

@@ -1,4 +1,5 @@
 import {UsageError} from '../errors.js'
+import {extensionOf, type FileFormat} from '../model/formats.js'
 import {type ExportDir, openExportDir, outPath} from './export-dir.js'
 import {LEGACY_MANIFEST, MANIFEST, MANIFEST_FILE} from './out-dir-layout.js'
 import {writeOutputFile} from './output.js'
@@ -63,11 +64,9 @@ export function schemaKey(columns: readonly string[]): string {
   return `${columns.length}-${(h >>> 0).toString(16).padStart(8, '0')}`
 }
 
-const EXTENSIONS: Record<string, string> = {csv: 'csv', ndjson: 'ndjson', json: 'json', parquet: 'parquet'}
-
-/** Where a county's file lives under DIR: `state=CA/fips=06067/data.csv`. */
-export function countyFilePath(state: string, fips: string, format: string): string {
-  return `state=${state}/fips=${fips}/data.${EXTENSIONS[format] ?? format}`
+/** Where a county's file lives under DIR: `state=CA/fips=06067/data.csv` (the registry's extension). */
+export function countyFilePath(state: string, fips: string, format: FileFormat): string {
+  return `state=${state}/fips=${fips}/data.${extensionOf(format)}`
 }
 
 /**

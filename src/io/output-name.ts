@@ -7,21 +7,15 @@
  * which format.
  */
 
-export type BaseFormat = 'csv' | 'ndjson' | 'json' | 'parquet' | 'xlsx'
+import {FORMATS, formatOfExtension, type FileFormat} from '../model/formats.js'
+
+/** An output's base format: one of the format registry's (src/model/formats.ts). */
+export type BaseFormat = FileFormat
 export type Compression = 'gzip'
 
 export type OutputName =
   | {ok: true; format: BaseFormat | undefined; compression: Compression | undefined}
   | {ok: false; reason: string}
-
-const FORMATS: Record<string, BaseFormat> = {
-  csv: 'csv',
-  ndjson: 'ndjson',
-  jsonl: 'ndjson',
-  json: 'json',
-  parquet: 'parquet',
-  xlsx: 'xlsx',
-}
 
 /** Compressions sfl does not write, with the tool that does. */
 const OTHER_COMPRESSION: Record<string, {label: string; tool: string}> = {
@@ -67,7 +61,7 @@ export function classifyOutputName(name: string): OutputName {
   const {stem, ext, typed} = split(name)
   if (ext === undefined) return {ok: true, format: undefined, compression: undefined}
   const inner = split(stem)
-  const innerFormat = inner.ext === undefined ? undefined : FORMATS[inner.ext]
+  const innerFormat = inner.ext === undefined ? undefined : formatOfExtension(inner.ext)
   const other = OTHER_COMPRESSION[ext]
   if (other) {
     const base = innerFormat ? stem : `${stem}.csv`
@@ -84,17 +78,16 @@ export function classifyOutputName(name: string): OutputName {
   const sheet = OTHER_SHEETS[ext]
   if (sheet) return {ok: false, reason: `sfl does not write ${sheet}: name it .xlsx for a workbook, or .csv`}
   if (ext !== 'gz') {
-    const format = FORMATS[ext]
+    const format = formatOfExtension(ext)
     return {ok: true, format, compression: undefined}
   }
-  if (innerFormat === 'parquet')
-    return {ok: false, reason: 'a Parquet file compresses its own pages; name it .parquet, without .gz'}
-  if (innerFormat === 'xlsx')
-    return {ok: false, reason: 'an xlsx workbook is already a ZIP archive; name it .xlsx, without .gz'}
   if (innerFormat === undefined)
     return {
       ok: false,
       reason: `name the format before .gz: ${inner.stem}.csv.gz, ${inner.stem}.ndjson.gz or ${inner.stem}.json.gz`,
     }
+  // the registry says which formats the output gate gzips, and why the others are not
+  const refused = FORMATS[innerFormat].noGzip
+  if (refused !== undefined) return {ok: false, reason: refused}
   return {ok: true, format: innerFormat, compression: 'gzip'}
 }

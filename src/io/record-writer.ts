@@ -1,7 +1,9 @@
 import {csvLine as cellsLine} from '../text/csv-cell.js'
+import {unknownFormat, type TextFormat} from '../model/formats.js'
 import type {OutputTarget} from './output.js'
 
-export type RecordFormat = 'csv' | 'ndjson' | 'json'
+/** The formats this writer frames: the registry's text family (src/model/formats.ts). */
+export type RecordFormat = TextFormat
 
 const BOM = '\ufeff'
 /**
@@ -32,8 +34,18 @@ export class RecordWriter {
     if (this.started) return
     this.started = true
     const bom = this.opts.bom ? BOM : ''
-    if (this.format === 'csv') this.target.write(`${bom}${csvLine(this.opts.header ?? [])}`)
-    else if (this.format === 'json') this.target.write('[')
+    switch (this.format) {
+      case 'csv':
+        this.target.write(`${bom}${csvLine(this.opts.header ?? [])}`)
+        return
+      case 'json':
+        this.target.write('[')
+        return
+      case 'ndjson':
+        return
+      default:
+        unknownFormat(this.format)
+    }
   }
 
   /** A record as one line of JSON (ndjson and json formats). Returns false: await `target.drain()`. */

@@ -13,13 +13,16 @@ import {fetchLookup, type LookupContext} from '../lookup/fetch-lookup.js'
 import {RecordRedactor, redact, type Redacted} from '../api/secrets.js'
 import type {LookupQuery} from '../api/validate.js'
 import {flattenRecord} from '../io/export-reader.js'
-import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
+import {RecordWriter} from '../io/record-writer.js'
+import type {OutputTarget} from '../io/output.js'
+import {isTextFormat, type BatchFormat} from '../model/formats.js'
 import {emptyFacts, type StatsReport} from '../stats/accumulator.js'
 import {factsOfFlat} from '../stats/facts.js'
 import {GroupedStats} from '../stats/grouped.js'
 import {cell, columnsFor, flattenRow, ShapeTracker, type Column} from '../model/columns.js'
 import {guardCell} from '../text/csv-cell.js'
 import {keeps, type Where} from '../model/where.js'
+import type {XlsxColumn, XlsxKind} from '../io/xlsx-writer.js'
 import {KeySet, RowKeys, type BatchInput, type InputRow} from './batch-input.js'
 import {resultNames} from '../model/result-names.js'
 import {batchEvent, decodeEvent} from './events.js'
@@ -58,7 +61,7 @@ export interface BatchRequest {
   /** Identifies the input for the checkpoint (its content hash). */
   inputId: string
   out?: string | undefined
-  format: RecordFormat
+  format: BatchFormat
   restart: boolean
   unitFallback: boolean
   /** Send addresses exactly as written in the input instead of their USPS Publication 28 form. */
@@ -547,7 +550,7 @@ class BatchRun {
       const facts = emptyFacts()
       const rows = new OutputRows(req, this.shape)
       const target = await run.outputTarget(req.out)
-      const writer = new RecordWriter(target, req.format, {header: rows.header(), bom: req.bom})
+      const writer = await rowSink(target, req.format, rows)
       try {
         let i = 0
         for await (const row of req.input.records()) {
@@ -578,10 +581,10 @@ class BatchRun {
           const shown = several && req.several !== 'rows' ? records.slice(0, 1) : records
           for (const rec of shown) {
             const others = several ? records.filter((r) => r !== rec).map((r) => idText(r!)) : []
-            if (!rows.write(writer, o, rec, others)) await target.drain()
+            if (!writer.put(o, rec, others)) await writer.drain()
           }
         }
-        writer.end()
+        await writer.end()
         await target.commit()
         if (stats)
           out.stats = {
@@ -600,6 +603,36 @@ class BatchRun {
       if (KIND[status] === 'done' || KIND[status] === 'empty') out.finishedAny = true
     }
     return out
+  }
+}
+
+/** Where the write pass puts its rows: a text frame, or a workbook (src/model/formats.ts). */
+interface RowSink {
+  /** One output row; false: await drain(). */
+  put(row: OutputRow, rec: Redacted<Rec> | null, others: string[]): boolean
+  drain(): Promise<void>
+  /** Close the frame or the workbook (the caller commits the target). */
+  end(): Promise<void>
+}
+
+async function rowSink(target: OutputTarget, format: BatchFormat, rows: OutputRows): Promise<RowSink> {
+  if (isTextFormat(format)) {
+    const writer = new RecordWriter(target, format, {header: rows.header(), bom: rows.bom})
+    return {
+      put: (row, rec, others) => rows.write(writer, row, rec, others),
+      drain: () => target.drain(),
+      end: () => Promise.resolve(writer.end()),
+    }
+  }
+  // xlsx: each cell typed from the spec (src/io/xlsx-writer.ts), never a formula, so no guard
+  const {XlsxWriter, xlsxKind} = await import('../io/xlsx-writer.js')
+  const book = new XlsxWriter(target, rows.xlsxColumns(xlsxKind), {sheetName: 'lookups'})
+  return {
+    put: (row, rec, others) => book.row(rows.values(row, rec, others)),
+    drain: () => book.drain(),
+    end: async () => {
+      await book.end()
+    },
   }
 }
 
@@ -662,13 +695,52 @@ class OutputRows {
     return [...this.req.input.columns, ...this.csvNames].map((h) => guardCell(h, this.req.escapeFormulas))
   }
 
+  get bom(): boolean | undefined {
+    return this.req.bom
+  }
+
+  /**
+   * The workbook's columns: the input's as text (typed as they were), the result columns, then the
+   * record's typed from the spec (src/io/xlsx-writer.ts xlsxKind: ZIP, APN, FIPS text; values numbers).
+   */
+  xlsxColumns(kindOf: (c: Column) => XlsxKind): XlsxColumn[] {
+    const names = [...this.req.input.columns, ...this.csvNames]
+    const kinds: XlsxKind[] = [
+      ...this.req.input.columns.map((): XlsxKind => 'text'),
+      ...RESULT.map((r): XlsxKind => (r === 'sfl_row' || r === 'records' ? 'integer' : 'text')),
+      ...this.cols.map(kindOf),
+    ]
+    return names.map((header, i) => ({header, kind: kinds[i]!}))
+  }
+
+  /** One output row's values in xlsxColumns' order: as sent (JSON values), never CSV text. */
+  values(row: OutputRow, rec: Redacted<Rec> | null, others: string[]): unknown[] {
+    const {values, answer: a} = row
+    const record = rec as Record<string, unknown> | null
+    return [
+      ...this.req.input.columns.map((c) => values[c] ?? ''),
+      row.n,
+      a.status,
+      a.error ?? '',
+      row.note ?? '',
+      sourceOf(a),
+      a.records?.length ?? 0,
+      others.join(' '),
+      ...this.cols.map((c) => {
+        const top = record?.[c.key]
+        if (c.sub === undefined) return top
+        return top !== null && typeof top === 'object' ? (top as Record<string, unknown>)[c.sub] : undefined
+      }),
+    ]
+  }
+
   /** One output row: `rec` the record on it (null: none), `others` the ids of the answer's other records. */
   write(writer: RecordWriter, row: OutputRow, rec: Redacted<Rec> | null, others: string[]): boolean {
     const {req, names} = this
     const {values, answer: a} = row
     const count = a.records?.length ?? 0
     const source = sourceOf(a)
-    if (req.format === 'csv')
+    if (writer.format === 'csv')
       return writer.csv([
         ...req.input.columns.map((c) => cell(values[c] ?? '', req.escapeFormulas)),
         String(row.n),

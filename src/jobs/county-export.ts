@@ -1,6 +1,7 @@
 import {ExitCode} from '../errors.js'
 import {type ExportDir, openExportDir} from '../io/export-dir.js'
 import {RecordWriter} from '../io/record-writer.js'
+import {FORMATS, isTextFormat} from '../model/formats.js'
 import {CsvRowEncoder} from '../pipeline/cells.js'
 import {cutOff, fetchCounty} from '../pipeline/county.js'
 import {IdSet} from '../pipeline/ids.js'
@@ -221,9 +222,13 @@ class CountyExport {
   /** Stdout streams when the columns are known up front: NDJSON, JSON, and CSV with --fields. */
   private openStream(): void {
     const req = this.req
-    const fixed = req.format === 'csv' && req.fields?.length ? this.stages.schema.columns() : undefined
-    if (req.out || req.outDir || req.format === 'parquet' || (req.format === 'csv' && !fixed)) return
-    const writer = new RecordWriter(this.run.stdoutTarget(), req.format, {
+    const format = req.format
+    if (req.out || req.outDir || !isTextFormat(format)) return
+    // CSV rows are spooled in the run's columns, known up front only with --fields
+    const fixed =
+      FORMATS[format].spool === 'csv' && req.fields?.length ? this.stages.schema.columns() : undefined
+    if (FORMATS[format].spool === 'csv' && !fixed) return
+    const writer = new RecordWriter(this.run.stdoutTarget(), format, {
       header: fixed && headerCells(this.stages.schema.names(fixed), req.escapeFormulas),
       bom: req.bom,
     })
@@ -257,7 +262,10 @@ class CountyExport {
           spool: {
             partsDir: run.journal.partsDir,
             format: this.req.format,
-            encoder: this.req.format === 'csv' ? new CsvRowEncoder(this.req.escapeFormulas) : undefined,
+            encoder:
+              FORMATS[this.req.format].spool === 'csv'
+                ? new CsvRowEncoder(this.req.escapeFormulas)
+                : undefined,
             layout: this.layout,
             columnsOf: this.columnsOf,
           },

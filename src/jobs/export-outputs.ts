@@ -10,6 +10,7 @@ import {RecordWriter} from '../io/record-writer.js'
 import {DEFAULT_PARQUET} from '../io/parquet-codecs.js'
 import {parquetType} from '../io/parquet-types.js'
 import {columnOf} from '../model/columns.js'
+import {FORMATS, isTextFormat, unknownFormat} from '../model/formats.js'
 import {copyPage, headerCells, writeFile, type FileOptions} from '../pipeline/sinks.js'
 import type {RecordStages} from '../pipeline/stages.js'
 import type {ExportStats} from './export-stats.js'
@@ -167,21 +168,24 @@ export class ExportOutputs {
     // becomes the output and the rest is appended (one copy of the body fewer; npm run bench). Not while a
     // county is open (the checkpoint still needs its part files), nor into a FIFO or a device.
     const first = pages[0]
-    const adopt = req.format === 'ndjson' && !open && first !== undefined && (await run.canAdopt(req.out!))
+    const format = req.format
+    // only an NDJSON part is the output's own bytes (a CSV part has no header, the others are framed)
+    const adopt = format === 'ndjson' && !open && first !== undefined && (await run.canAdopt(req.out!))
     const target = adopt ? run.adoptOutput(join(dir, first.file), req.out!) : await run.outputTarget(req.out)
     try {
-      if (req.format === 'parquet') {
-        const n = await writeFile(dir, pages, target, 'parquet', this.fileOptions(target, columns))
+      // Parquet and xlsx take every record first: one writer over the part files
+      if (!isTextFormat(format)) {
+        const n = await writeFile(dir, pages, target, format, this.fileOptions(target, columns))
         return {wrote: true, written: n}
       }
-      const writer = new RecordWriter(target, req.format, {
+      const writer = new RecordWriter(target, format, {
         header: headerCells(columns, req.escapeFormulas),
         bom: req.bom,
       })
       if (adopt) writer.ndjsonChunks(first.records)
+      const spooled = FORMATS[format].spool === 'csv' ? columns : undefined
       for (const p of pages)
-        if (!adopt || p !== first)
-          await copyPage(dir, p, writer, req.format === 'csv' ? columns : undefined, this.x.layouts)
+        if (!adopt || p !== first) await copyPage(dir, p, writer, spooled, this.x.layouts)
       writer.end()
       await target.commit()
       return {wrote: true, written: writer.count}
@@ -205,23 +209,18 @@ export class ExportOutputs {
     const {req} = this.x
     const schema = this.x.stages.schema
     const entries = this.manifest!.current.counties
-    if (req.format === 'csv' || req.format === 'parquet') {
-      const before = schema.names()
-      const own = await this.fileColumnsOf(entries, schemaKey(before), req.format)
-      const columns = schema.names()
-      const key = schemaKey(columns)
-      const keeps = new Set(columns)
-      for (const e of entries) {
-        if (e.schema === key) continue
-        const has = own.get(e.fips) ?? (e.schema === schemaKey(before) ? before : undefined)
-        // gone or unreadable (nothing to keep), or a column the run lacks (never narrowed): left alone
-        if (!has || !has.every((c) => keeps.has(c))) continue
-        const rewrite = has.join('\u0000') !== columns.join('\u0000')
-        if (rewrite) await this.rewrite(e.path, columns)
-        await this.manifest!.record({...e, schema: key, ...(rewrite ? this.parquetEntry() : {})})
-        const u = units.find((x) => x.fips === e.fips)
-        if (u) u.written = key
-      }
+    const format = req.format
+    switch (format) {
+      case 'csv':
+      case 'parquet':
+        await this.widen(units, format)
+        break
+      case 'ndjson':
+      case 'json': // each record names its own fields: a file has no columns to widen
+      case 'xlsx': // not written under --out-dir (src/model/formats.ts)
+        break
+      default:
+        unknownFormat(format)
     }
     const columns = schema.names()
     this.manifest!.setSchema({
@@ -230,6 +229,28 @@ export class ExportOutputs {
       options: schema.options,
     })
     if (entries.length > 0 || this.filesWritten > 0) await this.manifest!.save()
+  }
+
+  /** The files of a format with a column list (a CSV header, a Parquet schema) widened to the run's columns. */
+  private async widen(units: Unit[], format: 'csv' | 'parquet'): Promise<void> {
+    const schema = this.x.stages.schema
+    const entries = this.manifest!.current.counties
+    const before = schema.names()
+    const own = await this.fileColumnsOf(entries, schemaKey(before), format)
+    const columns = schema.names()
+    const key = schemaKey(columns)
+    const keeps = new Set(columns)
+    for (const e of entries) {
+      if (e.schema === key) continue
+      const has = own.get(e.fips) ?? (e.schema === schemaKey(before) ? before : undefined)
+      // gone or unreadable (nothing to keep), or a column the run lacks (never narrowed): left alone
+      if (!has || !has.every((c) => keeps.has(c))) continue
+      const rewrite = has.join('\u0000') !== columns.join('\u0000')
+      if (rewrite) await this.rewrite(e.path, columns, format)
+      await this.manifest!.record({...e, schema: key, ...(rewrite ? this.parquetEntry() : {})})
+      const u = units.find((x) => x.fips === e.fips)
+      if (u) u.written = key
+    }
   }
 
   /**
@@ -256,7 +277,7 @@ export class ExportOutputs {
   }
 
   /** One county file again with `columns`: its rows read back and laid out by name (absent columns empty). */
-  private async rewrite(rel: string, columns: readonly string[]): Promise<void> {
+  private async rewrite(rel: string, columns: readonly string[], format: 'csv' | 'parquet'): Promise<void> {
     const {req, run} = this.x
     // read from the file itself (replaced only by the commit) or from a private copy of the object
     const file = await this.dir.local(rel, run.journal.partsDir)
@@ -264,7 +285,7 @@ export class ExportOutputs {
     const path = file.path
     const target = await run.outputTarget(this.dir.at(rel), '--out-dir')
     try {
-      if (req.format === 'parquet') {
+      if (format === 'parquet') {
         const {readParquetRecords} = await import('../io/parquet-reader.js')
         const {writeParquet} = await import('../io/parquet-writer.js')
         // with this run's compression and row groups: the manifest entry says so (settleFolder)

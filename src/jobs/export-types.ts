@@ -2,7 +2,7 @@ import type {HttpClient} from '../api/client.js'
 import type {SflError} from '../errors.js'
 import type {ParquetOptions} from '../io/parquet-codecs.js'
 import type {CountyUnit} from '../pipeline/county.js'
-import type {ExportFormat} from '../pipeline/sinks.js'
+import type {ExportFormat} from '../model/formats.js'
 import type {Scheduler} from '../schedule/scheduler.js'
 import type {ExportStatsResult} from './export-stats.js'
 import type {Outcome} from './outcome.js'
@@ -98,7 +98,7 @@ export interface ExportSummary {
   filesRewritten: number
   /** The statistics of the counties that ended (absent with stats off). */
   stats?: ExportStatsResult | undefined
-  /** Parquet: values of another type than the spec's, written as null, by column. */
+  /** Parquet, xlsx: values of another type than the spec's, by column (written as the registry's `unfitAs`). */
   unfit?: Array<{column: string; count: number}> | undefined
   exitCode: number
 }

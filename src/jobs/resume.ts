@@ -3,6 +3,7 @@ import {join} from 'node:path'
 import {readCsv} from '../io/csv-reader.js'
 import {readLines} from '../io/lines.js'
 import type {RecordWriter} from '../io/record-writer.js'
+import {FORMATS, type ExportFormat} from '../model/formats.js'
 import type {CountyUnit} from '../pipeline/county.js'
 import {IdSet} from '../pipeline/ids.js'
 import {copyPage} from '../pipeline/sinks.js'
@@ -13,11 +14,11 @@ export async function copyUnitPages(
   u: CountyUnit & {flushed: number},
   dir: string,
   writer: RecordWriter,
-  req: {format: string},
+  req: {format: ExportFormat},
   stages: RecordStages,
   layouts: ReadonlyArray<readonly string[]>,
 ): Promise<void> {
-  const columns = req.format === 'csv' ? stages.schema.names() : undefined
+  const columns = FORMATS[req.format].spool === 'csv' ? stages.schema.names() : undefined
   for (; u.flushed < u.pages.length; u.flushed++)
     await copyPage(dir, u.pages[u.flushed]!, writer, columns, layouts)
 }

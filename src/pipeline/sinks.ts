@@ -8,8 +8,9 @@ import {readCsv} from '../io/csv-reader.js'
 import {readLines} from '../io/lines.js'
 import type {OutputTarget} from '../io/output.js'
 import type {ParquetOptions} from '../io/parquet-codecs.js'
-import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
+import {RecordWriter} from '../io/record-writer.js'
 import {compactJson} from '../json/values.js'
+import {FORMATS, unknownFormat, type ExportFormat} from '../model/formats.js'
 import {CsvRowEncoder} from './cells.js'
 import {PartFile, type PagePart, type Segment} from './spool.js'
 import type {RecordView} from './view.js'
@@ -20,7 +21,7 @@ import type {RecordView} from './view.js'
  * (`StreamSink`); when counties end, their spooled pages are copied to the outputs (`copyPage`,
  * `writeFile`): one file, one file per county (--out-dir), or stdout.
  */
-export type ExportFormat = RecordFormat | 'parquet'
+export type {ExportFormat}
 
 /** Bytes between write-back starts of an NDJSON part file (see PartFile `syncEvery`). */
 const SYNC_EVERY = 16 * 1024 * 1024
@@ -193,9 +194,53 @@ export interface FileOptions {
   escapeFormulas: boolean
   bom: boolean
   commit: () => Promise<void>
+  /** Values of another type than their column's (Parquet: written as null; xlsx: as text), by column. */
   onUnfit?: ((column: string, count: number) => void) | undefined
   /** Parquet: the compression and row-group size (`--parquet-compression`, `--parquet-row-group-size`). */
   parquet?: ParquetOptions | undefined
+  /** xlsx: the sheet's row limit (tests lower it). */
+  xlsx?: {rowsPerSheet?: number} | undefined
+}
+
+/** The pages framed in `format` (the registry's, src/model/formats.ts): the records written. */
+async function writeFrame(
+  partsDir: string,
+  pages: readonly PagePart[],
+  target: OutputTarget,
+  format: ExportFormat,
+  opts: FileOptions,
+): Promise<number> {
+  const parts = () => pages.map((p) => join(partsDir, p.file))
+  switch (format) {
+    case 'csv':
+    case 'ndjson':
+    case 'json': {
+      const header = headerCells(opts.columns, opts.escapeFormulas)
+      const writer = new RecordWriter(target, format, {header, bom: opts.bom})
+      const columns = FORMATS[format].spool === 'csv' ? opts.columns : undefined
+      for (const p of pages) await copyPage(partsDir, p, writer, columns, opts.layouts)
+      writer.end()
+      return writer.count
+    }
+    case 'parquet': {
+      const {writeParquet} = await import('../io/parquet-writer.js')
+      const result = await writeParquet(target, parts(), {
+        columns: opts.columns,
+        compression: opts.parquet?.compression,
+        rowGroupRows: opts.parquet?.rowGroupRows,
+      })
+      for (const x of result.unfit) opts.onUnfit?.(x.column, x.count)
+      return result.records
+    }
+    case 'xlsx': {
+      const {writeXlsx} = await import('../io/xlsx-writer.js')
+      const result = await writeXlsx(target, parts(), {columns: opts.columns, ...opts.xlsx})
+      for (const x of result.asText) opts.onUnfit?.(x.column, x.count)
+      return result.rows
+    }
+    default:
+      return unknownFormat(format)
+  }
 }
 
 /**
@@ -213,28 +258,9 @@ export async function writeFile(
   opts: FileOptions,
 ): Promise<number> {
   try {
-    if (format === 'parquet') {
-      const {writeParquet} = await import('../io/parquet-writer.js')
-      const result = await writeParquet(
-        target,
-        pages.map((p) => join(partsDir, p.file)),
-        {
-          columns: opts.columns,
-          compression: opts.parquet?.compression,
-          rowGroupRows: opts.parquet?.rowGroupRows,
-        },
-      )
-      await opts.commit()
-      for (const x of result.unfit) opts.onUnfit?.(x.column, x.count)
-      return result.records
-    }
-    const header = headerCells(opts.columns, opts.escapeFormulas)
-    const writer = new RecordWriter(target, format, {header, bom: opts.bom})
-    for (const p of pages)
-      await copyPage(partsDir, p, writer, format === 'csv' ? opts.columns : undefined, opts.layouts)
-    writer.end()
+    const n = await writeFrame(partsDir, pages, target, format, opts)
     await opts.commit()
-    return writer.count
+    return n
   } catch (error) {
     await target.abort()
     throw error

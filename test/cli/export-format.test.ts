@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {exportFormat} from '../../src/cli/export-format.js'
+import {exportFormat, exportTargetProblem} from '../../src/cli/export-format.js'
 import {changeFormat, changesOutFor} from '../../src/cli/changes-flags.js'
 
 describe("county-export's format from --out's name", () => {
@@ -14,11 +14,42 @@ describe("county-export's format from --out's name", () => {
     expect(exportFormat('ndjson', 't.ndjson.gz')).toBe('ndjson')
   })
 
-  it('refuses a contradiction, a compression it cannot write and xlsx, naming --out', () => {
+  it('refuses a contradiction and a compression it cannot write, naming --out', () => {
     expect(() => exportFormat('csv', 't.json')).toThrow('--out t.json names a JSON file but --output is csv')
     expect(() => exportFormat(undefined, 't.ndjson.zst')).toThrow(/^--out t\.ndjson\.zst: sfl writes gzip/)
-    expect(() => exportFormat(undefined, 't.xlsx')).toThrow('county-export does not write xlsx yet')
     expect(() => exportFormat('parquet', 't.parquet.gz')).toThrow('compresses its own pages')
+    expect(() => exportFormat(undefined, 't.xlsx.gz')).toThrow('an xlsx workbook is already a ZIP archive')
+    expect(() => exportFormat('csv', 't.xlsx')).toThrow('--out t.xlsx names a XLSX file but --output is csv')
+  })
+
+  it('takes xlsx from the name or from --output', () => {
+    expect(exportFormat(undefined, 't.xlsx')).toBe('xlsx')
+    expect(exportFormat(undefined, 'T.XLSX')).toBe('xlsx')
+    expect(exportFormat('xlsx', 't.xlsx')).toBe('xlsx')
+    expect(exportFormat('xlsx', 'results')).toBe('xlsx')
+  })
+})
+
+describe('where an export format can go', () => {
+  it('sends csv, ndjson and json anywhere, Parquet to a file or a folder, xlsx to one file only', () => {
+    for (const f of ['csv', 'ndjson', 'json'] as const) {
+      expect(exportTargetProblem(f, {})).toBeUndefined()
+      expect(exportTargetProblem(f, {outDir: 'd', changesSince: 'old'})).toBeUndefined()
+    }
+    expect(exportTargetProblem('parquet', {})).toBe(
+      '--output parquet needs a file: give --out FILE.parquet or --out-dir DIR (Parquet cannot go to stdout)',
+    )
+    expect(exportTargetProblem('parquet', {outDir: 'd', changesSince: 'old'})).toBeUndefined()
+    expect(exportTargetProblem('xlsx', {out: 't.xlsx'})).toBeUndefined()
+    expect(exportTargetProblem('xlsx', {})).toBe(
+      '--output xlsx needs a file: give --out FILE.xlsx (xlsx cannot go to stdout or a terminal)',
+    )
+    expect(exportTargetProblem('xlsx', {outDir: 'd'})).toMatch(
+      /^--out-dir writes a dataset folder .* give --out FILE\.xlsx/,
+    )
+    expect(exportTargetProblem('xlsx', {out: 't.xlsx', changesSince: 'old.csv'})).toMatch(
+      /^--changes-since reads the export back, and sfl does not read xlsx exports/,
+    )
   })
 })
 

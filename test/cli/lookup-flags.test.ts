@@ -37,6 +37,18 @@ describe('the output format of lookup --input', () => {
     expect(() => batchFormat({output: 'table'}, true)).toThrow('--output table is for one property')
   })
 
+  it('an --out named .xlsx is a workbook; --bom and a contradicting --output are refused with it', () => {
+    expect(batchFormat({out: 'r.xlsx'}, true)).toBe('xlsx')
+    expect(batchFormat({out: 'R.XLSX'}, false)).toBe('xlsx')
+    expect(() => batchOutput({out: 'r.xlsx', bom: true}, true)).toThrow(
+      '--bom is for CSV output (Excel); xlsx output never starts with a BOM',
+    )
+    expect(() => batchFormat({out: 'r.xlsx', output: 'csv'}, true)).toThrow(
+      '--out r.xlsx names a XLSX file but --output is csv',
+    )
+    expect(() => batchFormat({out: 'r.xlsx.gz'}, true)).toThrow('already a ZIP archive')
+  })
+
   it('the other batch output checks', () => {
     expect(() => batchOutput({restart: true}, true)).toThrow('--restart needs --out')
     expect(() => batchOutput({resume: true, restart: true, out: 'a.csv'}, true)).toThrow('contradict')

@@ -145,9 +145,10 @@ describe('what is refused before any request, exit 2', () => {
     ['t.gz', 'name the format before .gz: t.csv.gz, t.ndjson.gz or t.json.gz'],
     // t.csv.gz is written as gzip now (test/e2e/gzip-output.e2e.test.ts)
     ['t.parquet.gz', 'a Parquet file compresses its own pages; name it .parquet, without .gz'],
+    ['t.xlsx.gz', 'an xlsx workbook is already a ZIP archive; name it .xlsx, without .gz'],
     [
-      't.xlsx',
-      'lookup --input does not write xlsx yet; name the file .csv (Excel opens it; add --bom), .ndjson or .json',
+      't.parquet',
+      'lookup --input writes .csv, .ndjson, .json or .xlsx (name the file so); Parquet is written by county-export',
     ],
   ])('--out %s: the reason, and nothing read, sent or written', async (name, reason) => {
     const d = tempDir('sfl-e2e-inputs-')

@@ -13,8 +13,13 @@ import {serviceCore, type ToolDef} from '../tool.js'
 import {mcpMessage} from '../words.js'
 import {isObjectUrl} from '../../text/object-url.js'
 import {parseWhere} from '../../model/where.js'
+import {formatsWrittenBy, type WrittenBy} from '../../model/formats.js'
 
-const FORMATS = ['csv', 'ndjson', 'json', 'parquet'] as const
+// the formats of a plan for any number of counties: many go to an --out-dir (src/model/formats.ts)
+const FORMATS = formatsWrittenBy('county-export --out-dir') as [
+  WrittenBy<'county-export --out-dir'>,
+  ...Array<WrittenBy<'county-export --out-dir'>>,
+]
 
 const input = z.strictObject({
   counties: z
