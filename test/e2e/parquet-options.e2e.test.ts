@@ -242,7 +242,7 @@ describe('county-export --parquet-compression and --parquet-row-group-size', () 
       expect(first.code, first.stderr).toBe(0)
       const second = await run(['06113'], 'brotli')
       expect(second.code, second.stderr).toBe(0)
-      const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as {
+      const manifest = JSON.parse(readFileSync(join(dir, '_sfl', 'manifest.json'), 'utf8')) as {
         counties: Array<{fips: string; path: string; records: number; parquet?: unknown}>
       }
       expect(manifest.counties.map((c) => [c.fips, c.records, c.parquet])).toEqual([

@@ -163,7 +163,7 @@ describe('county-export --where', () => {
       expect(
         readFileSync(join(dir, 'state=CA/fips=06067/data.ndjson'), 'utf8').trimEnd().split('\n'),
       ).toEqual(lines)
-      const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as {
+      const manifest = JSON.parse(readFileSync(join(dir, '_sfl', 'manifest.json'), 'utf8')) as {
         counties: Array<{fips: string; records: number; where?: string}>
       }
       expect(manifest.counties.map((c) => [c.fips, c.where])).toEqual([
