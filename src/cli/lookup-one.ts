@@ -34,6 +34,8 @@ export interface SingleLookupHost {
     query: LookupQuery,
     ctx: Context,
     host: SingleLookupHost,
+    /** Told the shape most of the county's APNs have in the export (issue 31). */
+    onShape?: (shape: string) => void,
   ) => Promise<LookupOutcome | undefined>
   /**
    * sfl's cache folder (oclif's cacheDir: src/cli/cli-config.ts): the APN shapes seen in earlier answers
@@ -86,7 +88,13 @@ export async function lookupOne(f: LookupFlagValues, host: SingleLookupHost): Pr
   // (the fast path hands --from to oclif, whose command gives `fromExport`: src/cli/lookup-fast.ts)
   if (f.from !== undefined && byZip)
     throw new UsageError('--from needs the county (--fips or --county): the export is read by county')
-  const offline = f.from === undefined ? undefined : await host.fromExport?.(f, query, ctx, host)
+  let exportShape: string | undefined
+  const offline =
+    f.from === undefined
+      ? undefined
+      : await host.fromExport?.(f, query, ctx, host, (shape) => {
+          exportShape = shape
+        })
   const shapes = import('./apn-shapes.js')
   shapes.catch(() => undefined)
   let found: LookupOutcome
@@ -100,7 +108,7 @@ export async function lookupOne(f: LookupFlagValues, host: SingleLookupHost): Pr
         byZip,
       }))
   } catch (error) {
-    throw await withSeenShape(error, query.fips, host.cacheDir, shapes)
+    throw await withSeenShape(error, query.fips, host.cacheDir, shapes, exportShape)
   }
   // the county's APN shape (never the APN) for the hint of a later miss there (issue 31)
   const county = (found as {county?: {fips?: unknown}}).county?.fips
@@ -141,21 +149,24 @@ export async function lookupOne(f: LookupFlagValues, host: SingleLookupHost): Pr
 }
 
 /**
- * An APN's 404 with the shape of the county's APNs seen in an earlier answer (src/cli/apn-shapes.ts), for
- * the hint's words (src/cli/error-words.ts); any other error as it was.
+ * An APN's 404 with the shape of the county's APNs, for the hint's words (src/cli/error-words.ts): the
+ * most common in the --from export read for this lookup, else the one seen in an earlier answer
+ * (src/cli/apn-shapes.ts); any other error as it was.
  */
 async function withSeenShape(
   error: unknown,
   fips: string,
   cacheDir: string | undefined,
   shapes: Promise<typeof import('./apn-shapes.js')>,
+  exportShape: string | undefined,
 ): Promise<unknown> {
   const facts = error instanceof NotFoundError ? error.facts : undefined
   if (facts?.topic !== 'not-found' || facts.by !== 'apn' || facts.seen) return error
-  const shape = (await shapes).readShapes(cacheDir).get(fips)
+  const earlier = exportShape === undefined ? (await shapes).readShapes(cacheDir).get(fips) : undefined
+  const shape = exportShape ?? earlier
   if (shape === undefined) return error
   return new NotFoundError((error as NotFoundError).message, 404, {
-    facts: {...facts, seen: {shape, source: 'earlier answer'}},
+    facts: {...facts, seen: {shape, source: exportShape !== undefined ? 'export' : 'earlier answer'}},
   })
 }
 

@@ -27,16 +27,28 @@ export function apnShape(apn: unknown): string | undefined {
   return SHAPE_PATTERN.test(shape) ? shape : undefined
 }
 
+/** Counts the shapes of APNs one at a time (a county's records, streamed): the most common wins. */
+export class ShapeTally {
+  private readonly counts = new Map<string, number>()
+  private best: string | undefined
+
+  add(apn: unknown): void {
+    const s = apnShape(apn)
+    if (s === undefined) return
+    const n = (this.counts.get(s) ?? 0) + 1
+    this.counts.set(s, n)
+    if (this.best === undefined || n > this.counts.get(this.best)!) this.best = s
+  }
+
+  /** The shape most APNs added have (the first seen of equal counts); undefined when none had one. */
+  common(): string | undefined {
+    return this.best
+  }
+}
+
 /** The shape most of `apns` have (the first seen of equal counts); undefined when none has one. Pure. */
 export function commonShape(apns: Iterable<unknown>): string | undefined {
-  const counts = new Map<string, number>()
-  let best: string | undefined
-  for (const apn of apns) {
-    const s = apnShape(apn)
-    if (s === undefined) continue
-    const n = (counts.get(s) ?? 0) + 1
-    counts.set(s, n)
-    if (best === undefined || n > counts.get(best)!) best = s
-  }
-  return best
+  const tally = new ShapeTally()
+  for (const apn of apns) tally.add(apn)
+  return tally.common()
 }

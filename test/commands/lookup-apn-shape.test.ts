@@ -4,10 +4,12 @@ import {join} from 'node:path'
 
 import {afterAll, beforeAll, beforeEach, describe, expect, it} from 'vitest'
 
+import CountyExport from '../../src/commands/county-export.js'
 import Lookup from '../../src/commands/lookup.js'
 import {ExitCode} from '../../src/errors.js'
 import {countyByFips} from '../../src/sandbox/counties.js'
 import {Dataset} from '../../src/sandbox/dataset.js'
+import {countyRecords, startCountyServer} from '../helpers/county-server.js'
 import {runCommand} from '../helpers/run-command.js'
 import {startScenario, type Scenario, type ScenarioRequest} from '../helpers/scenario-server.js'
 
@@ -124,5 +126,32 @@ describe('an APN miss says the shape of the APNs seen in that county', () => {
     answers.set('06067|1', record('9'.repeat(41)))
     expect((await lookup(['--fips', '06067', '--apn', '1'])).exitCode).toBe(0)
     expect(() => statSync(file)).toThrow()
+  })
+})
+
+describe("with --from DIR, the shape most of the export's records of the county have", () => {
+  it("an APN that misses in the export and at the service is told the export's shape", async () => {
+    const county = await startCountyServer({counties: {'06067': countyRecords('06067', 30)}})
+    try {
+      const env = {SFL_BASE_URL: county.baseUrl, SFL_API_KEY: KEY, SFL_CACHE_DIR: cache}
+      const dir = join(cache, 'exports')
+      const exported = await runCommand(
+        CountyExport,
+        ['--fips', '06067', '--out-dir', dir, '-o', 'ndjson', '--quiet', '--no-stats'],
+        env,
+      )
+      expect(exported.exitCode).toBe(0)
+      const miss = await runCommand(
+        Lookup,
+        ['--fips', '06067', '--apn', '9999999999', '--from', dir, '-o', 'json', '--quiet'],
+        env,
+      )
+      expect(miss.exitCode).toBe(ExitCode.notFound)
+      expect(flat(miss.stderr)).toContain(
+        'APNs in Sacramento County, CA (06067) look like 999-9999-999 (seen in the --from export); this one was 9999999999',
+      )
+    } finally {
+      await county.close()
+    }
   })
 })
