@@ -68,24 +68,53 @@ export function readShapes(cacheDir: string | undefined): Shapes {
 }
 
 /**
- * Remember the shape of the first of `records`' APNs that has one, for `fips`. Written only when it
- * changes, mode 0600 through the output gate's private primitives (an exclusive temp file renamed), in
- * the cache folder made 0700 when its parent exists (never a chain of folders). Never throws.
+ * Remember the shape of the first of `records`' APNs that has one, for `fips`. Never throws
+ * (rememberShapes).
  */
 export function rememberShape(
   cacheDir: string | undefined,
   fips: string,
   records: ReadonlyArray<Record<string, unknown>>,
 ): void {
+  const shape = records.map((r) => apnShape(r['APN'])).find((s) => s !== undefined)
+  if (shape !== undefined) rememberShapes(cacheDir, new Map([[fips, shape]]))
+}
+
+/**
+ * The shape of each county's APNs seen in a batch: the last record's of each county (its `Fips`), for
+ * rememberShapes at the end of the run. Pure but for the map it fills.
+ */
+export function shapeCollector(): {seen: Shapes; add: (record: Record<string, unknown>) => void} {
+  const seen: Shapes = new Map()
+  return {
+    seen,
+    add: (record) => {
+      const fips = record['Fips']
+      const shape = apnShape(record['APN'])
+      if (typeof fips === 'string' && /^\d{5}$/.test(fips) && shape !== undefined) seen.set(fips, shape)
+    },
+  }
+}
+
+/**
+ * Store `fresh` (FIPS code to shape) over the shapes stored. Written only when something changes, mode
+ * 0600 through the output gate's private primitives (an exclusive temp file renamed), in the cache folder
+ * made 0700 when its parent exists (never a chain of folders); a county past MAX_COUNTIES is not added.
+ * Never throws.
+ */
+export function rememberShapes(cacheDir: string | undefined, fresh: ReadonlyMap<string, string>): void {
   try {
     const path = shapesPath(cacheDir)
-    const shape = records.map((r) => apnShape(r['APN'])).find((s) => s !== undefined)
-    if (!path || !shape || !/^\d{5}$/.test(fips)) return
+    if (!path || fresh.size === 0) return
     const shapes = readShapes(cacheDir)
-    if (shapes.get(fips) === shape) return
-    if (!shapes.has(fips) && shapes.size >= MAX_COUNTIES) return
-    shapes.set(fips, shape)
-    if (!makePrivateDirSync(cacheDir!)) return
+    let changed = false
+    for (const [fips, shape] of fresh) {
+      if (!/^\d{5}$/.test(fips) || !SHAPE_PATTERN.test(shape) || shapes.get(fips) === shape) continue
+      if (!shapes.has(fips) && shapes.size >= MAX_COUNTIES) continue
+      shapes.set(fips, shape)
+      changed = true
+    }
+    if (!changed || !makePrivateDirSync(cacheDir!)) return
     const text = `${JSON.stringify({v: 1, shapes: Object.fromEntries([...shapes].sort()) as unknown})}\n`
     writeFileAtomicSync(path, Buffer.from(text), {mode: 0o600, sync: false})
   } catch {

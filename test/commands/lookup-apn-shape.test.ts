@@ -73,6 +73,23 @@ describe('an APN miss says the shape of the APNs seen in that county', () => {
     expect(miss.stderr.trim().split('\n')).toHaveLength(1)
   })
 
+  it('a batch (--input) remembers the shapes of the counties it got records in', async () => {
+    answers.set('06067|078-0123-045-0001', record('078-0123-045-0001'))
+    const input = join(cache, 'in.csv')
+    writeFileSync(input, 'fips,apn\n06067,078-0123-045-0001\n06085,1234\n')
+    const run = await runCommand(
+      Lookup,
+      ['--input', input, '--out', join(cache, 'out.csv'), '--quiet', '--no-stats'],
+      {SFL_BASE_URL: server.baseUrl, SFL_API_KEY: KEY, SFL_CACHE_DIR: cache},
+    )
+    expect(run.stderr).toBe('')
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({v: 1, shapes: {'06067': '999-9999-999-9999'}})
+    const miss = await lookup(['--fips', '06067', '--apn', '078 0123 045 0001'])
+    expect(flat(miss.stderr)).toContain(
+      'look like 999-9999-999-9999 (seen in an earlier answer); this one was 078 0123 045 0001',
+    )
+  })
+
   it('the cache file is 0600 and holds the shape, no APN digits', async () => {
     answers.set('06067|078-0123-045-0001', record('078-0123-045-0001'))
     expect((await lookup(['--fips', '06067', '--apn', '078-0123-045-0001'])).exitCode).toBe(0)
