@@ -110,13 +110,15 @@ export async function lookupOne(f: LookupFlagValues, host: SingleLookupHost): Pr
   } catch (error) {
     throw await withSeenShape(error, query.fips, host.cacheDir, shapes, exportShape)
   }
-  // the county's APN shape (never the APN) for the hint of a later miss there (issue 31)
+  // the county's APN shape (never the APN) in the service's answer, for the hint of a later miss there
+  // (issue 31); an export's records say theirs at the miss itself (withSeenShape)
   const county = (found as {county?: {fips?: unknown}}).county?.fips
-  ;(await shapes).rememberShape(
-    host.cacheDir,
-    typeof county === 'string' ? county : query.fips,
-    found.records,
-  )
+  if (!offline)
+    (await shapes).rememberShape(
+      host.cacheDir,
+      typeof county === 'string' ? county : query.fips,
+      found.records,
+    )
   const [{renderRecords}, {colourEnabled}] = await after
   // a record that is not the unit asked for is said on stderr too, in words (the code is for scripts)
   const unit = await unitWarning(found)
