@@ -31,7 +31,15 @@ export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode]
  */
 export type ErrorFacts =
   /** spec 7: a 404 for a lookup by APN or property ID; `said` is the service's message (may be ''). */
-  | {topic: 'not-found'; by: 'apn' | 'property_id'; value: string; county: string; said: string}
+  | {
+      topic: 'not-found'
+      by: 'apn' | 'property_id'
+      value: string
+      county: string
+      said: string
+      /** How the county's APNs look, from a record seen before (src/text/apn-shape.ts): issue 31. */
+      seen?: {shape: string; source: 'earlier answer' | 'export'}
+    }
   /** spec 7: every form of an address answered 404; `tried` lists them as sent. */
   /** `box`: the address typed is a PO box or a rural route box (a mailing address, not a parcel). */
   | {topic: 'address-not-found'; county: string; said: string; tried: string; fallback: boolean; box: boolean}

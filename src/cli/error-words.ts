@@ -1,6 +1,7 @@
 import {baseUrlProblemText} from '../api/endpoint-check.js'
 import {SflError, type ErrorFacts} from '../errors.js'
 import {exportSourceText} from '../io/export-source-words.js'
+import {apnShape} from '../text/apn-shape.js'
 
 /**
  * The CLI's words for an error: the facts an error carries (src/errors.ts ErrorFacts) said with the
@@ -25,7 +26,7 @@ const causeText = (err: SflError, otherwise: string) =>
 function cliWords(f: ErrorFacts, err: SflError): string {
   switch (f.topic) {
     case 'not-found':
-      return `no property matches ${f.by === 'apn' ? '--apn' : '--property-id'} ${f.value} in ${f.county} (HTTP 404${said(f.said)}). Check that --fips names the county the parcel is in, or look it up by --address${f.by === 'apn' ? apnHint(f.value, f.county) : ''}`
+      return `no property matches ${f.by === 'apn' ? '--apn' : '--property-id'} ${f.value} in ${f.county} (HTTP 404${said(f.said)}). Check that --fips names the county the parcel is in, or look it up by --address${f.by === 'apn' ? apnHint(f.value, f.county, f.seen) : ''}`
     case 'address-not-found':
       return `no property matches in ${f.county} (HTTP 404${said(f.said)}): tried ${f.tried}${f.fallback ? '' : ' (--no-fallback: no other form was tried)'}${
         f.box
@@ -70,11 +71,15 @@ function cliWords(f: ErrorFacts, err: SflError): string {
 /**
  * A parcel number typed without the separators county records usually carry, or with spaces: the service
  * matches APNs as the county writes them (spec 2.1 APN, "assigned by the county"), so say which forms to
- * try. sfl ships no county's APN format, so the forms are the typed digits regrouped, not a guess of one;
- * the one format it knows (the sandbox's Sacramento County, 078-0123-045) is cited for that county only,
- * never as another county's (`county`: the label of the county asked, "... (06085)").
+ * try. When sfl has seen the county's APNs (`seen`: the shape of one in an earlier answer or the most
+ * common in the --from export, src/text/apn-shape.ts), that shape is said; else the forms are the typed
+ * digits regrouped, not a guess of one; the one format sfl ships (the sandbox's Sacramento County,
+ * 078-0123-045) is cited for that county only, never as another county's (`county`: the label of the
+ * county asked, "... (06085)").
  */
-function apnHint(apn: string, county: string): string {
+function apnHint(apn: string, county: string, seen?: {shape: string; source: string}): string {
+  if (seen && apnShape(apn) !== seen.shape)
+    return `. APNs in ${county} look like ${seen.shape} (seen in ${seen.source === 'export' ? 'the --from export' : 'an earlier answer'}); this one was ${apn.trim()}: try it as printed on the tax bill`
   const digits = apn.replace(/[^0-9A-Za-z]/g, '')
   if (/\s/.test(apn.trim()))
     return `. APNs are matched as the county writes them: try it without the spaces (${apn.trim().replace(/\s+/g, '-')} or ${digits}), as printed on the tax bill`

@@ -229,6 +229,9 @@ export async function runBatchJob(
   stats: StatsOptions = {byCounty: false},
 ): Promise<BatchSummary> {
   const {runBatchLookup} = await import('../jobs/batch-lookup.js')
+  const shapes = await import('./apn-shapes.js')
+  // the APN shape of each county answered, remembered once at the end (src/cli/apn-shapes.ts, issue 31)
+  const seen = shapes.shapeCollector()
   ctx.feedback?.stop() // the run draws its own progress line
   return withRunSession(ctx.scheduler, io.quiet, async ({progress, signal}) => {
     const s = await runBatchLookup(
@@ -239,9 +242,10 @@ export async function runBatchJob(
         words: cliMessage,
         stateRoot: io.cacheDir,
         onProgress: (done, total) => progress.update(done, total, done, 'lookups'),
+        onRecord: seen.add,
       },
       req,
-    )
+    ).finally(() => shapes.rememberShapes(io.cacheDir, seen.seen))
     progress.stop()
     const counts = Object.entries(s.counts)
       .filter(([, c]) => c > 0)

@@ -83,6 +83,7 @@ async function runParsed(flags: Awaited<ReturnType<typeof parseLookup>>, cli: Cl
       notice: (line) => stderrLines.notice(line, quiet),
       // this bundle runs as CommonJS from dist/ (src/cli/code-cache.ts gives it __dirname), beside the table
       zipTable: () => readZipTable([__dirname]),
+      cacheDir: cli.cacheDir,
     })
   } catch (error) {
     connection?.stopFeedback() // no status line left under the error

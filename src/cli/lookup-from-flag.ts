@@ -14,6 +14,7 @@ export async function fromExport(
   query: LookupQuery,
   ctx: Context,
   host: SingleLookupHost,
+  onShape?: (shape: string) => void,
 ): Promise<LookupOutcome | undefined> {
   const dir = f.from!
   const {parseDuration} = await import('../jobs/plan.js')
@@ -21,7 +22,7 @@ export async function fromExport(
   const {lookupFromExport} = await import('../jobs/lookup-from.js')
   const {isObjectUrl} = await import('../text/object-url.js')
   const ask = (local: string) =>
-    lookupFromExport({dir: local, shown: dir, maxAgeMs, maxAge: f['max-age']}, query, ctx.apiKey)
+    lookupFromExport({dir: local, shown: dir, maxAgeMs, maxAge: f['max-age']}, query, ctx.apiKey, onShape)
   const answer = isObjectUrl(dir)
     ? await (await import('../io/export-source.js')).withLocalExports([dir], ([local]) => ask(local!))
     : await ask(dir)

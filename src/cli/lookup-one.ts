@@ -34,7 +34,14 @@ export interface SingleLookupHost {
     query: LookupQuery,
     ctx: Context,
     host: SingleLookupHost,
+    /** Told the shape most of the county's APNs have in the export (issue 31). */
+    onShape?: (shape: string) => void,
   ) => Promise<LookupOutcome | undefined>
+  /**
+   * sfl's cache folder (oclif's cacheDir: src/cli/cli-config.ts): the APN shapes seen in earlier answers
+   * live there (src/cli/apn-shapes.ts). Undefined: none remembered, none read.
+   */
+  cacheDir?: string
 }
 
 // flags that only a batch (--input) reads: refused on a single lookup rather than ignored
@@ -81,15 +88,37 @@ export async function lookupOne(f: LookupFlagValues, host: SingleLookupHost): Pr
   // (the fast path hands --from to oclif, whose command gives `fromExport`: src/cli/lookup-fast.ts)
   if (f.from !== undefined && byZip)
     throw new UsageError('--from needs the county (--fips or --county): the export is read by county')
-  const offline = f.from === undefined ? undefined : await host.fromExport?.(f, query, ctx, host)
-  const found =
-    offline ??
-    (await fetchAnswer(ctx, query, host, {
-      asTyped: f['address-as-typed'],
-      fallback: f.fallback,
-      county: countyLabel,
-      byZip,
-    }))
+  let exportShape: string | undefined
+  const offline =
+    f.from === undefined
+      ? undefined
+      : await host.fromExport?.(f, query, ctx, host, (shape) => {
+          exportShape = shape
+        })
+  const shapes = import('./apn-shapes.js')
+  shapes.catch(() => undefined)
+  let found: LookupOutcome
+  try {
+    found =
+      offline ??
+      (await fetchAnswer(ctx, query, host, {
+        asTyped: f['address-as-typed'],
+        fallback: f.fallback,
+        county: countyLabel,
+        byZip,
+      }))
+  } catch (error) {
+    throw await withSeenShape(error, query.fips, host.cacheDir, shapes, exportShape)
+  }
+  // the county's APN shape (never the APN) in the service's answer, for the hint of a later miss there
+  // (issue 31); an export's records say theirs at the miss itself (withSeenShape)
+  const county = (found as {county?: {fips?: unknown}}).county?.fips
+  if (!offline)
+    (await shapes).rememberShape(
+      host.cacheDir,
+      typeof county === 'string' ? county : query.fips,
+      found.records,
+    )
   const [{renderRecords}, {colourEnabled}] = await after
   // a record that is not the unit asked for is said on stderr too, in words (the code is for scripts)
   const unit = await unitWarning(found)
@@ -119,6 +148,28 @@ export async function lookupOne(f: LookupFlagValues, host: SingleLookupHost): Pr
   // RecordRedactor), and the user must know
   if (found.keyEchoes > 0) host.warnAlways(keyEchoWarning(found.keyEchoes))
   process.stdout.write(out)
+}
+
+/**
+ * An APN's 404 with the shape of the county's APNs, for the hint's words (src/cli/error-words.ts): the
+ * most common in the --from export read for this lookup, else the one seen in an earlier answer
+ * (src/cli/apn-shapes.ts); any other error as it was.
+ */
+async function withSeenShape(
+  error: unknown,
+  fips: string,
+  cacheDir: string | undefined,
+  shapes: Promise<typeof import('./apn-shapes.js')>,
+  exportShape: string | undefined,
+): Promise<unknown> {
+  const facts = error instanceof NotFoundError ? error.facts : undefined
+  if (facts?.topic !== 'not-found' || facts.by !== 'apn' || facts.seen) return error
+  const earlier = exportShape === undefined ? (await shapes).readShapes(cacheDir).get(fips) : undefined
+  const shape = exportShape ?? earlier
+  if (shape === undefined) return error
+  return new NotFoundError((error as NotFoundError).message, 404, {
+    facts: {...facts, seen: {shape, source: exportShape !== undefined ? 'export' : 'earlier answer'}},
+  })
 }
 
 /** The stderr line for a match that is not the unit asked for (the table's "Matched" row, in words). */

@@ -67,6 +67,7 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
       warnAlways: (line) => this.warnAlways(line),
       notice: (line) => this.notice(line),
       zipTable: () => readZipTable(dataDirs(import.meta.url)),
+      cacheDir: this.config.cacheDir,
       fromExport: async (...args) => (await import('../cli/lookup-from-flag.js')).fromExport(...args),
     })
     return undefined

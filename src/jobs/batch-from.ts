@@ -49,6 +49,8 @@ export async function answerFromExport(
   from: FromExport,
   counties: ReadonlyMap<string, CountyIndex>,
   settle: (key: string, records: Array<Record<string, unknown>>, at: string) => void,
+  /** Sees every record of the counties read, matched or not (the APN shapes of `lookup --from`). */
+  observe?: (flat: FlatRecord) => void,
 ): Promise<FromResult> {
   const manifest = await readManifest(from.dir)
   if (!manifest)
@@ -72,7 +74,7 @@ export async function answerFromExport(
     let answered = 0
     const file = files.get(entry.fips)
     if (used && file) {
-      answered = await answerCounty(source, file, entry, ix, settle)
+      answered = await answerCounty(source, file, entry, ix, settle, observe)
       out.covered.add(entry.fips)
     }
     out.report.counties.push({fips: entry.fips, finishedAt: entry.finishedAt, used, answered})
@@ -87,10 +89,12 @@ async function answerCounty(
   entry: ManifestEntry,
   ix: CountyIndex,
   settle: (key: string, records: Array<Record<string, unknown>>, at: string) => void,
+  observe?: (flat: FlatRecord) => void,
 ): Promise<number> {
   const fmt = file.format
   const found: Hit[] = []
   for await (const flat of source.records(file)) {
+    observe?.(flat)
     const keys = keysOf(flat)
     found.length = 0
     if (ix.match(keys, found) === 0) continue

@@ -90,6 +90,8 @@ export interface BatchRequest {
 
 export interface BatchDeps extends JobDeps, LookupContext {
   onProgress?: (done: number, total: number) => void
+  /** Sees each record a lookup of this run received from the service (the CLI's APN shapes, issue 31). */
+  onRecord?: (record: Record<string, unknown>) => void
 }
 
 export interface BatchSummary {
@@ -430,7 +432,10 @@ class BatchRun {
     const at = this.run.journal.append({t: 'row', k, s: a.status, e: a.error, r})
     this.answered.set(k, at.offset)
     this.lengths.set(at.offset, at.length)
-    for (const rec of a.records ?? []) this.shape.observe(rec)
+    for (const rec of a.records ?? []) {
+      this.shape.observe(rec)
+      this.deps.onRecord?.(rec)
+    }
   }
 
   /**

@@ -2,6 +2,7 @@ import {derived, RecordRedactor, type Redacted} from '../api/secrets.js'
 import type {LookupQuery} from '../api/validate.js'
 import {CountyIndex} from '../plan/county-index.js'
 import {rowMatch} from '../plan/match-keys.js'
+import {ShapeTally} from '../text/apn-shape.js'
 import {answerFromExport, type FromExport} from './batch-from.js'
 
 /** One property answered from an export on disk, with no request (issue 33). */
@@ -34,15 +35,28 @@ export async function lookupFromExport(
   from: FromExport,
   query: LookupQuery,
   apiKey: string | undefined,
+  /**
+   * Told the shape most of the county's APNs have in the export (src/text/apn-shape.ts), when the county
+   * was read and one has a shape: the hint of an APN that then misses at the service (issue 31).
+   */
+  onShape?: (shape: string) => void,
 ): Promise<OfflineAnswer | undefined> {
   const {match, hasUnit} = rowMatch(query)
   if (!match) return undefined
   const index = new CountyIndex(query.fips)
   index.add(ONE, match, hasUnit)
   let found: {records: Array<Record<string, unknown>>; at: string} | undefined
-  await answerFromExport(from, new Map([[query.fips, index]]), (_key, records, at) => {
-    found = {records, at}
-  })
+  const shapes = onShape ? new ShapeTally() : undefined
+  await answerFromExport(
+    from,
+    new Map([[query.fips, index]]),
+    (_key, records, at) => {
+      found = {records, at}
+    },
+    shapes && ((flat) => shapes.add(flat['APN'])),
+  )
+  const common = shapes?.common()
+  if (common !== undefined) onShape?.(common)
   if (!found) return undefined
   const redactor = new RecordRedactor(apiKey)
   const records = found.records.map((r) => redactor.parsed(r))

@@ -1,3 +1,7 @@
+import {mkdtempSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
 import {afterAll, beforeAll, beforeEach, describe, expect, it} from 'vitest'
 
 import Lookup from '../../src/commands/lookup.js'
@@ -14,6 +18,11 @@ import {startScenario, type Scenario, type ScenarioRequest} from '../helpers/sce
 type Rec = Record<string, unknown>
 const KEY = 'trial3-key-0123456789'
 
+// a cache folder of this file's own: the APN shapes the answers below remember (src/cli/apn-shapes.ts)
+// stay out of the user's cache, and are cleared where a test needs none
+const cache = mkdtempSync(join(tmpdir(), 'sfl-trial3-cache-'))
+const forgetShapes = () => rmSync(join(cache, 'apn-shapes.json'), {force: true})
+
 /** The record the server holds at each (fips, address) it is asked for; anything else is a 404. */
 let answers: Map<string, Rec>
 let server: Scenario
@@ -28,7 +37,10 @@ beforeAll(async () => {
         }
   })
 })
-afterAll(() => server.close())
+afterAll(() => {
+  server.close()
+  rmSync(cache, {recursive: true, force: true})
+})
 beforeEach(() => {
   answers = new Map()
   server.requests.length = 0
@@ -46,7 +58,8 @@ const record = (fips: string, street: string, city = 'SACRAMENTO', zip = '95838'
   Zip: zip,
 })
 const sent = () => server.requests.map((r) => [r.fips, r.query.get('address')])
-const lookup = (args: string[]) => runCommand(Lookup, args, {SFL_BASE_URL: server.baseUrl, SFL_API_KEY: KEY})
+const lookup = (args: string[]) =>
+  runCommand(Lookup, args, {SFL_BASE_URL: server.baseUrl, SFL_API_KEY: KEY, SFL_CACHE_DIR: cache})
 const flat = (s: string) => s.replace(/\s+/g, ' ')
 
 describe('honest matches: the unit asked for is compared with the record, whichever form found it', () => {
@@ -189,6 +202,7 @@ describe('hints that would save a call (issue 31)', () => {
   })
 
   it('an APN typed without its dashes or with spaces gets a word on how counties write them', async () => {
+    forgetShapes() // no county's APNs seen yet: the words that need none
     const bare = await lookup(['--fips', '06067', '--apn', '07801230045'])
     expect(bare.exitCode).toBe(3)
     expect(flat(bare.stderr)).toContain('APNs are matched as the county writes them, usually with dashes')
@@ -197,6 +211,7 @@ describe('hints that would save a call (issue 31)', () => {
   })
 
   it("another county's APN miss never cites Sacramento County's format as its own", async () => {
+    forgetShapes()
     const r = await lookup(['--fips', '06085', '--apn', '12345678'])
     expect(r.exitCode).toBe(3)
     expect(flat(r.stderr)).toContain(
