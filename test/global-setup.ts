@@ -1,4 +1,4 @@
-import {chmodSync, mkdtempSync, readdirSync, rmSync} from 'node:fs'
+import {chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
@@ -15,9 +15,18 @@ export default function setup(): () => void {
   chmodSync(dir, 0o1777)
   const before = process.env['TMPDIR']
   process.env['TMPDIR'] = dir
+  // sfl's cache folder too (code cache, APN shapes, s3 run state): a test never writes into the user's
+  // ~/.cache/sfl, and one test file's remembered shapes never reach another run; a test that is about the
+  // cache folder gives its own SFL_CACHE_DIR or HOME
+  const cacheBefore = process.env['SFL_CACHE_DIR']
+  if (cacheBefore === undefined) {
+    process.env['SFL_CACHE_DIR'] = join(dir, 'sfl-cache')
+    mkdirSync(process.env['SFL_CACHE_DIR'], {mode: 0o700})
+  }
   return () => {
     if (before === undefined) delete process.env['TMPDIR']
     else process.env['TMPDIR'] = before
+    if (cacheBefore === undefined) delete process.env['SFL_CACHE_DIR']
     if (process.env['SFL_KEEP_TEST_TMP']) {
       console.log(`test temp folders kept in ${dir} (${readdirSync(dir).length} entries)`)
       return

@@ -103,16 +103,16 @@ describe('sfl lookup --input end to end', () => {
             expect(sent.length).toBeLessThanOrEqual(9000)
           } else {
             // the county's 100 pages (each whole once, whatever faults came between), then the two rows
-            // only the service can answer (an address it does not hold, an id of another county)
-            expect(
-              sent.filter(
-                (e) =>
-                  e.query['address'] === undefined &&
-                  e.query['apn'] === undefined &&
-                  e.query['property_id'] === undefined,
-              ),
-            ).toHaveLength(100)
-            expect(sent.length).toBe(102)
+            // only the service can answer (an address it does not hold, an id of another county): asked
+            // until answered, so counted as distinct questions (a 404 whose body the sandbox cut short is
+            // still a 404: its status line is whole, so it is logged as a fault and not asked again)
+            const page = (e: (typeof entries)[number]) =>
+              e.query['address'] === undefined &&
+              e.query['apn'] === undefined &&
+              e.query['property_id'] === undefined
+            expect(sent.filter(page)).toHaveLength(100)
+            expect(new Set(entries.filter((e) => !page(e)).map((e) => JSON.stringify(e.query))).size).toBe(2)
+            expect(sent.filter((e) => !page(e)).length).toBeLessThanOrEqual(2)
             expect(rows.filter((x) => x['source'] === 'scan')).toHaveLength(7000)
           }
           expect(r.stderr).toMatch(/saved by duplicate rows/)
