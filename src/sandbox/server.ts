@@ -17,6 +17,12 @@ export interface SandboxOptions {
   /** Requests per window per key (spec 8.2 default: 1,000 an hour). */
   limit?: number
   windowSeconds?: number
+  /**
+   * Where windows are counted from, in ms since the epoch (spec 8 says only "a window"). Default 0: an
+   * hour's window turns on the clock hour. A test that spends a window passes its own start, so the
+   * window cannot turn between two of its requests whatever the time of day it runs.
+   */
+  windowOrigin?: number
   /** 0: the county-wide form returns one array; N > 0: pages of N with an RFC 8288 Link next header. */
   pageSize?: number
   failRate?: number
@@ -68,6 +74,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     records: options.records ?? 100_000,
     limit: options.limit ?? 1000,
     windowSeconds: options.windowSeconds ?? 3600,
+    windowOrigin: options.windowOrigin ?? 0,
     pageSize: options.pageSize ?? 0,
     failRate: options.failRate ?? 0,
     resetRate: options.resetRate ?? 0,
@@ -208,10 +215,10 @@ class Service {
 
   /** Spec 8: a fixed window per key; every response to a valid key carries the X-RateLimit headers. */
   private admit(key: DemoKey, res: ServerResponse): boolean {
-    const {limit, windowSeconds} = this.o
+    const {limit, windowSeconds, windowOrigin} = this.o
     const now = this.o.now()
     const windowMs = windowSeconds * 1000
-    const start = Math.floor(now / windowMs) * windowMs
+    const start = windowOrigin + Math.floor((now - windowOrigin) / windowMs) * windowMs
     let w = this.windows.get(key.name)
     if (!w || w.start !== start) this.windows.set(key.name, (w = {start, used: 0}))
     const reset = Math.ceil((start + windowMs) / 1000)

@@ -237,34 +237,38 @@ describe('sfl county-export end to end', () => {
 
 describe('Ctrl-C', () => {
   it('during an hour-long wait for the reset stops at once: exit 130, checkpoint kept, resumable', async () => {
-    await withSandbox({records: 3000, pageSize: 1000, limit: 2, windowSeconds: 3600}, async (sb) => {
-      const out = join(tmp(), 'o.csv')
-      const child = spawn(process.execPath, [BIN, 'county-export', '--fips', '48201', '--out', out], {
-        env: {
-          ...process.env,
-          SFL_BASE_URL: sb.baseUrl,
-          SFL_API_KEY: 'sandbox-full',
-          SFL_CONFIG_DIR: '/nonexistent',
-        },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      })
-      let stderr = ''
-      await new Promise<void>((resolve) => {
-        child.stderr.on('data', (d: Buffer) => {
-          stderr += d.toString()
-          if (stderr.includes('sfl: waiting')) resolve()
+    await withSandbox(
+      // the window began a minute ago: the wait is about 59 min, under the default --max-wait of an hour
+      {records: 3000, pageSize: 1000, limit: 2, windowSeconds: 3600, windowOrigin: Date.now() - 60_000},
+      async (sb) => {
+        const out = join(tmp(), 'o.csv')
+        const child = spawn(process.execPath, [BIN, 'county-export', '--fips', '48201', '--out', out], {
+          env: {
+            ...process.env,
+            SFL_BASE_URL: sb.baseUrl,
+            SFL_API_KEY: 'sandbox-full',
+            SFL_CONFIG_DIR: '/nonexistent',
+          },
+          stdio: ['ignore', 'ignore', 'pipe'],
         })
-      })
-      // the wait is an hour: only the interrupt ends the run within the test's timeout (no clock is read)
-      child.kill('SIGINT')
-      const code = await new Promise<number | null>((r) => child.once('exit', r))
-      expect(code).toBe(130)
-      expect(stderr).toMatch(/Error: interrupted\n {2}checkpoint kept at .*o\.csv\.sfl-checkpoint;/)
-      const pages = readFileSync(`${out}.sfl-checkpoint`, 'utf8')
-        .split('\n')
-        .filter((l) => l.includes('"t":"page"'))
-      expect(pages).toHaveLength(2)
-      expect(existsSync(out)).toBe(false)
-    })
+        let stderr = ''
+        await new Promise<void>((resolve) => {
+          child.stderr.on('data', (d: Buffer) => {
+            stderr += d.toString()
+            if (stderr.includes('sfl: waiting')) resolve()
+          })
+        })
+        // the wait is an hour: only the interrupt ends the run within the test's timeout (no clock is read)
+        child.kill('SIGINT')
+        const code = await new Promise<number | null>((r) => child.once('exit', r))
+        expect(code).toBe(130)
+        expect(stderr).toMatch(/Error: interrupted\n {2}checkpoint kept at .*o\.csv\.sfl-checkpoint;/)
+        const pages = readFileSync(`${out}.sfl-checkpoint`, 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('"t":"page"'))
+        expect(pages).toHaveLength(2)
+        expect(existsSync(out)).toBe(false)
+      },
+    )
   })
 })

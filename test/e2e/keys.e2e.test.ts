@@ -241,7 +241,7 @@ describe('sfl keys check: source, county, spent window (issue 15)', () => {
   })
 
   it('a spent window still prints the report (limit, reset) and exits 5', async () => {
-    const tight = await startSandbox({limit: 1})
+    const tight = await startSandbox({limit: 1, windowOrigin: Date.now()})
     try {
       const e = {SFL_BASE_URL: tight.baseUrl, SFL_API_KEY: 'sandbox-full'}
       expect((await sfl(['keys', 'check', '--fips', '06067', '--json'], {env: e})).code).toBe(0)

@@ -171,7 +171,7 @@ describe('sfl lookup exit codes', () => {
   })
 
   it('429 beyond --max-wait: exit 5', async () => {
-    const tight = await startSandbox({limit: 1, windowSeconds: 3600})
+    const tight = await startSandbox({limit: 1, windowSeconds: 3600, windowOrigin: Date.now()})
     try {
       const e = {SFL_BASE_URL: tight.baseUrl, SFL_API_KEY: 'sandbox-basic'}
       expect((await sfl(['lookup', ...HIGH], {env: e})).code).toBe(0)

@@ -179,8 +179,10 @@ describe('sfl mcp over stdio', () => {
   })
 
   it('a spent budget is a tool error that says when it returns, at once', async () => {
-    // one request a day: the first lookup spends it, the window resets at midnight UTC
-    const baseUrl = await sandbox({limit: 1, windowSeconds: 86_400})
+    // one request a day, the day counted from now (so it cannot turn mid-test at midnight): the first
+    // lookup spends it, and the budget returns a day later
+    const origin = Math.floor(Date.now() / 1000) * 1000
+    const baseUrl = await sandbox({limit: 1, windowSeconds: 86_400, windowOrigin: origin})
     const s = await connect([], {SFL_BASE_URL: baseUrl, SFL_API_KEY: KEY})
     expect((await s.call('lookup_property', {county: '06067', property_id: '30000000006'})).isError).toBe(
       false,
@@ -188,8 +190,10 @@ describe('sfl mcp over stdio', () => {
     const spent = await s.call('lookup_property', {county: '06067', property_id: '30000000007'})
     expect(spent.isError).toBe(true)
     expect(spent.text).toMatch(
-      /^rate limit: the key's budget returns in \d+ s, longer than this server waits \(10 s\); the budget returns at \d{4}-\d\d-\d\dT00:00:0[01]Z$/,
+      /^rate limit: the key's budget returns in \d+ s, longer than this server waits \(10 s\); the budget returns at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/,
     )
+    const at = Date.parse(/returns at (\S+)$/.exec(spent.text)![1]!)
+    expect(Math.abs(at - (origin + 86_400_000))).toBeLessThanOrEqual(2000)
     const key = await s.call('check_key', {counties: ['06067']})
     expect(key.structured).toMatchObject({valid: true, windowSpent: true})
     for (const text of [...s.seen, s.stderr()]) expectNoKey(text, KEY)

@@ -213,6 +213,19 @@ describe('spec 8: limits', () => {
       await tight.close()
     }
   })
+  it('8.3 windows counted from an origin turn one window after it, not on the clock', async () => {
+    let now = Date.UTC(2026, 10, 23, 12, 59, 59)
+    const origin = Date.UTC(2026, 10, 23, 12, 30, 0)
+    const tight = await startSandbox({limit: 1, windowSeconds: 3600, windowOrigin: origin, now: () => now})
+    try {
+      const first = await get(tight.baseUrl, HIGH_ST, 'sandbox-basic')
+      expect(Number(first.headers.get('x-ratelimit-reset'))).toBe(Date.UTC(2026, 10, 23, 13, 30, 0) / 1000)
+      now = Date.UTC(2026, 10, 23, 13, 0, 1) // the clock hour turned, the window did not
+      expect((await get(tight.baseUrl, HIGH_ST, 'sandbox-basic')).status).toBe(429)
+    } finally {
+      await tight.close()
+    }
+  })
   it('8.1 the window resets: a spent key is refused until the reset it announced, then admitted', async () => {
     // the sandbox's clock is the test's: the window turns when the test says, no sleeping
     let now = Date.UTC(2026, 10, 23, 12, 0, 10)
