@@ -195,7 +195,7 @@ describe('spec 8: limits', () => {
     }
   })
   it('8.1 limits are per key; 429 with Retry-After once a key is spent', async () => {
-    const tight = await startSandbox({limit: 3, windowSeconds: 60})
+    const tight = await startSandbox({limit: 3, windowSeconds: 60, windowOrigin: Date.now()})
     try {
       const remaining: number[] = []
       for (let i = 0; i < 3; i++)
