@@ -74,7 +74,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     records: options.records ?? 100_000,
     limit: options.limit ?? 1000,
     windowSeconds: options.windowSeconds ?? 3600,
-    windowOrigin: options.windowOrigin ?? 0,
+    // whole seconds, as X-RateLimit-Reset is (spec 8.3): the window turns at the second it announces
+    windowOrigin: Math.floor((options.windowOrigin ?? 0) / 1000) * 1000,
     pageSize: options.pageSize ?? 0,
     failRate: options.failRate ?? 0,
     resetRate: options.resetRate ?? 0,
