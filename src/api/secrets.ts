@@ -94,9 +94,13 @@ export function redact(text: string): string {
     let next = ''
     let at = 0
     for (const [a, b] of runs) {
-      next += out.slice(at, a)
+      // a run that begins or ends inside an escape (a JSON text: `\faaaaaaa`) takes the escape with it,
+      // so what is left is never a bare backslash before `[redacted]`
+      const from = Math.max(at, escapeAround(out, a).start)
+      const to = escapeAround(out, b - 1).end
+      next += out.slice(at, from)
       next += folded.slice(a, b) === s.lower ? maskKey(s.value) : '[redacted]'
-      at = b
+      at = to
     }
     out = next + out.slice(at)
   }
@@ -447,10 +451,12 @@ export class RecordRedactor {
           j++
         }
       if (escaped) {
-        const text = JSON.parse(bytes.toString('utf8', i, j + 1)) as string
+        const token = bytes.toString('utf8', i, j + 1)
+        const text = JSON.parse(token) as string
         const masked = this.maskText(text)
-        if (masked !== text) {
-          parts.push(bytes.subarray(last, i), Buffer.from(JSON.stringify(masked)))
+        const printed = this.maskPrinted(masked === text ? token : JSON.stringify(masked))
+        if (printed !== token) {
+          parts.push(bytes.subarray(last, i), Buffer.from(printed))
           last = j + 1
         }
       }
@@ -459,6 +465,30 @@ export class RecordRedactor {
     if (parts.length === 0) return bytes
     parts.push(bytes.subarray(last))
     return Buffer.concat(parts)
+  }
+
+  /**
+   * A string token as it is printed (quotes, escapes and all) with every run it shows masked, each escape
+   * the run begins or ends in masked whole with it (`\f` as `**`), so the JSON stays JSON. After its value
+   * is masked, a token can still show one: JSON's escape letters are characters of a key too, and
+   * `"\faaaaaaa"` prints 8 characters of a key `Faaaaaaaa` though its value holds 7; `mask` leaves such a
+   * run, as masking the letter alone (`\*`) would break the JSON, and masking the escape there would hide a
+   * whole key spelt with escapes (`sk\/live\/0123456`) from the look at the decoded string.
+   */
+  private maskPrinted(token: string): string {
+    const inner = token.slice(1, -1)
+    const runs = runsOf(fold(inner), this.text!)
+    if (runs.length === 0) return token
+    let out = ''
+    let at = 0
+    for (const [a, b] of runs) {
+      const s = Math.max(at, escapeAround(inner, a).start)
+      const z = escapeAround(inner, b - 1).end
+      out += inner.slice(at, s) + '*'.repeat(z - s)
+      at = z
+      this.occurrences++
+    }
+    return `"${out}${inner.slice(at)}"`
   }
 
   /** A parsed value with its strings and names masked, and a number that holds a run made null. */
@@ -533,6 +563,22 @@ function specName(b: Uint8Array, s: number, z: number, from: number, to: number)
   return specNames.has(Buffer.from(b.buffer, b.byteOffset + l + 1, r - l - 1).toString('latin1'))
     ? NAME
     : OTHER
+}
+
+/**
+ * The escape (`\n`, `\u0041`) of a string token's inner text that character `i` lies in, as [start, end),
+ * or [i, i + 1) when it lies in none.
+ */
+function escapeAround(t: string, i: number): {start: number; end: number} {
+  for (let j = i; j >= 0 && j >= i - 5; j--) {
+    if (t[j] !== '\\') continue
+    let k = j
+    while (k > 0 && t[k - 1] === '\\') k--
+    if ((j - k) % 2 !== 0) continue // an escaped backslash: the one at j ends an escape, not begins one
+    const end = j + (t[j + 1] === 'u' ? 6 : 2)
+    return i < end ? {start: j, end} : {start: i, end: i + 1}
+  }
+  return {start: i, end: i + 1}
 }
 
 /** Where a run starting at `a` may start: after the escape (`\n`, `\u0041`) whose backslash comes just before it, if one does. */

@@ -38,6 +38,15 @@ describe('redact masks the key whole, in any case, and any run of 8+ of its char
     expect(redact('key abcd12 and ABCD12 and abcd1')).toBe('key AbCd… and AbCd… and abcd1')
   })
 
+  it('a run that begins at a JSON escape letter takes the escape with it, so JSON text stays JSON', () => {
+    registerSecret('Faaaaaaaa')
+    const text = JSON.stringify({error: '\faaaaaaa', n: 1})
+    expect(redact(text)).toBe('{"error":"[redacted]","n":1}')
+    expect(JSON.parse(redact(text))).toEqual({error: '[redacted]', n: 1})
+    // an escaped backslash before the f: the f is text, the backslashes stay
+    expect(redact(JSON.stringify({e: '\\faaaaaaa'}))).toBe('{"e":"\\\\[redacted]"}')
+  })
+
   it('keeps text that has no registered key unchanged when nothing is registered', () => {
     expect(redact(KEY)).toBe(KEY)
   })
