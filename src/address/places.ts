@@ -1,5 +1,7 @@
-import {readFileSync} from 'node:fs'
+import {basename, dirname} from 'node:path'
+import {fileURLToPath} from 'node:url'
 
+import {readDataTable} from './data-table.js'
 import {PLACES_FILE} from './places-file.js'
 
 /**
@@ -91,15 +93,9 @@ const decoded = new Map<string, Set<string>>()
  * state (about 1 ms). Throws when the package lacks its data file.
  */
 export const shippedPlaces: PlaceNames = (state) => {
-  if (!shipped) {
-    let text: string
-    try {
-      text = readFileSync(PLACES_FILE, 'utf8')
-    } catch {
-      throw new Error(`sfl's place list (places.txt) is missing beside its code: reinstall sfl`)
-    }
-    shipped = stateLines(text)
-  }
+  // the one read-once loader of shipped tables (data-table.ts), from the folder the path module names
+  const path = typeof PLACES_FILE === 'string' ? PLACES_FILE : fileURLToPath(PLACES_FILE)
+  shipped ??= readDataTable([dirname(path)], basename(path), 'place list', stateLines)
   let names = decoded.get(state)
   const line = shipped.get(state)
   if (!names && line !== undefined) decoded.set(state, (names = decodeState(state, line)))
