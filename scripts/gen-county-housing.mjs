@@ -22,39 +22,22 @@
 //
 // Rerun: node scripts/gen-county-housing.mjs path/to/zcta_county_rel_10.txt [out.txt]
 // (test/address/county-housing.test.ts runs it on test/fixtures/zcta-county-rel-10-sample.txt)
-import {existsSync, readFileSync, writeFileSync} from 'node:fs'
+import {writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
-import {GONE, RENAMED} from './census-2010-counties.mjs'
+import {GONE, RENAMED, readZctaFile} from './census-2010-counties.mjs'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const source = process.argv[2]
 const OUT = process.argv[3] ?? join(ROOT, 'src', 'address', 'county-housing.txt')
 
-if (!source || !existsSync(source)) {
-  console.error(
-    `gen-county-housing: pass the path of the Census Bureau's zcta_county_rel_10.txt as the first argument${source ? ` (${source} is not here)` : ''}`,
-  )
-  process.exit(1)
-}
-
-const lines = readFileSync(source, 'utf8')
-  .replace(/^\uFEFF/, '')
-  .split(/\r?\n/)
-const header = lines[0].split(',')
-const col = (name) => {
-  const i = header.indexOf(name)
-  if (i < 0) throw new Error(`gen-county-housing: no ${name} column in ${source}`)
-  return i
-}
+const {col, rows: sourceRows} = readZctaFile('gen-county-housing', source)
 const [GEOID, COHU] = ['GEOID', 'COHU'].map(col)
 
 /** 2010 county → its housing units, as every one of its rows states them. */
 const counties2010 = new Map()
-for (const line of lines.slice(1)) {
-  if (line.trim() === '') continue
-  const f = line.split(',')
+for (const [f, line] of sourceRows) {
   const geoid = f[GEOID]
   const units = Number(f[COHU])
   if (!/^\d{5}$/.test(geoid) || !Number.isSafeInteger(units) || units < 0)

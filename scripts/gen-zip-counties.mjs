@@ -31,41 +31,24 @@
 //
 // Rerun: node scripts/gen-zip-counties.mjs path/to/zcta_county_rel_10.txt [out.ts]
 // (test/address/zip-counties.test.ts runs it on test/fixtures/zcta-county-rel-10-sample.txt, rows of the source)
-import {existsSync, readFileSync, writeFileSync} from 'node:fs'
+import {writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
-import {GONE, RENAMED} from './census-2010-counties.mjs'
+import {GONE, RENAMED, readZctaFile} from './census-2010-counties.mjs'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const source = process.argv[2]
 const OUT = process.argv[3] ?? join(ROOT, 'src', 'address', 'zip-counties.txt')
 
-if (!source || !existsSync(source)) {
-  console.error(
-    `gen-zip-counties: pass the path of the Census Bureau's zcta_county_rel_10.txt as the first argument${source ? ` (${source} is not here)` : ''}`,
-  )
-  process.exit(1)
-}
-
-const lines = readFileSync(source, 'utf8')
-  .replace(/^\uFEFF/, '')
-  .split(/\r?\n/)
-const header = lines[0].split(',')
-const col = (name) => {
-  const i = header.indexOf(name)
-  if (i < 0) throw new Error(`gen-zip-counties: no ${name} column in ${source}`)
-  return i
-}
+const {col, rows} = readZctaFile('gen-zip-counties', source)
 const [ZCTA, GEOID, ZHU, ZHUPCT] = ['ZCTA5', 'GEOID', 'ZHU', 'ZHUPCT'].map(col)
 
 /** zip → [{fips, share}] */
 const zips = new Map()
 const dropped = new Set()
 const noHomes = new Set()
-for (const line of lines.slice(1)) {
-  if (line.trim() === '') continue
-  const f = line.split(',')
+for (const [f, line] of rows) {
   const zip = f[ZCTA]
   const geoid = f[GEOID]
   if (!/^\d{5}$/.test(zip) || !/^\d{5}$/.test(geoid))
