@@ -405,6 +405,9 @@ class CountyExport {
       ...(this.outputs.unfit.size
         ? {unfit: [...this.outputs.unfit].map(([column, count]) => ({column, count}))}
         : {}),
+      ...(this.outputs.cut.size
+        ? {cut: [...this.outputs.cut].map(([column, count]) => ({column, count}))}
+        : {}),
       exitCode: run.exitCode(
         units.flatMap((u) => (u.outcome ? [u.outcome] : [])),
         finished.length > 0,
