@@ -190,10 +190,20 @@ async function runExport(
  * echoed by the service (masked), and the option objects the key lacks (their columns are in no file).
  */
 export function recordNotes(
-  s: {violations: Array<{field: string; records: number}>; keyEchoes: number},
+  s: {
+    violations: Array<{field: string; records: number}>
+    keyEchoes: number
+    cut?: Array<{column: string; count: number}> | undefined
+  },
   strict: boolean,
 ): string[] {
   const out: string[] = []
+  // xlsx: a cell holds at most 32,767 characters (Excel's limit, src/io/xlsx-writer.ts XLSX_MAX_CELL, not
+  // imported so the summary loads no workbook code); a longer text was cut, and is said here
+  for (const c of s.cut ?? [])
+    out.push(
+      `  ${n(c.count)} ${c.column} ${c.count === 1 ? 'text' : 'texts'} longer than a workbook cell holds (32,767 characters), cut to it; a CSV or NDJSON output keeps ${c.count === 1 ? 'it' : 'them'} whole`,
+    )
   if (s.violations.length > 0) {
     // two short lines (a summary is read at 80 columns): the rule, then the fields most broken
     out.push(

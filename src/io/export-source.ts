@@ -85,15 +85,25 @@ export interface ExportSource {
  */
 export type {LocalExport} from './object-export.js'
 
-export async function localExport(value: string, what = 'the export'): Promise<LocalExport> {
-  const copy = isObjectUrl(value)
-    ? await (await import('./object-export.js')).copyObjectExport(value, what)
-    : {path: value, release: async () => undefined, shown: []}
+export async function localExport(
+  value: string,
+  what = 'the export',
+  limits: SourceLimits = TRUSTED_LIMITS,
+): Promise<LocalExport> {
+  // an untrusted caller names files on this machine only: an s3:// value is a local path (and missing)
+  const copy =
+    isObjectUrl(value) && !limits.untrusted
+      ? await (await import('./object-export.js')).copyObjectExport(value, what)
+      : {path: value, release: async () => undefined, shown: []}
   if (!/\.gz$/i.test(copy.path)) return copy
   // a gzipped export (t.csv.gz), local or the copy of an object: expanded into a private copy, read as a
-  // file (src/io/gzip-export.ts); zlib loads only then
+  // file (src/io/gzip-export.ts); zlib loads only then. Untrusted: the path's own checks come first (no
+  // byte of /proc, /sys or /dev is read), and the copy is capped at the gate's size for a plain file
+  const from = limits.untrusted ? await realPathOf(copy.path) : copy.path
   try {
-    const plain = await (await import('./gzip-export.js')).expandGzipExport(copy.path, value)
+    const plain = await (
+      await import('./gzip-export.js')
+    ).expandGzipExport(from, value, {maxBytes: limits.maxBytes, signal: limits.signal})
     if (!plain) return copy
     const release = async () => {
       await plain.release()
@@ -107,16 +117,17 @@ export async function localExport(value: string, what = 'the export'): Promise<L
 }
 
 /**
- * Run `fn` on local paths for `values` (each as `localExport` gives it), and remove the copies after,
- * whatever happens. An error that names a copy's path names the `s3://` location instead.
+ * Run `fn` on local paths for `values` (each as `localExport` gives it, under `limits`), and remove the
+ * copies after, whatever happens. An error that names a copy's path names the `s3://` location instead.
  */
 export async function withLocalExports<T>(
   values: readonly string[],
   fn: (paths: string[]) => Promise<T>,
+  limits: SourceLimits = TRUSTED_LIMITS,
 ): Promise<T> {
   const copies: LocalExport[] = []
   try {
-    for (const v of values) copies.push(await localExport(v))
+    for (const v of values) copies.push(await localExport(v, 'the export', limits))
     return await fn(copies.map((c) => c.path))
   } catch (error) {
     throw copies.reduce((e, c) => c.shown.reduce((x, [from, to]) => renamed(x, from, to), e), error)

@@ -33,17 +33,30 @@ export function gzipExportNamed(path: string): boolean {
   return /\.gz$/i.test(path)
 }
 
+/** What an untrusted caller (`export_statistics` of `sfl mcp`) bounds the expansion by. */
+export interface ExpandLimits {
+  /** The most bytes the copy may have: the gate's cap on a plain file, so a .gz reaches no further. */
+  maxBytes?: number | undefined
+  /** The call's deadline or cancel, which stops the expansion between chunks. */
+  signal?: AbortSignal | undefined
+}
+
 /**
  * `file` (a local path; `shown` as the user gave it) expanded into a private copy named without `.gz`,
  * so its extension still names its format. Anything but a regular file is handed on as it is: the
  * export gate refuses a FIFO or device by lstat before opening it, and says so in its own words.
  */
-export async function expandGzipExport(file: string, shown: string): Promise<LocalExport | undefined> {
+export async function expandGzipExport(
+  file: string,
+  shown: string,
+  limits: ExpandLimits = {},
+): Promise<LocalExport | undefined> {
   if (!(await lstat(file).catch(() => undefined))?.isFile()) return undefined
   const scratch = await makeScratchDir('sfl-gz-export-')
   const path = join(scratch, basename(file).replace(/\.gz$/i, '') || 'export')
+  const caps = {...EXPORT_CAPS, maxBytes: Math.min(EXPORT_CAPS.maxBytes, limits.maxBytes ?? Infinity)}
   try {
-    await gunzipToFile(file, path, EXPORT_CAPS)
+    await gunzipToFile(file, path, caps, limits.signal)
   } catch (error) {
     await removeTree(scratch)
     if (error instanceof InputFormatError) throw new ExportFileError(`${shown}: ${error.message}`)

@@ -4,6 +4,7 @@ import {pipeline} from 'node:stream/promises'
 import {Transform, type TransformCallback} from 'node:stream'
 import {constants, createGunzip, createGzip} from 'node:zlib'
 
+import {abortedBy} from '../errors.js'
 import {InputFormatError} from './input-error.js'
 import type {OutputTarget} from './output-target.js'
 import {ZlibPump} from './zlib-pump.js'
@@ -107,11 +108,15 @@ export async function* readGzip(path: string, caps: InflateCaps = INFLATE_CAPS):
   }
 }
 
-/** Expand the gzip file `path` into `dest`, a new file (created exclusively, 0600), under the caps. */
+/**
+ * Expand the gzip file `path` into `dest`, a new file (created exclusively, 0600), under the caps.
+ * `signal` (an untrusted caller's deadline or cancel) stops the expansion between chunks.
+ */
 export async function gunzipToFile(
   path: string,
   dest: string,
   caps: InflateCaps = INFLATE_CAPS,
+  signal?: AbortSignal,
 ): Promise<void> {
   const {size} = await stat(path)
   try {
@@ -120,8 +125,10 @@ export async function gunzipToFile(
       createGunzip({chunkSize: 64 * 1024}),
       capped(size, caps, 'the gzip data'),
       createWriteStream(dest, {flags: 'wx', mode: 0o600}),
+      signal ? {signal} : {},
     )
   } catch (error) {
+    if (signal?.aborted) throw abortedBy(signal)
     throw gzipError(error)
   }
 }

@@ -114,6 +114,8 @@ export interface BatchSummary {
   plan?: {scans: ScanReport[]; from?: FromReport | undefined} | undefined
   /** Rows by where their answer came from: their own lookup, a scan, an export on disk. */
   sources: {lookup: number; scan: number; export: number}
+  /** xlsx: texts longer than Excel's 32,767 characters a cell, cut to that many, by column. */
+  cut?: Array<{column: string; count: number}> | undefined
   exitCode: number
 }
 
@@ -272,6 +274,7 @@ class BatchRun {
       ...(written.stats ? {stats: written.stats} : {}),
       ...(plan ? {plan} : {}),
       sources: written.sources,
+      ...(written.cut ? {cut: written.cut} : {}),
       exitCode: run.exitCode(written.outcomes, written.finishedAny),
     }
   }
@@ -589,8 +592,9 @@ class BatchRun {
             if (!writer.put(o, rec, others)) await writer.drain()
           }
         }
-        await writer.end()
+        const cut = await writer.end()
         await target.commit()
+        if (cut.length) out.cut = cut
         if (stats)
           out.stats = {
             run: stats.all.report(),
@@ -616,8 +620,8 @@ interface RowSink {
   /** One output row; false: await drain(). */
   put(row: OutputRow, rec: Redacted<Rec> | null, others: string[]): boolean
   drain(): Promise<void>
-  /** Close the frame or the workbook (the caller commits the target). */
-  end(): Promise<void>
+  /** Close the frame or the workbook (the caller commits the target); the texts a workbook cut, by column. */
+  end(): Promise<Array<{column: string; count: number}>>
 }
 
 async function rowSink(target: OutputTarget, format: BatchFormat, rows: OutputRows): Promise<RowSink> {
@@ -626,7 +630,10 @@ async function rowSink(target: OutputTarget, format: BatchFormat, rows: OutputRo
     return {
       put: (row, rec, others) => rows.write(writer, row, rec, others),
       drain: () => target.drain(),
-      end: () => Promise.resolve(writer.end()),
+      end: () => {
+        writer.end()
+        return Promise.resolve([])
+      },
     }
   }
   // xlsx: each cell typed from the spec (src/io/xlsx-writer.ts), never a formula, so no guard
@@ -635,9 +642,7 @@ async function rowSink(target: OutputTarget, format: BatchFormat, rows: OutputRo
   return {
     put: (row, rec, others) => book.row(rows.values(row, rec, others)),
     drain: () => book.drain(),
-    end: async () => {
-      await book.end()
-    },
+    end: async () => (await book.end()).cut,
   }
 }
 
@@ -649,6 +654,7 @@ interface Written {
   finishedAny: boolean
   stats: BatchSummary['stats']
   sources: BatchSummary['sources']
+  cut?: BatchSummary['cut']
 }
 
 /**

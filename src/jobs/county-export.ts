@@ -108,6 +108,7 @@ class CountyExport {
         ...(e.rejected ? {rejected: e.rejected} : {}),
         ...(e.dups ? {duplicates: e.dups} : {}),
         ...(e.filtered ? {filtered: e.filtered} : {}),
+        ...(e.dropped ? {filteredIds: e.dropped} : {}),
         ...(e.violations ? {violations: e.violations} : {}),
         ...(e.url ? {url: e.url} : {}),
       })
@@ -324,9 +325,12 @@ class CountyExport {
       ...(part.rejected ? {rejected: part.rejected} : {}),
       ...(part.duplicates ? {dups: part.duplicates} : {}),
       ...(part.filtered ? {filtered: part.filtered} : {}),
+      ...(part.filteredIds ? {dropped: part.filteredIds} : {}),
       ...(part.violations ? {violations: part.violations} : {}),
       ...(part.url ? {url: part.url} : {}),
     })
+    // the ids live on in the checkpoint and in the county's IdSet: not held a second time per page
+    delete part.filteredIds
     this.records += part.records
     this.progress(units)
   }
@@ -404,6 +408,9 @@ class CountyExport {
       ...(this.stats && written.wrote ? {stats: this.stats.result(this.req.fips)} : {}),
       ...(this.outputs.unfit.size
         ? {unfit: [...this.outputs.unfit].map(([column, count]) => ({column, count}))}
+        : {}),
+      ...(this.outputs.cut.size
+        ? {cut: [...this.outputs.cut].map(([column, count]) => ({column, count}))}
         : {}),
       exitCode: run.exitCode(
         units.flatMap((u) => (u.outcome ? [u.outcome] : [])),

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini'
 
+import {FIELD_RULES} from '../api/spec.js'
 import {CheckpointError} from '../errors.js'
 import {DEFAULT_PARQUET, type ParquetOptions} from '../io/parquet-codecs.js'
 import {PART_NAME} from '../pipeline/spool.js'
@@ -18,6 +19,7 @@ import type {JournalHeader} from './journal.js'
  */
 const fips = z.string().check(z.regex(/^\d{5}$/))
 const count = z.int().check(z.nonnegative())
+const serviceId = z.int().check(z.positive(), z.lte(FIELD_RULES.ServicePropertyID.max))
 const partName = z.string().check(z.regex(PART_NAME, 'a part file name'))
 const rejected = z.array(z.object({index: count, reason: z.string()}))
 
@@ -43,6 +45,8 @@ export const exportEvent = z.discriminatedUnion('t', [
     dups: z.optional(count),
     /** Records --where did not keep. */
     filtered: z.optional(count),
+    /** Their ServicePropertyIDs (spec 2.1), so a resumed county drops a later repeat as one run does. */
+    dropped: z.optional(z.array(serviceId)),
     violations: z.optional(z.record(z.string(), count)),
     url: z.optional(z.string()),
   }),

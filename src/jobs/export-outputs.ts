@@ -44,6 +44,8 @@ export class ExportOutputs {
   private recordsToFiles = 0
   /** Parquet: values of another type than the spec's, written as null, by column (every file). */
   readonly unfit = new Map<string, number>()
+  /** xlsx: texts longer than Excel's 32,767 characters a cell, cut to it, by column. */
+  readonly cut = new Map<string, number>()
   checkpoint: string | undefined
   rejectsFile: string | undefined
 
@@ -72,6 +74,7 @@ export class ExportOutputs {
       bom: req.bom,
       commit: () => target.commit(),
       onUnfit: (column, n) => this.unfit.set(column, (this.unfit.get(column) ?? 0) + n),
+      onCut: (column, n) => this.cut.set(column, (this.cut.get(column) ?? 0) + n),
       parquet: req.parquet,
     }
   }

@@ -100,6 +100,8 @@ export interface ExportSummary {
   stats?: ExportStatsResult | undefined
   /** Parquet, xlsx: values of another type than the spec's, by column (written as the registry's `unfitAs`). */
   unfit?: Array<{column: string; count: number}> | undefined
+  /** xlsx: texts longer than Excel's 32,767 characters a cell, cut to that many, by column (spec 2.1 sets no length). */
+  cut?: Array<{column: string; count: number}> | undefined
   exitCode: number
 }
 

@@ -26,9 +26,9 @@ export async function copyUnitPages(
 /**
  * A resumed county goes on fetching: the ServicePropertyIDs its earlier pages took are read back from
  * their part files, so a record the service repeats on a later page is still written once. With --where
- * the part files hold the kept rows only: the ids of records the filter dropped before the stop are not
- * known again, so a later repeat of such an id is filtered afresh (the same record is dropped again; only
- * a repeat that differs from its first copy and passes the filter could then be kept).
+ * the part files hold the kept rows only: the ids of the records the filter dropped come from the
+ * checkpoint's page events (`dropped`), so a later repeat of one is a duplicate, as in a run never
+ * stopped (not filtered afresh, nor kept when it differs from its first copy and passes the filter).
  */
 export async function rebuildIds(
   u: CountyUnit,
@@ -42,6 +42,8 @@ export async function rebuildIds(
     if (Number.isInteger(n) && n > 0 && n <= IdSet.MAX_ID) u.ids.add(n)
   }
   for (const p of u.pages) {
+    for (const id of p.filteredIds ?? []) take(id)
+    delete p.filteredIds
     if (!p.segments) {
       for await (const l of readLines(join(dir, p.file)))
         take((JSON.parse(l.bytes.toString('utf8')) as {ServicePropertyID?: unknown}).ServicePropertyID)

@@ -134,10 +134,11 @@ export interface SflClient {
    * Every record of a county, checked by the record pipeline (envelope, grammar, the spec's rules, each
    * ServicePropertyID once), a page at a time: a page's records are handed over only once the whole page
    * arrived and passed, so a cut-off page never yields half of itself. The last record of each page
-   * carries `position`: give it as `from` to continue after that page.
+   * carries `position`: give it as `from` to continue after that page. `where` keeps only the records its
+   * filter is true for (`county-export --where`'s grammar and checks; a bad filter is a UsageError).
    */
   exportCounty(
-    input: {fips: string; from?: ExportPosition; strict?: boolean},
+    input: {fips: string; from?: ExportPosition; strict?: boolean; where?: string},
     options?: CallOptions,
   ): AsyncIterable<ExportItem>
   /** Validity, rate limit, permission and options of the key, from one request per county. */

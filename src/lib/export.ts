@@ -5,6 +5,7 @@ import {fipsProblem} from '../api/validate.js'
 import {abortedBy, InterruptedError, NotFoundError, ServerError, UsageError} from '../errors.js'
 import {readLines} from '../io/lines.js'
 import {makeScratchDir, removeFile, removeTree} from '../io/private-files.js'
+import {parseWhere, type Where} from '../model/where.js'
 import {cutOff, fetchCounty, type CountyUnit} from '../pipeline/county.js'
 import {IdSet} from '../pipeline/ids.js'
 import type {PagePart} from '../pipeline/spool.js'
@@ -30,6 +31,8 @@ export interface PageReport {
   rejected: Array<{index: number; reason: string}>
   /** Records that break the spec's rules (handed over unless strict), by field. */
   violations: Record<string, number>
+  /** Records fetched that `where` did not keep (not handed over); 0 without `where`. */
+  filtered: number
   /** Give it as `from` to continue after this page. */
   position: ExportPosition
 }
@@ -45,13 +48,20 @@ export type ExportItem = {kind: 'record'; record: SpecialFinancingRecord} | {kin
  */
 export async function* exportCounty(
   core: Core,
-  input: {fips: string; from?: ExportPosition | undefined; strict?: boolean | undefined},
+  input: {
+    fips: string
+    from?: ExportPosition | undefined
+    strict?: boolean | undefined
+    where?: string | undefined
+  },
   signal?: AbortSignal,
 ): AsyncGenerator<ExportItem> {
   if (typeof input.fips !== 'string')
     throw new UsageError(`fips must be a string; got a ${typeof input.fips}`)
   const problem = fipsProblem(input.fips)
   if (problem) throw new UsageError(`fips "${input.fips}" ${problem}`)
+  // `county-export --where`'s grammar and checks (src/model/where.ts), before anything is sent
+  const where = whereOf(input.where)
   if (signal?.aborted) throw abortedBy(signal)
   if (input.from) checkPosition(input.from, input.fips, core.baseUrl)
   if (input.from && input.from.next === undefined) return
@@ -64,7 +74,7 @@ export async function* exportCounty(
   const pages = new Channel<{part: PagePart; next: string | undefined}>()
   const before = input.from?.page ?? 0
   const unit: CountyUnit = {fips: input.fips, pages: [], next: input.from?.next, ids: new IdSet()}
-  const stages = new RecordStages({strict: input.strict === true, apiKey: core.apiKey})
+  const stages = new RecordStages({strict: input.strict === true, apiKey: core.apiKey, where})
   const producer = fetchCounty(
     unit,
     {
@@ -106,6 +116,7 @@ export async function* exportCounty(
           duplicates: part.duplicates ?? 0,
           rejected: part.rejected ?? [],
           violations: part.violations ?? {},
+          filtered: part.filtered ?? 0,
           position: {fips: input.fips, page, next},
         },
       }
@@ -118,6 +129,13 @@ export async function* exportCounty(
     signal?.removeEventListener('abort', onAbort)
     await removeTree(dir)
   }
+}
+
+/** The `where` option read as `county-export --where` is (the same parser, in the library's words). */
+function whereOf(where: unknown): Where | undefined {
+  if (where === undefined) return undefined
+  if (typeof where !== 'string') throw new UsageError(`where must be a string; got a ${typeof where}`)
+  return parseWhere(where, 'where')
 }
 
 /**

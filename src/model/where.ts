@@ -294,12 +294,18 @@ function likePattern(p: string): RegExp {
 
 /**
  * Read a `--where` filter: its tree, every field and literal checked against the spec's types. Throws a
- * UsageError (exit 2) naming the place and the fix; nothing has been sent when it does.
+ * UsageError (exit 2) naming the place and the fix; nothing has been sent when it does. `name` is what the
+ * caller calls the filter in that message: the CLI's flag, or the library's option (`where`).
  *
  * @example parseWhere("FHAEligible = true and FinalValue < 500000")
  */
-export function parseWhere(source: string): Where {
-  return new Parser(source, tokenize(source)).parse()
+export function parseWhere(source: string, name = '--where'): Where {
+  try {
+    return new Parser(source, tokenize(source)).parse()
+  } catch (error) {
+    if (error instanceof UsageError && name !== '--where') error.message = `${name}${error.message.slice(7)}`
+    throw error
+  }
 }
 
 /** The columns a filter reads (to know which values a row must carry). */

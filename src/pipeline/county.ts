@@ -153,6 +153,7 @@ async function readPage(
       ...(body.rejected.length ? {rejected: body.rejected} : {}),
       ...(body.duplicates ? {duplicates: body.duplicates} : {}),
       ...(body.filtered ? {filtered: body.filtered} : {}),
+      ...(body.filteredIds ? {filteredIds: body.filteredIds} : {}),
       ...(body.violations.size ? {violations: byName(env.stages, body.violations)} : {}),
       ...storedUrl(res.url),
     }

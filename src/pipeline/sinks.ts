@@ -196,6 +196,8 @@ export interface FileOptions {
   commit: () => Promise<void>
   /** Values of another type than their column's (Parquet: written as null; xlsx: as text), by column. */
   onUnfit?: ((column: string, count: number) => void) | undefined
+  /** xlsx: texts longer than a cell holds (Excel's 32,767 characters), cut to it, by column. */
+  onCut?: ((column: string, count: number) => void) | undefined
   /** Parquet: the compression and row-group size (`--parquet-compression`, `--parquet-row-group-size`). */
   parquet?: ParquetOptions | undefined
   /** xlsx: the sheet's row limit (tests lower it). */
@@ -236,6 +238,7 @@ async function writeFrame(
       const {writeXlsx} = await import('../io/xlsx-writer.js')
       const result = await writeXlsx(target, parts(), {columns: opts.columns, ...opts.xlsx})
       for (const x of result.asText) opts.onUnfit?.(x.column, x.count)
+      for (const x of result.cut) opts.onCut?.(x.column, x.count)
       return result.rows
     }
     default:

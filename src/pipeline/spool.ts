@@ -32,6 +32,11 @@ export interface PagePart {
   duplicates?: number
   /** Records `--where` did not keep (not in the part files). */
   filtered?: number
+  /**
+   * Their ServicePropertyIDs, until the page is journaled (then dropped from memory): a resumed county
+   * takes them back from the checkpoint, as it takes the kept ones from the part files.
+   */
+  filteredIds?: number[]
   /** Records that break the spec's rules (written), by field name. */
   violations?: Record<string, number>
   /** The page's URL in canonical form (src/pipeline/pages.ts), for the loop check of a resumed run. */

@@ -92,6 +92,11 @@ export interface BodyOutcome {
   duplicates: number
   /** Records `--where` did not keep (fetched and checked, not handed to the sink). */
   filtered: number
+  /**
+   * The ServicePropertyIDs of those records, when the county keeps ids: the checkpoint records them, so a
+   * resumed county still drops a later repeat of one as a duplicate (src/jobs/resume.ts rebuildIds).
+   */
+  filteredIds?: number[]
   /** Records that break the spec's rules (written unless --strict), by field id. */
   violations: Map<number, number>
   /** Records that broke any rule. */
@@ -198,18 +203,17 @@ function pass(
       return undefined
     }
   }
-  if (ids) {
-    const id = stages.serviceId(view)
-    if (id !== undefined && !ids.add(id)) {
-      out.duplicates++
-      return undefined
-    }
+  const id = ids ? stages.serviceId(view) : undefined
+  if (id !== undefined && !ids!.add(id)) {
+    out.duplicates++
+    return undefined
   }
   // the columns are those of the records fetched, filter or not: a filtered file has the unfiltered
   // export's header (and its option columns even when no row is kept)
   stages.schema.observe(view, stages.namer.fresh)
   if (stages.filter && !stages.filter.keeps(view)) {
     out.filtered++
+    if (id !== undefined) (out.filteredIds ??= []).push(id)
     return undefined
   }
   out.records++

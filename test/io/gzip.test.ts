@@ -6,6 +6,7 @@ import {gunzipSync, gzipSync} from 'node:zlib'
 import {DuckDBInstance} from '@duckdb/node-api'
 import {describe, expect, it} from 'vitest'
 
+import {UsageError} from '../../src/errors.js'
 import {GzipTarget, gunzipToFile, readGzip} from '../../src/io/gzip.js'
 import {InputFormatError} from '../../src/io/input-error.js'
 import {FileTarget, type OutputTarget} from '../../src/io/output.js'
@@ -144,5 +145,16 @@ describe('a .gz input', () => {
       for await (const c of readGzip(bomb, small)) void c
     })()
     expect(await failure(read)).toBe('the gzip data expands past 1 MB, more than sfl reads; split it')
+  })
+
+  it("a caller's cancel stops the expansion with the caller's own error, not a gzip one", async () => {
+    const dir = tmp()
+    const path = join(dir, 'in.csv.gz')
+    writeFileSync(path, gzipSync(Buffer.alloc(8 * 1024 ** 2, 0x41)))
+    const stop = new AbortController()
+    stop.abort(new UsageError('the call was cancelled'))
+    await expect(gunzipToFile(path, join(dir, 'out'), undefined, stop.signal)).rejects.toThrow(
+      new UsageError('the call was cancelled'),
+    )
   })
 })

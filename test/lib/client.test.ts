@@ -1,4 +1,9 @@
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
+
 import {afterEach, describe, expect, it} from 'vitest'
+
+import CountyExport from '../../src/commands/county-export.js'
 
 import {clearSecrets} from '../../src/api/secrets.js'
 import {
@@ -16,6 +21,7 @@ import {
 import {startSandbox} from '../../src/sandbox/server.js'
 import {startHangingServer} from '../helpers/hanging-server.js'
 import {paged, startScenario, type Reply, type ScenarioRequest} from '../helpers/scenario-server.js'
+import {runCommand} from '../helpers/run-command.js'
 import {tempDir} from '../helpers/tmp.js'
 
 /**
@@ -244,6 +250,68 @@ describe('exportCounty', () => {
     expect(idsOf(strict.items)).toHaveLength(0)
     const report = strict.items.at(-1)!
     expect(report.kind === 'page' && report.page.rejected).toHaveLength(3)
+  })
+})
+
+describe('exportCounty where', () => {
+  const FILTER = "FHAEligible = true and (FinalValue < 400000 or CRAEligible in ('Low', 'Moderate'))"
+
+  it('keeps the records county-export --where writes, in its order, and counts the others per page', async () => {
+    const sb = await startSandbox({port: 0, records: 600, pageSize: 200})
+    cleanups.push(() => sb.close())
+    const out = join(tempDir(), 'cli.ndjson')
+    const cli = await runCommand(
+      CountyExport,
+      ['--fips', '06067', '--where', FILTER, '-o', 'ndjson', '--out', out],
+      {SFL_BASE_URL: sb.baseUrl, SFL_API_KEY: KEY},
+    )
+    expect(cli.exitCode).toBe(0)
+    const written = readFileSync(out, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+    const sfl = await createClient({baseUrl: sb.baseUrl, apiKey: KEY, configDir: tempDir()})
+    const {items, error} = await drain(sfl.exportCounty({fips: '06067', where: FILTER}))
+    expect(error).toBeUndefined()
+    const kept = items.flatMap((i) => (i.kind === 'record' ? [i.record] : []))
+    expect(kept).toEqual(written)
+    const pages = items.flatMap((i) => (i.kind === 'page' ? [i.page] : []))
+    const fetched = pages.reduce((n, p) => n + p.records + p.filtered + p.duplicates, 0)
+    expect(pages.reduce((n, p) => n + p.records, 0)).toBe(kept.length)
+    // a real filter: some kept, some not
+    expect(kept.length).toBeGreaterThan(20)
+    expect(kept.length).toBeLessThan(fetched - 20)
+    const n = (x: number) => x.toLocaleString('en-US')
+    expect(cli.stderr).toContain(`${n(fetched)} records fetched, ${n(kept.length)} kept by --where`)
+  })
+
+  it("a bad filter is refused in the library's words before any request, as the CLI refuses it", async () => {
+    const {sfl, requests} = await scenarioClient((r) => paged(r, 1, 3))
+    const cases: Array<[unknown, RegExp]> = [
+      [
+        'FHAEligble = true',
+        /^where: "FHAEligble" is not a field of the spec's records \(did you mean FHAEligible\?\) at character 1/,
+      ],
+      ["FinalValue < 'cheap'", /^where: .* at character 14/],
+      ['FHAEligible = true and', /^where: a field name expected at character 23/],
+      ['', /^where: an empty filter at character 1/],
+      [42, /^where must be a string; got a number$/],
+    ]
+    for (const [where, message] of cases) {
+      const r = await drain(sfl.exportCounty({fips: '06067', where: where as string}))
+      expect(r.error).toBeInstanceOf(UsageError)
+      expect((r.error as Error).message).toMatch(message)
+      expect((r.error as Error).message).not.toContain('--where')
+    }
+    expect(requests).toHaveLength(0)
+    const cli = await runCommand(CountyExport, ['--fips', '06067', '--where', 'FHAEligble = true'], {
+      SFL_BASE_URL: 'http://127.0.0.1:9/v1',
+      SFL_API_KEY: KEY,
+    })
+    expect(cli.exitCode).toBe(2)
+    expect(cli.stderr).toMatch(
+      /--where: "FHAEligble" is not a field of the spec's records \(did you mean FHAEligible\?\)/,
+    )
   })
 })
 

@@ -5,7 +5,20 @@ import {describe, expect, it} from 'vitest'
 
 import {COMMANDS} from '../../src/commands/index.js'
 import {ROOT} from '../helpers/sandbox.js'
-import {MATRIX, outputPaths, PROMISES, uncovered, type CommandTable, type Row} from './coverage.js'
+import {
+  FORMAT_MATRIX,
+  formatPaths,
+  MATRIX,
+  outputPaths,
+  PROMISES,
+  uncovered,
+  uncoveredFormats,
+  WHERE_MATRIX,
+  wherePaths,
+  type Cell,
+  type CommandTable,
+  type Row,
+} from './coverage.js'
 
 /**
  * The promise x path matrix is complete: every path the command table has (the rule in ./coverage.ts) has
@@ -101,9 +114,15 @@ describe('the promise x path matrix, built from the command table', () => {
   it('every cell names a test that exists and runs, or says why the promise does not apply', () => {
     const problems: string[] = []
     let tests = 0
-    for (const [path, row] of Object.entries(MATRIX))
+    const rows: Array<[string, Partial<Record<string, Cell>>]> = [
+      ...Object.entries(MATRIX),
+      ...Object.entries(FORMAT_MATRIX),
+      ...Object.entries(WHERE_MATRIX),
+    ]
+    for (const [path, row] of rows)
       for (const promise of PROMISES) {
         const cell = row[promise]
+        if (!cell) continue // a format row holds the promises that depend on the writer only
         if ('na' in cell) {
           if (cell.na.trim().length < 10) problems.push(`${path} ${promise}: an n/a needs its reason`)
           continue
@@ -114,6 +133,43 @@ describe('the promise x path matrix, built from the command table', () => {
       }
     expect(problems).toEqual([])
     expect(tests).toBeGreaterThanOrEqual(40)
+  })
+
+  it('every format the registry says a record output writes, and every path of a command with --where, has a row with its cells, and no such row is for a path that is gone', () => {
+    const {missing, stale} = uncoveredFormats(commandTable(), FORMAT_MATRIX, WHERE_MATRIX)
+    expect(missing, `rows to add to FORMAT_MATRIX or WHERE_MATRIX: ${missing.join('; ')}`).toEqual([])
+    expect(stale, `rows for no path: ${stale.join('; ')}`).toEqual([])
+  })
+
+  it('the second rule finds the xlsx outputs and the filtered paths', () => {
+    expect(formatPaths().filter((p) => p.endsWith('xlsx'))).toEqual([
+      'county-export --out -o xlsx',
+      'lookup --out -o xlsx',
+    ])
+    expect(wherePaths(commandTable())).toEqual([
+      'county-export --where',
+      'county-export --changes-out --where',
+      'county-export --changes-since --where',
+      'county-export --out --where',
+      'county-export --out-dir --where',
+      'county-export --stats-json --where',
+      'lookup --where',
+      'lookup --out --where',
+      'lookup --stats-json --where',
+    ])
+  })
+
+  it('a format added to the registry and --where given to another command each fail the matrix by name', () => {
+    const table = commandTable()
+    const grown: CommandTable = {...table, changes: {...table['changes'], where: {}}}
+    const formats = formatPaths((w) => (w === 'county-export' ? ['csv', 'avro'] : ['csv']))
+    const {missing} = uncoveredFormats(grown, FORMAT_MATRIX, WHERE_MATRIX, formats)
+    expect(missing).toEqual(['county-export --out -o avro', 'changes --where', 'changes --out --where'])
+    // and a format row that lacks one promise is named with it
+    const {formula: _dropped, ...partial} = FORMAT_MATRIX['lookup --out -o xlsx']!
+    expect(
+      uncoveredFormats(table, {...FORMAT_MATRIX, 'lookup --out -o xlsx': partial}, WHERE_MATRIX).missing,
+    ).toEqual(['lookup --out -o xlsx: formula'])
   })
 
   it('the check of a named test fails on a title no test has, a skipped file and a missing file', () => {

@@ -15,6 +15,8 @@
  * so a renamed or deleted test fails the matrix) or `na`, the reason the promise cannot apply to the path.
  */
 
+import {formatsWrittenBy} from '../../src/model/formats.js'
+
 /** Flags that name a path sfl writes, whatever their description says. */
 export const OUTPUT_FLAG_NAMES: readonly string[] = [
   'out',
@@ -296,5 +298,161 @@ export const MATRIX: Record<string, Row> = {
     formula: na('prints a table or, with --json, JSON'),
     narrow: na(NO_DIR),
     once: at('test/e2e/stats.e2e.test.ts', 'sfl stats x.csv and sfl stats x.ndjson agree with each other'),
+  },
+}
+
+/**
+ * THE SECOND RULE, the format x path dimension (issue 32): a record output is a row per format the format
+ * registry (src/model/formats.ts `writtenBy`) says it writes (`county-export --out -o xlsx`), for the
+ * promises that depend on the writer (FORMAT_PROMISES: the key in its cells, the formula guard, every
+ * record once); and every path of a command that has a `where` flag is a row again filtered
+ * (`county-export --out --where`), for every promise. A format added to the registry, or `--where` given
+ * to another command, has no row and fails test/matrix/coverage.test.ts until it is covered. `--out-dir`
+ * writes its county files with the same writers (src/pipeline/sinks.ts writeFile), so its formats are
+ * the `--out` rows'; `sfl changes` writes change files, whose formats its own rows hold.
+ */
+export const RECORD_PATHS = {
+  'county-export --out': 'county-export',
+  'lookup --out': 'lookup --input',
+} as const
+export const FORMAT_PROMISES = ['key', 'formula', 'once'] as const satisfies readonly Promise_[]
+export type FormatRow = Record<(typeof FORMAT_PROMISES)[number], Cell>
+
+export function formatPaths(
+  written: (writer: (typeof RECORD_PATHS)[keyof typeof RECORD_PATHS]) => readonly string[] = formatsWrittenBy,
+): string[] {
+  return Object.entries(RECORD_PATHS).flatMap(([path, writer]) =>
+    written(writer).map((f) => `${path} -o ${f}`),
+  )
+}
+
+/** Each output path of a command with a `where` flag, filtered. */
+export function wherePaths(table: CommandTable): string[] {
+  const filtered = Object.keys(table)
+    .filter((id) => 'where' in table[id]!)
+    .map((id) => id.replaceAll(':', ' '))
+  return outputPaths(table)
+    .filter((p) => filtered.includes(p.split(' --')[0]!))
+    .map((p) => `${p} --where`)
+}
+
+/** The derived rows of the second rule without a row (or a cell), and the rows for no derived path. */
+export function uncoveredFormats(
+  table: CommandTable,
+  formats: Record<string, Partial<FormatRow>>,
+  where: Record<string, Partial<Row>>,
+  fp: string[] = formatPaths(),
+): {missing: string[]; stale: string[]} {
+  const missing: string[] = []
+  const wp = wherePaths(table)
+  for (const p of fp)
+    if (!formats[p]) missing.push(p)
+    else for (const promise of FORMAT_PROMISES) if (!formats[p][promise]) missing.push(`${p}: ${promise}`)
+  for (const p of wp)
+    if (!where[p]) missing.push(p)
+    else for (const promise of PROMISES) if (!where[p][promise]) missing.push(`${p}: ${promise}`)
+  const stale = [
+    ...Object.keys(formats).filter((p) => !fp.includes(p)),
+    ...Object.keys(where).filter((p) => !wp.includes(p)),
+  ]
+  return {missing, stale}
+}
+
+const EXPORT_FORMATS = own(
+  'county-export --out in every format county-export writes: the key masked, every record once, no formula cell',
+)
+const BATCH_FORMATS = own(
+  'lookup --input --out in every format a batch writes: the key masked, a row per input row, no formula cell',
+)
+const OUT_DIR_WHERE = own('county-export --out-dir --where: the filter rows once, masked and guarded')
+const VALUES = 'writes values, not cells a spreadsheet runs (JSON text or typed Parquet columns)'
+/** Where the file goes and how it is opened do not depend on the filter, a record stage before every sink. */
+const SAME_GATE = (row: string) =>
+  `the filter is a record stage before every sink: where the file goes and how it is opened are the "${row}" row's, through the same gate`
+const REFUSED =
+  '--where and --changes-since are refused together (exit 2, before any request): rows the filter leaves out would read as removed'
+const refused: Row = {
+  special: na(REFUSED),
+  link: na(REFUSED),
+  key: na(REFUSED),
+  formula: na(REFUSED),
+  narrow: na(REFUSED),
+  once: na(REFUSED),
+}
+const formatRow = (cell: Cell, formula: Cell): FormatRow => ({key: cell, formula, once: cell})
+
+/** The record outputs by format. */
+export const FORMAT_MATRIX: Record<string, FormatRow> = {
+  'county-export --out -o csv': formatRow(EXPORT_FORMATS, EXPORT_FORMATS),
+  'county-export --out -o ndjson': formatRow(EXPORT_FORMATS, na(VALUES)),
+  'county-export --out -o json': formatRow(EXPORT_FORMATS, na(VALUES)),
+  'county-export --out -o parquet': formatRow(EXPORT_FORMATS, na(VALUES)),
+  // inline strings only, no <f> element: the test reads the sheet's XML
+  'county-export --out -o xlsx': formatRow(EXPORT_FORMATS, EXPORT_FORMATS),
+  'lookup --out -o csv': formatRow(BATCH_FORMATS, BATCH_FORMATS),
+  'lookup --out -o ndjson': formatRow(BATCH_FORMATS, na(VALUES)),
+  'lookup --out -o json': formatRow(BATCH_FORMATS, na(VALUES)),
+  'lookup --out -o xlsx': formatRow(BATCH_FORMATS, BATCH_FORMATS),
+}
+
+/** Every path of a command with `--where`, filtered. */
+export const WHERE_MATRIX: Record<string, Row> = {
+  'county-export --where': {
+    special: na(STDOUT),
+    link: na(STDOUT),
+    key: EXPORT_FORMATS,
+    formula: EXPORT_FORMATS,
+    narrow: na(NO_DIR),
+    once: EXPORT_FORMATS,
+  },
+  'county-export --out --where': {
+    special: na(SAME_GATE('county-export --out')),
+    link: na(SAME_GATE('county-export --out')),
+    key: EXPORT_FORMATS,
+    formula: EXPORT_FORMATS,
+    narrow: na(NO_DIR),
+    once: EXPORT_FORMATS,
+  },
+  'county-export --out-dir --where': {
+    special: na(SAME_GATE('county-export --out-dir')),
+    link: na(SAME_GATE('county-export --out-dir')),
+    key: OUT_DIR_WHERE,
+    formula: OUT_DIR_WHERE,
+    narrow: OUT_DIR_WHERE,
+    once: OUT_DIR_WHERE,
+  },
+  'county-export --stats-json --where': {
+    special: na(SAME_GATE('county-export --stats-json')),
+    link: na(SAME_GATE('county-export --stats-json')),
+    key: EXPORT_FORMATS,
+    formula: na('writes JSON'),
+    narrow: na(NO_DIR),
+    once: EXPORT_FORMATS,
+  },
+  'county-export --changes-since --where': refused,
+  'county-export --changes-out --where': refused,
+  'lookup --where': {
+    special: na(STDOUT),
+    link: na(STDOUT),
+    key: BATCH_FORMATS,
+    formula: BATCH_FORMATS,
+    narrow: na(NO_DIR),
+    once: BATCH_FORMATS,
+  },
+  'lookup --out --where': {
+    special: na(SAME_GATE('lookup --out')),
+    link: na(SAME_GATE('lookup --out')),
+    key: BATCH_FORMATS,
+    formula: BATCH_FORMATS,
+    narrow: na(NO_DIR),
+    once: BATCH_FORMATS,
+  },
+  'lookup --stats-json --where': {
+    special: na(SAME_GATE('lookup --stats-json')),
+    link: na(SAME_GATE('lookup --stats-json')),
+    key: BATCH_FORMATS,
+    formula: na('writes JSON'),
+    narrow: na(NO_DIR),
+    once: BATCH_FORMATS,
   },
 }

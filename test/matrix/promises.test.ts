@@ -12,7 +12,14 @@ import {join} from 'node:path'
 
 import {afterEach, describe, expect, it} from 'vitest'
 
+import {readParquetRecords} from '../../src/io/parquet-reader.js'
+import {XlsxWorkbook} from '../../src/io/xlsx-reader.js'
+import {ZipArchive} from '../../src/io/zip-reader.js'
+import {FORMATS, formatsWrittenBy, type FileFormat} from '../../src/model/formats.js'
+import CountyExport from '../../src/commands/county-export.js'
+import Lookup from '../../src/commands/lookup.js'
 import {sfl, type CliResult} from '../helpers/cli.js'
+import {runCommand} from '../helpers/run-command.js'
 import {spawnSandbox} from '../helpers/sandbox.js'
 import {startScenario, type Reply, type Scenario, type ScenarioRequest} from '../helpers/scenario-server.js'
 import {tempDir} from '../helpers/tmp.js'
@@ -657,5 +664,191 @@ describe('sfl sandbox --log', () => {
     expect(text.trimEnd().split('\n')).toHaveLength(1)
     expect(leakedRun(text, KEY)).toBeUndefined()
     expectNoKey(r, d)
+  })
+})
+
+/**
+ * The format x path dimension (test/matrix/coverage.ts FORMAT_MATRIX): the record outputs in every format
+ * the registry (src/model/formats.ts) says the path writes, plain and filtered with --where. `READ` has a
+ * reader per format, typed by the registry, so a format added there fails to compile here until its
+ * outputs are read back and held to the promises: the key masked in every cell, every record once (the
+ * filter's rows only, with it), and no cell a spreadsheet runs as a formula (CSV guarded, xlsx inline
+ * strings only; NDJSON, JSON and Parquet carry values, not cells).
+ */
+type Rows = Array<Record<string, string>>
+const text = (v: unknown): string =>
+  v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v as string)
+/** A batch row's record is under `data` in NDJSON and JSON: its fields as the row's, the rest kept. */
+const flatRow = (o: Record<string, unknown>): Record<string, string> => {
+  const {data, ...rest} = o
+  const fields = data !== null && typeof data === 'object' ? (data as Record<string, unknown>) : {}
+  return Object.fromEntries(Object.entries({...rest, ...fields}).map(([k, v]) => [k, text(v)]))
+}
+const byHeader = ([header, ...rows]: string[][]): Rows =>
+  rows.map((cells) => Object.fromEntries(header!.map((h, i) => [h, cells[i] ?? ''])))
+
+const READ: {[F in FileFormat]: (path: string) => Promise<Rows>} = {
+  csv: async (p) => byHeader(csvRows(readFileSync(p, 'utf8').replace(/^\uFEFF/, ''))),
+  ndjson: async (p) =>
+    readFileSync(p, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => flatRow(JSON.parse(l) as Record<string, unknown>)),
+  json: async (p) => (JSON.parse(readFileSync(p, 'utf8')) as Array<Record<string, unknown>>).map(flatRow),
+  parquet: async (p) => {
+    const rows: Rows = []
+    for await (const r of readParquetRecords(p)) rows.push(flatRow(r as Record<string, unknown>))
+    return rows
+  },
+  xlsx: async (p) => {
+    const wb = await XlsxWorkbook.open(p)
+    const cells: string[][] = []
+    for await (const r of wb.rows(wb.pick())) cells.push(r.cells)
+    return byHeader(cells)
+  },
+}
+
+/** The formula-shaped values of the records below, as the server sends them. */
+const SHAPED = {APN: '+1', CompleteStreetAddress: '@SUM(1+1)'}
+const CALC = '=cmd|"/c calc"!A1'
+/**
+ * Three records: 1 and 2 FHA-eligible, 2 repeated on the next page, 3 not eligible; the key's 10
+ * characters in 1's and 3's City. The filter keeps FHA-eligible records or a City that starts with x and
+ * the first two of those characters: a filter that saw the key (not its masked form, x***) would keep 3
+ * as well. It names only two of them: the filter is the user's text, recorded as typed in the checkpoint
+ * and the manifest.
+ */
+const FILTER = `FHAEligible = true or City like 'x${PART.slice(0, 2)}%'`
+const filterServer = () =>
+  serve((r) => {
+    const all = [
+      rec(1, {...SHAPED, City: `x${PART}y`}),
+      rec(2, {City: CALC}),
+      rec(3, {FHAEligible: false, City: `x${PART}y`}),
+    ]
+    const apn = r.query.get('apn')
+    if (apn) return one(all.find((x) => x['APN'] === apn || `078-${String(x['ServicePropertyID'])}` === apn)!)
+    return r.page === 1 ? {page: {records: all.slice(0, 2), next: 2}} : {page: {records: [all[1]!, all[2]!]}}
+  })
+
+/** Every promise of a record output in `format`, read back; `ids` the ServicePropertyIDs it must hold, in order. */
+async function expectPromisesKept(
+  format: FileFormat,
+  out: string,
+  r: CliResult,
+  ids: string[],
+): Promise<void> {
+  expect(r.code, r.stderr).toBe(0)
+  const rows = await READ[format](out)
+  expect(rows.map((x) => x['ServicePropertyID'] ?? '')).toEqual(ids)
+  // key: not a run of 8 of its characters in any cell, nor printed; City of record 1 masked to its length
+  for (const row of rows) for (const v of Object.values(row)) expect(leakedRun(v, KEY), v).toBeUndefined()
+  expectNoKey(r)
+  const first = rows.find((x) => x['ServicePropertyID'] === '1')
+  if (first) expect(first['City']).toBe(`x${'*'.repeat(PART.length)}y`)
+  // formula: CSV guards the cells; a workbook has no formula element and holds the text as sent
+  const second = rows.find((x) => x['ServicePropertyID'] === '2')!
+  if (format === 'csv') {
+    expect(formulaCells(readFileSync(out, 'utf8'))).toEqual([])
+    expect(second['City']).toBe(`'${CALC}`)
+  } else {
+    expect(second['City']).toBe(CALC)
+    if (format === 'xlsx')
+      for await (const chunk of (await ZipArchive.open(out)).read('xl/worksheets/sheet1.xml'))
+        expect(chunk.toString('utf8')).not.toMatch(/<f[ >]/)
+  }
+}
+
+/** A command run in process, its result as the spawned CLI's (`args` as given to sfl: the id first). */
+async function inProcess(
+  command: Parameters<typeof runCommand>[0],
+  args: string[],
+  s: Scenario,
+): Promise<CliResult> {
+  const r = await runCommand(command, args.slice(1), env(s))
+  return {code: r.exitCode, stdout: r.stdout, stderr: r.stderr}
+}
+
+/**
+ * Each format `writer` writes (the registry's) to a file, plain and with the filter, and filtered on
+ * stdout each format that can go there.
+ */
+const variants = (writer: 'county-export' | 'lookup --input') =>
+  formatsWrittenBy(writer).flatMap((format) => [
+    {format, where: [] as string[], to: 'file'},
+    {format, where: ['--where', FILTER], to: 'file'},
+    ...(FORMATS[format].stdout ? [{format, where: ['--where', FILTER], to: 'stdout'}] : []),
+  ])
+
+/** The statistics document describes the rows written (the filter's), and holds no run of the key. */
+function expectStats(path: string, records: number): void {
+  const doc = readFileSync(path, 'utf8')
+  expect((JSON.parse(doc) as {run: {records: number}}).run.records).toBe(records)
+  expect(leakedRun(doc, KEY)).toBeUndefined()
+}
+
+describe('every format a record output writes, plain and --where', () => {
+  it('county-export --out in every format county-export writes: the key masked, every record once, no formula cell; --where keeps the filter rows, on stdout and in --stats-json too', async () => {
+    const s = await filterServer()
+    const d = tmp()
+    // in process (oclif's Command.run, test/helpers/run-command.ts): no node start per run, so the
+    // dimension costs a second or two of the suite, not one process a cell
+    for (const {format, where, to} of variants('county-export')) {
+      const out = join(d, `c${where.length}-${to}.${FORMATS[format].extensions[0]!}`)
+      const stats = join(d, `c${where.length}-${to}-${format}.json`)
+      const r = await inProcess(
+        CountyExport,
+        exportArgs('-o', format, ...(to === 'file' ? ['--out', out] : []), '--stats-json', stats, ...where),
+        s,
+      )
+      if (to === 'stdout') writeFileSync(out, r.stdout)
+      await expectPromisesKept(format, out, r, where.length ? ['1', '2'] : ['1', '2', '3'])
+      expectStats(stats, where.length ? 2 : 3)
+      if (where.length) expect(r.stderr).toContain('3 records fetched, 2 kept by --where')
+    }
+  })
+
+  it('lookup --input --out in every format a batch writes: the key masked, a row per input row, no formula cell; --where leaves the filtered row without its record, on stdout and in --stats-json too', async () => {
+    const s = await filterServer()
+    const d = tmp()
+    const input = join(d, 'in.csv')
+    writeFileSync(input, 'apn\n078-1\n078-2\n078-3\n')
+    const batchArgs = ['lookup', '--input', input, '--fips', '06067', '--retries', '0', '--plan', 'lookups']
+    for (const {format, where, to} of variants('lookup --input')) {
+      const out = join(d, `r${where.length}-${to}.${FORMATS[format].extensions[0]!}`)
+      const stats = join(d, `r${where.length}-${to}-${format}.json`)
+      const target = to === 'file' ? ['--out', out] : ['-o', format]
+      const r = await inProcess(Lookup, [...batchArgs, ...target, '--stats-json', stats, ...where], s)
+      if (to === 'stdout') writeFileSync(out, r.stdout)
+      await expectPromisesKept(format, out, r, where.length ? ['1', '2', ''] : ['1', '2', '3'])
+      expectStats(stats, where.length ? 2 : 3)
+      const statuses = (await READ[format](out)).map((x) => x['status'])
+      expect(statuses).toEqual(where.length ? ['ok', 'ok', 'filtered'] : ['ok', 'ok', 'ok'])
+    }
+  })
+
+  it('county-export --out-dir --where: the filter rows once, masked and guarded; every county file keeps the unfiltered columns, a rerun narrows nothing', async () => {
+    const s = await filterServer()
+    const d = tmp()
+    const dir = join(d, 'out')
+    const args = exportArgs('--out-dir', dir, '-o', 'csv', '--no-stats', '--where', FILTER)
+    const first = await inProcess(CountyExport, args, s)
+    expect(first.code, first.stderr).toBe(0)
+    expectNoKey(first, dir)
+    const [file] = readdirSync(join(dir, 'state=CA'), {recursive: true})
+      .map(String)
+      .filter((f) => f.endsWith('.csv'))
+    const path = join(dir, 'state=CA', file!)
+    const header = csvRows(readFileSync(path, 'utf8'))[0]
+    // the filter's rows once each, their formula cells guarded as in any county file
+    expect((await READ.csv(path)).map((x) => x['ServicePropertyID'])).toEqual(['1', '2'])
+    expect(formulaCells(readFileSync(path, 'utf8'))).toEqual([])
+    expect(header).toEqual(expect.arrayContaining(['ServicePropertyID', 'City', 'FHAEligible', 'APN']))
+    // a filter no record passes: the file has the same columns and no row
+    const none = await inProcess(CountyExport, [...args.slice(0, -1), 'FinalValue < 0'], s)
+    expect(none.code, none.stderr).toBe(0)
+    expect(csvRows(readFileSync(path, 'utf8'))).toEqual([header])
+    expectNoKey(none, dir)
   })
 })

@@ -1,6 +1,7 @@
 import {execFileSync} from 'node:child_process'
-import {mkdirSync, symlinkSync, writeFileSync} from 'node:fs'
+import {mkdirSync, readdirSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
+import {gzipSync} from 'node:zlib'
 
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {InMemoryTransport} from '@modelcontextprotocol/sdk/inMemory.js'
@@ -212,6 +213,88 @@ describe('export_statistics reads exports only', () => {
       for (const secret of ['OTHERSVC', 'STRIPE', 'sk_live', 'hunter2', 'curl'])
         expect(`${r.text}${JSON.stringify(r.structured ?? {})}`).not.toContain(secret)
     }
+  })
+
+  it('a .gz export gives the statistics of the plain file, and its private copy is gone after', async () => {
+    const dir = tempDir()
+    const scratch = tempDir()
+    vi.stubEnv('TMPDIR', scratch) // the expansion's copy goes here: seen removed after the call
+    const lines: string[] = []
+    for (let i = 0; i < 3000; i++)
+      lines.push(
+        JSON.stringify({
+          Fips: i % 3 === 0 ? '48201' : '06067',
+          ServicePropertyID: i,
+          FHAEligible: i % 4 === 0,
+          CRAEligible: i % 5 === 0 ? 'Low' : 'Upper',
+          FinalValue: 100_000 + i * 37,
+          ConfidenceScore: i % 101,
+        }),
+      )
+    const text = `${lines.join('\n')}\n`
+    const plain = join(dir, 'x.ndjson')
+    const gz = join(dir, 'x.ndjson.gz')
+    writeFileSync(plain, text)
+    writeFileSync(gz, gzipSync(text))
+    const {call: c} = await serve()
+    const a = await c('export_statistics', {path: plain, by_county: true})
+    const b = await c('export_statistics', {path: gz, by_county: true})
+    expect(a.isError).toBe(false)
+    expect(b.isError).toBe(false)
+    expect(b.structured).toEqual(a.structured)
+    expect((b.structured!['run'] as {records: number}).records).toBe(3000)
+    // the text names the path as given (the .gz), never the private copy's
+    expect(b.text.split('\n')[0]).toBe(`${gz}: 3,000 records`)
+    expect(b.text.replaceAll(gz, plain)).toBe(a.text)
+    expect(readdirSync(scratch)).toEqual([])
+  })
+
+  it('a damaged, cut-off or non-gzip .gz is one line of tool error that quotes none of its bytes', async () => {
+    const dir = tempDir()
+    const scratch = tempDir()
+    vi.stubEnv('TMPDIR', scratch)
+    const whole = gzipSync('{"Fips":"06067","ServicePropertyID":1,"FHAEligible":true}\n'.repeat(500))
+    const cases: Array<[string, Buffer, string]> = [
+      ['cut.ndjson.gz', whole.subarray(0, whole.length - 30), 'unexpected end of file'],
+      ['secret.csv.gz', Buffer.from('STRIPE_SECRET_KEY=sk_live_51HxSECRET\n'), 'incorrect header check'],
+    ]
+    const {call: c} = await serve()
+    for (const [name, bytes, why] of cases) {
+      const path = join(dir, name)
+      writeFileSync(path, bytes)
+      const r = await c('export_statistics', {path})
+      expect(r).toMatchObject({
+        isError: true,
+        text: `${path}: the gzip data is damaged (${why}); compress the file again, or give it uncompressed`,
+      })
+      expect(r.text).not.toContain('STRIPE')
+    }
+    expect(readdirSync(scratch)).toEqual([])
+  })
+
+  it('a .gz that expands past 200 to 1 is refused as a gzip bomb before the disk fills', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'bomb.csv.gz')
+    writeFileSync(path, gzipSync(Buffer.alloc(20 * 1024 ** 2, 0x41), {level: 9}))
+    expect(await call(path)).toMatchObject({
+      isError: true,
+      text: `${path}: the gzip data expands more than 200 to 1; refused as a possible gzip bomb`,
+    })
+  })
+
+  it('a .gz name is no way around the path checks: a link to a FIFO, /proc, an s3:// location', async () => {
+    const dir = tempDir()
+    const fifo = join(dir, 'f')
+    execFileSync('mkfifo', [fifo])
+    const link = join(dir, 'x.csv.gz')
+    symlinkSync(fifo, link)
+    expect(await call(link)).toMatchObject({
+      isError: true,
+      text: `${link} is a FIFO, not an export: only regular files and folders are read`,
+    })
+    expect(await call('/proc/self/environ.gz')).toMatchObject({isError: true})
+    const object = await call('s3://bucket/x.csv.gz')
+    expect(object).toMatchObject({isError: true, text: 's3://bucket/x.csv.gz: no such file or folder'})
   })
 
   it('a CSV that is not an export is refused by its header, before any row is read', async () => {
