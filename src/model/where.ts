@@ -1,3 +1,4 @@
+import {containsSecret} from '../api/secrets.js'
 import {FIELD_TYPES, OPTION_FIELD_TYPES, OPTION_NAMES, type OptionName, type SpecType} from '../api/spec.js'
 import {UsageError} from '../errors.js'
 import {closest} from '../text/distance.js'
@@ -300,6 +301,12 @@ function likePattern(p: string): RegExp {
  * @example parseWhere("FHAEligible = true and FinalValue < 500000")
  */
 export function parseWhere(source: string, name = '--where'): Where {
+  // the filter text is stored with the run (checkpoint, manifest): a key in it would be a key in a file,
+  // and since records are masked before the filter reads them (spec 5.5), such a filter can match nothing
+  if (containsSecret(source))
+    throw new UsageError(
+      `${name} holds your API key (or 8 or more of its characters): records are masked before the filter reads them, so it could match nothing, and the filter is stored with the run; take the key out of ${name}`,
+    )
   try {
     return new Parser(source, tokenize(source)).parse()
   } catch (error) {

@@ -1,4 +1,4 @@
-import {readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -70,5 +70,36 @@ describe('a resumed county-export --where', () => {
     expect(r.stderr).toMatch(
       /holds an event this version of sfl does not write \("page": dropped\.0\).*--restart/,
     )
+  })
+})
+
+describe('a --where that holds the key', () => {
+  // records are masked before the filter reads them, so the filter could match nothing; and the filter is
+  // stored with the run (checkpoint, manifest), so a key in it would be a key in a file
+  const KEY = 'sk_test_resume_0123456789'
+  const holding = ['--where', `City like '%${KEY.slice(4, 14)}%'`, '--no-stats', '-o', 'ndjson']
+
+  it.each([
+    ['SFL_API_KEY', (dir: string) => ({...env(), SFL_CONFIG_DIR: dir})],
+    [
+      'a profile in the config file',
+      (dir: string) => {
+        writeFileSync(join(dir, 'config.json'), JSON.stringify({profiles: {default: {apiKey: KEY}}}), {
+          mode: 0o600,
+        })
+        return {SFL_BASE_URL: server.baseUrl, SFL_API_KEY: undefined, SFL_CONFIG_DIR: dir}
+      },
+    ],
+  ])('with the key from %s: refused in one line, exit 2, no request, no checkpoint', async (_, envOf) => {
+    const dir = tempDir()
+    const out = join(dir, 'o.ndjson')
+    const before = server.requests.length
+    const r = await runCommand(CountyExport, ['--fips', '06067', '--out', out, ...holding], envOf(dir))
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr).toMatch(/--where holds your API key \(or 8 or more of its characters\)/)
+    expect(r.stderr).not.toContain(KEY.slice(4, 14))
+    expect(server.requests.length).toBe(before)
+    expect(existsSync(`${out}.sfl-checkpoint`)).toBe(false)
+    expect(existsSync(out)).toBe(false)
   })
 })

@@ -296,6 +296,8 @@ describe('exportCounty where', () => {
       ['FHAEligible = true and', /^where: a field name expected at character 23/],
       ['', /^where: an empty filter at character 1/],
       [42, /^where must be a string; got a number$/],
+      // 8 characters of the key ('k-lib-123456'): records are masked before the filter, so it matches nothing
+      ["City like '%lib-1234%'", /^where holds your API key \(or 8 or more of its characters\)/],
     ]
     for (const [where, message] of cases) {
       const r = await drain(sfl.exportCounty({fips: '06067', where: where as string}))
