@@ -135,13 +135,15 @@ extension (.csv, .ndjson, .json) unless --output says otherwise, and is JSON in 
     }
     const {parseMap} = await import('../jobs/batch-map.js')
     const map = parseMap(f.map ?? [])
+    // stored keys first: an input line holding one is masked in every message, and a --where holding one is
+    // refused (src/model/where.ts)
+    await this.maskConfiguredKeys()
     // --where read before the input is opened or anything sent (exit 2 with the place and the fix)
     this.where = f.where === undefined ? undefined : (await import('../model/where.js')).parseWhere(f.where)
     const from = await this.fromFlags()
     const {assertWritableTarget} = await import('../io/atomic-file.js')
     if (f.out) await assertWritableTarget(f.out)
     const stats = await (await import('../cli/stats-output.js')).statsOptions(f)
-    await this.maskConfiguredKeys() // an input line holding a stored key is masked in every message
     const {openBatchInput} = await import('../jobs/batch-input.js')
     const {input, inputId, cleanup} = await openBatchInput(source, f.fips, process.stdin, map, {
       sheet: f.sheet,

@@ -4,6 +4,7 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import CountyExport from '../../src/commands/county-export.js'
+import Lookup from '../../src/commands/lookup.js'
 import {runCommand} from '../helpers/run-command.js'
 import {record, startScenario, type Scenario} from '../helpers/scenario-server.js'
 import {tempDir} from '../helpers/tmp.js'
@@ -101,5 +102,27 @@ describe('a --where that holds the key', () => {
     expect(server.requests.length).toBe(before)
     expect(existsSync(`${out}.sfl-checkpoint`)).toBe(false)
     expect(existsSync(out)).toBe(false)
+  })
+})
+
+describe('lookup --input --where that holds a stored key', () => {
+  it('is refused before the input is read or anything sent, the key from a config profile', async () => {
+    const dir = tempDir()
+    const KEY = 'sk_test_profile_0123456789'
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({profiles: {default: {apiKey: KEY}}}), {
+      mode: 0o600,
+    })
+    const input = join(dir, 'in.csv')
+    writeFileSync(input, 'apn,county\n001-002,06067\n')
+    const before = server.requests.length
+    const r = await runCommand(
+      Lookup,
+      ['--input', input, '-o', 'csv', '--where', `City like '%${KEY.slice(3, 12)}%'`],
+      {SFL_BASE_URL: server.baseUrl, SFL_API_KEY: undefined, SFL_CONFIG_DIR: dir},
+    )
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr).toMatch(/^Error: --where holds your API key/m)
+    expect(r.stdout).toBe('')
+    expect(server.requests.length).toBe(before)
   })
 })
