@@ -472,6 +472,8 @@ function pickChunk(
   let wi = 0
   let dictPage: {body: Uint8Array; values: number; size: number} | undefined
   let dict: ColumnValues | undefined
+  // each dictionary value made a cell once, at its first use: a chunk's 500-odd wanted rows share a few
+  let dictCells: ParquetCell[] = []
   while (row < rows && wi < want.length) {
     if (r.pos >= bytes.length)
       throw new ParquetLayoutError(`${column.name}: a column chunk shorter than its rows`)
@@ -495,6 +497,7 @@ function pickChunk(
       dict = emptyValues(column, m)
       reserve(dict, dictPage.values)
       plainValues(dict, decompress(m.codec, dictPage.body, dictPage.size), 0, dictPage.values, 0)
+      dictCells = new Array<ParquetCell>(dict.size)
     }
     const page = pageOf(column, m, h, body)
     // each wanted row's index among the page's values, or -1 (null)
@@ -508,10 +511,13 @@ function pickChunk(
     if (dictionaryIndexes) {
       const d = dict
       if (!d) throw new ParquetLayoutError(`${column.name}: dictionary indices without a dictionary`)
-      vals = [...hybridAt(b, at + 1, b.length, b[at]!, present)].map((i) => {
-        if (i >= d.size) throw new ParquetLayoutError(`${column.name}: a dictionary index out of range`)
-        return cellOf(d, i)
-      })
+      const idx = hybridAt(b, at + 1, b.length, b[at]!, present)
+      vals = new Array<ParquetCell>(idx.length)
+      for (let i = 0; i < idx.length; i++) {
+        const x = idx[i]!
+        if (x >= d.size) throw new ParquetLayoutError(`${column.name}: a dictionary index out of range`)
+        vals[i] = dictCells[x] ??= cellOf(d, x)
+      }
     } else if (h.encoding === ENC_RLE && column.physical === 'BOOLEAN') {
       vals = [...hybridAt(b, at + 4, at + 4 + u32(b, at), 1, present)].map((x) => x === 1)
     } else if (h.encoding === ENC_PLAIN) vals = plainAt(column, b, at, present)
@@ -616,14 +622,14 @@ function hybridAt(b: Uint8Array, pos: number, end: number, width: number, ks: In
     if (h.header % 2 === 1) {
       const count = Math.floor(h.header / 2) * 8
       for (; i < ks.length && ks[i]! < k + count; i++) {
+        // the bytes holding the value, least significant first, as one number (at most 5 bytes: exact)
         const bit = (ks[i]! - k) * width
+        const first = pos + (bit >> 3)
+        const last = pos + ((bit + width - 1) >> 3)
+        if (last >= end) throw new ParquetLayoutError('a bit-packed run past its page')
         let v = 0
-        for (let j = 0; j < width; j++) {
-          const byte = pos + ((bit + j) >> 3)
-          if (byte >= end) throw new ParquetLayoutError('a bit-packed run past its page')
-          v |= ((b[byte]! >> ((bit + j) & 7)) & 1) << j
-        }
-        out[i] = v
+        for (let q = last; q >= first; q--) v = v * 256 + b[q]!
+        out[i] = Math.floor(v / 2 ** (bit & 7)) % 2 ** width
       }
       pos += Math.ceil((count * width) / 8)
       k += count
@@ -646,6 +652,7 @@ function plainAt(column: ParquetColumn, page: Uint8Array, at: number, ks: Int32A
   const out = new Array<ParquetCell>(ks.length)
   const short = () => new ParquetLayoutError(`${column.name}: a page shorter than its values`)
   if (column.physical === 'BYTE_ARRAY') {
+    const text = Buffer.from(page.buffer, page.byteOffset, page.byteLength)
     let pos = at
     let idx = 0
     for (let i = 0; i < ks.length; i++) {
@@ -656,7 +663,7 @@ function plainAt(column: ParquetColumn, page: Uint8Array, at: number, ks: Int32A
       if (pos + 4 > page.length) throw short()
       const len = view.getUint32(pos, true)
       if (pos + 4 + len > page.length) throw short()
-      out[i] = Buffer.from(page.buffer, page.byteOffset + pos + 4, len).toString('utf8')
+      out[i] = text.toString('utf8', pos + 4, pos + 4 + len)
     }
     return out
   }
@@ -1210,14 +1217,21 @@ const DAY_MS = 86_400_000
  */
 export function cellOf(v: ColumnValues, slot: number): ParquetCell {
   if (slot < 0) return null
-  if (v.column.kind === 'string')
-    return Buffer.from(
-      v.bytes.buffer,
-      v.bytes.byteOffset + v.start[slot]!,
-      v.end[slot]! - v.start[slot]!,
-    ).toString('utf8')
+  if (v.column.kind === 'string') return textView(v.bytes).toString('utf8', v.start[slot], v.end[slot])
   return numberValueOf(v.column, v.num[slot]!)
 }
+
+/** A Buffer over a table's bytes, the last one's kept: a Buffer made per value cost more than its text. */
+function textView(bytes: Uint8Array): Buffer {
+  if (
+    lastView?.buffer !== bytes.buffer ||
+    lastView.byteOffset !== bytes.byteOffset ||
+    lastView.length !== bytes.length
+  )
+    lastView = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  return lastView
+}
+let lastView: Buffer | undefined
 
 /** A value a column holds as a number (a boolean's 0 or 1, a date's days, a timestamp's units) as `cellOf` gives it. */
 function numberValueOf(c: ParquetColumn, x: number): ParquetCell {
