@@ -525,7 +525,10 @@ function pickChunk(
     const ks = new Int32Array(wj - wi)
     for (let i = 0; i < ks.length; i++) ks[i] = want[wi + i]! - row
     if (page.defs) valueIndexes(page.defs, ks)
-    const present = ks.filter((k) => k >= 0)
+    let count = 0
+    for (let i = 0; i < ks.length; i++) if (ks[i]! >= 0) count++
+    const present = new Int32Array(count)
+    for (let i = 0, q = 0; i < ks.length; i++) if (ks[i]! >= 0) present[q++] = ks[i]!
     const at = page.at
     const b = page.page
     let vals: ParquetCell[]
@@ -540,7 +543,9 @@ function pickChunk(
         vals[i] = dictCells[x] ??= cellOf(d, x)
       }
     } else if (h.encoding === ENC_RLE && column.physical === 'BOOLEAN') {
-      vals = [...hybridAt(b, at + 4, at + 4 + u32(b, at), 1, present)].map((x) => x === 1)
+      const bits = hybridAt(b, at + 4, at + 4 + u32(b, at), 1, present)
+      vals = new Array<ParquetCell>(bits.length)
+      for (let i = 0; i < bits.length; i++) vals[i] = bits[i] === 1
     } else if (h.encoding === ENC_PLAIN) vals = plainAt(column, b, at, present)
     else throw new ParquetLayoutError(`${column.name}: encoding ${h.encoding}`)
     let p = 0
