@@ -107,7 +107,10 @@ export interface ChangeRequest {
   ignore: readonly string[]
   out?: string | undefined
   format: RecordFormat
-  /** Scan each side on a worker thread of this file (src/changes/scan-run.ts); default: on this one. */
+  /**
+   * Scan the current side on a worker thread of this file while this thread scans the previous
+   * (src/changes/scan-run.ts); default: both on this one.
+   */
   worker?: URL | undefined
 }
 
@@ -117,7 +120,7 @@ export interface ChangeRequest {
  *
  * 1. Each side is read once, as bytes where it can be (src/changes/scan.ts): per record 24 bytes go
  *    to a scratch file of its county, its key's and its compared values' fingerprints and its offset.
- *    The two sides are scanned at once, a worker thread each, when `worker` is given.
+ *    The two sides are scanned at once when `worker` is given: the previous here, the current on a worker.
  * 2. County by county, the previous county's keys go into an IdTable; the current county's entries are
  *    looked up: unknown key -> added, same digest -> unchanged, another digest -> updated; previous keys
  *    never met -> deleted.

@@ -90,7 +90,9 @@ changes, like git diff --exit-code).`
     await changesFlagsChecked(flags)
     const changes = await import('../changes/compare.js')
     const worker = (await import('../changes/scan-run.js')).scanWorkerUrl()
-    this.debugLine(`sfl changes: ${worker ? 'a worker thread per side' : 'both sides on the main thread'}`)
+    this.debugLine(
+      `sfl changes: ${worker ? 'one side on a worker thread, the other on this one' : 'both sides on the main thread'}`,
+    )
     const {withCleanInterrupt} = await import('../cli/session.js')
     // an s3:// side is read through a private local copy (src/io/export-source.ts), then checked as a file
     const {withLocalExports} = await import('../io/export-source.js')

@@ -277,7 +277,9 @@ describe('against the sandbox', () => {
       '--debug',
     ])
     expect(fromParquet.code, fromParquet.stderr).toBe(0)
-    expect(fromParquet.stderr).toContain('[debug] sfl changes: a worker thread per side')
+    expect(fromParquet.stderr).toContain(
+      '[debug] sfl changes: one side on a worker thread, the other on this one',
+    )
     expect(fromParquet.stderr.split('\n').filter((l) => !l.startsWith('[debug]'))).toEqual(
       fromCsv.stderr.split('\n'),
     )
@@ -337,7 +339,7 @@ describe('the built CLI', () => {
     )
     const r = await sfl(['changes', a, b, '--debug'])
     expect(r.code).toBe(0)
-    expect(r.stderr).toContain('[debug] sfl changes: a worker thread per side')
+    expect(r.stderr).toContain('[debug] sfl changes: one side on a worker thread, the other on this one')
     expect(r.stdout).toBe(
       'Change,ServicePropertyID,Fips,ChangedFields,FinalValue,Previous.FinalValue\r\nupdated,2,06067,FinalValue,250,200\r\ndeleted,3,06067,,300,\r\n',
     )
