@@ -22,7 +22,7 @@ import {
   type GroupScan,
 } from './entries.js'
 import {RecordReader} from './read.js'
-import {scanSides} from './scan-run.js'
+import {scanSides, type ScanWorker} from './scan-run.js'
 import type {ScanFile, SideScan} from './scan.js'
 import {sideFiles} from './sides.js'
 import {EMPTY, IdTable} from './id-table.js'
@@ -108,10 +108,10 @@ export interface ChangeRequest {
   out?: string | undefined
   format: RecordFormat
   /**
-   * Scan the current side on a worker thread of this file while this thread scans the previous
-   * (src/changes/scan-run.ts); default: both on this one.
+   * Scan the current side on a worker thread (of this worker file, or this worker already started) while
+   * this thread scans the previous (src/changes/scan-run.ts); default: both on this one.
    */
-  worker?: URL | undefined
+  worker?: URL | ScanWorker | undefined
 }
 
 /**
