@@ -138,16 +138,17 @@ export class RecordReader {
         p.file.columns,
         Int32Array.from(want, (r) => r - first),
       )
-      p.rows = new Map(
-        want.map((r, i) => {
-          const rec: ChangeRecord = {}
-          for (const [c, col] of p.file.columns.entries()) {
-            const x = values[c]![i]!
-            rec[col.name] = typeof x === 'number' ? numberCell(x) : x
-          }
-          return [r, rec]
-        }),
-      )
+      // an index loop, not entries(): this runs for every cell read back, in code not yet optimised
+      const names = p.file.columns.map((c) => c.name)
+      p.rows = new Map()
+      for (let i = 0; i < want.length; i++) {
+        const rec: ChangeRecord = {}
+        for (let c = 0; c < names.length; c++) {
+          const x = values[c]![i]!
+          rec[names[c]!] = typeof x === 'number' ? numberCell(x) : x
+        }
+        p.rows.set(want[i]!, rec)
+      }
       p.group = g
     }
     const rec = p.rows.get(row)!

@@ -1,5 +1,11 @@
 import {asText} from '../io/export-reader.js'
-import {cellOf, ParquetColumns, ParquetLayoutError, type ColumnValues} from '../io/parquet-reader.js'
+import {
+  cellOf,
+  ParquetColumns,
+  ParquetLayoutError,
+  type ColumnValues,
+  type RowSums,
+} from '../io/parquet-reader.js'
 import type {EntrySink} from './entries.js'
 import {ROLE_APN, ROLE_COMPARED, ROLE_FIPS, ROLE_ID, type FieldIds} from './names.js'
 import {ScanAnomaly, type ScanTarget} from './scan-io.js'
@@ -33,15 +39,24 @@ export async function scanParquet(ids: FieldIds, sink: EntrySink, target: ScanTa
     )
     const roles = needed.map((c) => ids.role[colIds[c.index]!]!)
     const seeds = needed.map((c) => ids.seeds[colIds[c.index]!]!)
+    // a column only compared goes into the row sums as its pages are decoded (RowSums: no slot per row)
+    const summed = new Set(needed.filter((_, i) => roles[i] === ROLE_COMPARED).map((c) => c.index))
+    const seedOf = new Map(needed.map((c, i) => [c.index, seeds[i]!]))
     let county: string | undefined
     for (let g = 0; g < file.groups.length; g++) {
       const {first, rows} = file.groups[g]!
-      const values = file.readGroup(g, needed)
       const {sumA, sumB, key, keyA, keyB} = rowArrays(rows)
+      const sums: RowSums = {
+        summed,
+        sumA,
+        sumB,
+        fingerprint: (v, from, to) => fingerprints(v, seedOf.get(v.column.index)!, from, to),
+      }
+      const values = file.readGroup(g, needed, sums)
       let fips: ColumnValues | undefined
       values.forEach((v, i) => {
         const role = roles[i]!
-        addColumn(v, seeds[i]!, role, sumA, sumB, key, keyA, keyB)
+        if (!summed.has(v.column.index)) addColumn(v, seeds[i]!, role, sumA, sumB, key, keyA, keyB)
         if (role & ROLE_FIPS) fips = v
       })
       let fipsSlot = -2
@@ -105,10 +120,14 @@ function rowArraysOf(n: number) {
  */
 function slotArrays(size: number) {
   if (slotScratch.la.length < size) {
+    // grown keeping what is there: a chunk's later pages add slots after its dictionary's
     const n = Math.max(size, slotScratch.la.length * 2)
-    slotScratch = {la: new Int32Array(n), lb: new Int32Array(n), empty: new Uint8Array(n)}
+    const grown = {la: new Int32Array(n), lb: new Int32Array(n), empty: new Uint8Array(n)}
+    grown.la.set(slotScratch.la)
+    grown.lb.set(slotScratch.lb)
+    grown.empty.set(slotScratch.empty)
+    slotScratch = grown
   }
-  slotScratch.empty.fill(0, 0, size)
   return slotScratch
 }
 let slotScratch = {la: new Int32Array(0), lb: new Int32Array(0), empty: new Uint8Array(0)}
@@ -130,50 +149,7 @@ function addColumn(
   keyA: Int32Array,
   keyB: Int32Array,
 ): void {
-  const {la, lb, empty} = slotArrays(v.size)
-  const out: Lanes = {a: 0, b: 0}
-  const kind = v.column.kind
-  if (kind === 'string')
-    for (let i = 0; i < v.size; i++) {
-      hashTextBytes(v.bytes, v.start[i]!, v.end[i]!, seed, out)
-      la[i] = out.a
-      lb[i] = out.b
-      empty[i] = v.end[i] === v.start[i] ? 1 : 0
-    }
-  else if (kind === 'number')
-    for (let i = 0; i < v.size; i++) {
-      const x = v.num[i]!
-      if (Number.isFinite(x)) hashNumber(x, seed, out)
-      else hashText(String(x), seed, out)
-      la[i] = out.a
-      lb[i] = out.b
-    }
-  else if (kind === 'boolean') {
-    // a boolean is the text true or false: two fingerprints for every row of the column
-    const t: Lanes = {a: 0, b: 0}
-    const f: Lanes = {a: 0, b: 0}
-    hashText('true', seed, t)
-    hashText('false', seed, f)
-    for (let i = 0; i < v.size; i++) {
-      const l = v.num[i] === 1 ? t : f
-      la[i] = l.a
-      lb[i] = l.b
-    }
-  } else {
-    // dates and timestamps as their text: each distinct value hashed once
-    const known = new Map<number, Lanes>()
-    for (let i = 0; i < v.size; i++) {
-      const x = v.num[i]!
-      let l = known.get(x)
-      if (!l) {
-        l = {a: 0, b: 0}
-        hashText(cellOf(v, i) as string, seed, l)
-        known.set(x, l)
-      }
-      la[i] = l.a
-      lb[i] = l.b
-    }
-  }
+  const {la, lb, empty} = fingerprints(v, seed, 0, v.size)
   const slots = v.slot
   const n = v.rows
   if (role & ROLE_COMPARED)
@@ -193,4 +169,58 @@ function addColumn(
       keyB[r] = lb[s]!
     }
   }
+}
+
+/**
+ * The fingerprints of a column table's slots [from, to) (`la`, `lb` by slot) and which are an empty text
+ * (`empty`: no key, as export-reader's asText gives ''): each table value hashed once.
+ */
+function fingerprints(v: ColumnValues, seed: Lanes, from: number, to: number) {
+  const arrays = slotArrays(to)
+  const {la, lb, empty} = arrays
+  empty.fill(0, from, to)
+  const out: Lanes = {a: 0, b: 0}
+  const kind = v.column.kind
+  if (kind === 'string')
+    for (let i = from; i < to; i++) {
+      hashTextBytes(v.bytes, v.start[i]!, v.end[i]!, seed, out)
+      la[i] = out.a
+      lb[i] = out.b
+      empty[i] = v.end[i] === v.start[i] ? 1 : 0
+    }
+  else if (kind === 'number')
+    for (let i = from; i < to; i++) {
+      const x = v.num[i]!
+      if (Number.isFinite(x)) hashNumber(x, seed, out)
+      else hashText(String(x), seed, out)
+      la[i] = out.a
+      lb[i] = out.b
+    }
+  else if (kind === 'boolean') {
+    // a boolean is the text true or false: two fingerprints for every row of the column
+    const t: Lanes = {a: 0, b: 0}
+    const f: Lanes = {a: 0, b: 0}
+    hashText('true', seed, t)
+    hashText('false', seed, f)
+    for (let i = from; i < to; i++) {
+      const l = v.num[i] === 1 ? t : f
+      la[i] = l.a
+      lb[i] = l.b
+    }
+  } else {
+    // dates and timestamps as their text: each distinct value hashed once
+    const known = new Map<number, Lanes>()
+    for (let i = from; i < to; i++) {
+      const x = v.num[i]!
+      let l = known.get(x)
+      if (!l) {
+        l = {a: 0, b: 0}
+        hashText(cellOf(v, i) as string, seed, l)
+        known.set(x, l)
+      }
+      la[i] = l.a
+      lb[i] = l.b
+    }
+  }
+  return arrays
 }

@@ -60,8 +60,8 @@ export interface SideScan {
  * (src/changes/scan-csv.ts on src/io/csv-reader.ts, scan-json.ts on src/json/walk.ts), Parquet column by
  * column (scan-parquet.ts on src/io/parquet-reader.ts); any side they do not take (malformed, not UTF-8,
  * a Parquet layout the column reader does not know) goes through src/io/export-reader.ts's record
- * objects, which also name what is wrong. Runs on a worker thread per side in the built CLI
- * (src/changes/scan-worker.ts).
+ * objects, which also name what is wrong. In the built CLI the current side runs on a worker thread
+ * (src/changes/scan-worker.ts), the previous on the main one.
  */
 export async function scanSide(req: ScanRequest): Promise<SideScan> {
   const ignore = new Set(req.ignore)

@@ -88,20 +88,28 @@ changes, like git diff --exit-code).`
     }
     // the flags first, so a mistake costs no download of an s3:// side
     await changesFlagsChecked(flags)
-    const changes = await import('../changes/compare.js')
-    const worker = (await import('../changes/scan-run.js')).scanWorkerUrl()
-    this.debugLine(`sfl changes: ${worker ? 'a worker thread per side' : 'both sides on the main thread'}`)
-    const {withCleanInterrupt} = await import('../cli/session.js')
-    // an s3:// side is read through a private local copy (src/io/export-source.ts), then checked as a file
-    const {withLocalExports} = await import('../io/export-source.js')
-    const s = await withLocalExports([args.previous, args.current], async ([previous, current]) => {
-      const req = await changesRequest({...flags, previous: previous!, current: current!})
-      // a closed stdout (`| head`) ends it with OutputClosedError: exit 141, quietly (src/cli/base-command.ts)
-      return withCleanInterrupt(() => changes.compareExports({...req, worker}))
-    })
-    this.notice(changes.changeSummaryLine(s))
-    for (const line of changes.oneSidedNotices(s)) this.notice(line)
-    if (f['exit-code'] && s.added + s.updated + s.deleted > 0) process.exitCode = 1
-    return (await import('../cli/json-output.js')).changesDocument(s, args.previous, args.current)
+    // the worker thread starts now: its start overlaps the modules loaded and the sides checked below
+    const {ScanWorker, scanWorkerUrl} = await import('../changes/scan-run.js')
+    const worker = ScanWorker.start(scanWorkerUrl())
+    try {
+      const changes = await import('../changes/compare.js')
+      this.debugLine(
+        `sfl changes: ${worker ? 'one side on a worker thread, the other on this one' : 'both sides on the main thread'}`,
+      )
+      const {withCleanInterrupt} = await import('../cli/session.js')
+      // an s3:// side is read through a private local copy (src/io/export-source.ts), then checked as a file
+      const {withLocalExports} = await import('../io/export-source.js')
+      const s = await withLocalExports([args.previous, args.current], async ([previous, current]) => {
+        const req = await changesRequest({...flags, previous: previous!, current: current!})
+        // a closed stdout (`| head`) ends it with OutputClosedError: exit 141, quietly (src/cli/base-command.ts)
+        return withCleanInterrupt(() => changes.compareExports({...req, worker}))
+      })
+      this.notice(changes.changeSummaryLine(s))
+      for (const line of changes.oneSidedNotices(s)) this.notice(line)
+      if (f['exit-code'] && s.added + s.updated + s.deleted > 0) process.exitCode = 1
+      return (await import('../cli/json-output.js')).changesDocument(s, args.previous, args.current)
+    } finally {
+      await worker?.end()
+    }
   }
 }

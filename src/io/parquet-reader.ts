@@ -142,6 +142,21 @@ export interface ColumnValues {
   num: Float64Array
 }
 
+/**
+ * Row sums a scan wants instead of slots (src/changes/scan-parquet.ts: a record's digest is the sum of its
+ * values' fingerprints): for the columns in `summed`, each page's new table values are fingerprinted by
+ * `fingerprint` (into `la`, `lb` by slot), and each row's value's fingerprint is added to `sumA`, `sumB`
+ * as its levels and indices are walked, in the one pass that would otherwise write its slot. Such a
+ * column's `slot` array is left unwritten.
+ */
+export interface RowSums {
+  summed: ReadonlySet<number>
+  sumA: Int32Array
+  sumB: Int32Array
+  /** Fingerprint the table's slots [from, to) of `v`; returns the per-slot fingerprints (from 0). */
+  fingerprint(v: ColumnValues, from: number, to: number): {la: Int32Array; lb: Int32Array}
+}
+
 export interface RowGroupInfo {
   /** The file's row number of the group's first row. */
   first: number
@@ -214,7 +229,7 @@ export class ParquetColumns {
    * The values of `columns` in row group `g` (one read of their bytes). They hold until the next call:
    * its values take the arrays of this one's for the same columns (a scan keeps one group at a time).
    */
-  readGroup(g: number, columns: readonly ParquetColumn[]): ColumnValues[] {
+  readGroup(g: number, columns: readonly ParquetColumn[], sums?: RowSums): ColumnValues[] {
     if (this.fd === undefined) throw new Error(`${this.path}: closed`)
     const chunks = this.metadata.row_groups[g]!.columns
     const spans = columns.map((c) => chunkSpan(chunkMeta(chunks[c.index]!.meta_data)))
@@ -230,6 +245,7 @@ export class ParquetColumns {
         bytes.subarray(spans[i]!.start - from, spans[i]!.end - from),
         rows,
         this.last.get(c.index),
+        sums?.summed.has(c.index) ? sums : undefined,
       )
       this.last.set(c.index, v)
       return v
@@ -363,13 +379,14 @@ const ENC_PLAIN_DICTIONARY = 2
 const ENC_RLE = 3
 const ENC_RLE_DICTIONARY = 8
 
-/** Decode one column chunk (its pages, in order) into slots and a table. */
+/** Decode one column chunk (its pages, in order) into slots and a table, or row sums (RowSums). */
 function decodeChunk(
   column: ParquetColumn,
   m: ColumnMetaData,
   bytes: Uint8Array,
   rows: number,
   reuse: ColumnValues | undefined,
+  sums?: RowSums,
 ): ColumnValues {
   const byteCap = column.physical === 'BYTE_ARRAY' ? Number(m.total_uncompressed_size) : 0
   // the arrays of the column's last group, when the caller is done with it: no allocation per group
@@ -387,6 +404,7 @@ function decodeChunk(
   let row = 0
   let bytesUsed = 0
   let dictionary = -1 // slots [0, dictionary) hold the dictionary
+  let prints: {la: Int32Array; lb: Int32Array} | undefined
   while (row < rows) {
     if (r.pos >= bytes.length)
       throw new ParquetLayoutError(`${column.name}: a column chunk shorter than its rows`)
@@ -399,6 +417,7 @@ function decodeChunk(
       reserve(out, h.values)
       bytesUsed = plainValues(out, page, 0, h.values, bytesUsed)
       dictionary = h.values
+      if (sums) prints = sums.fingerprint(out, 0, dictionary)
       continue
     }
     if (h.type !== DATA_PAGE && h.type !== DATA_PAGE_V2) continue // an index page: nothing to read
@@ -430,21 +449,23 @@ function decodeChunk(
     if (h.encoding === ENC_RLE_DICTIONARY || h.encoding === ENC_PLAIN_DICTIONARY) {
       if (dictionary < 0)
         throw new ParquetLayoutError(`${column.name}: dictionary indices without a dictionary`)
-      const idx = hybrid(page, at + 1, page.length, page[at]!, present)
-      for (let i = 0; i < present; i++)
-        if (idx[i]! >= dictionary)
-          throw new ParquetLayoutError(`${column.name}: a dictionary index out of range`)
-      slotsOf(defs, out.slot, row, h.values, idx, 0)
+      const idx = hybrid(page, at + 1, page.length, page[at]!, present, dictionary)
+      if (idx === undefined) throw new ParquetLayoutError(`${column.name}: a dictionary index out of range`)
+      if (sums && prints) sumsOf(defs, sums, prints, row, h.values, idx, 0)
+      else slotsOf(defs, out.slot, row, h.values, idx, 0)
     } else if (h.encoding === ENC_PLAIN || (h.encoding === ENC_RLE && column.physical === 'BOOLEAN')) {
       const first = out.size
       reserve(out, present)
       if (h.encoding === ENC_RLE) {
         // booleans, RLE: a 4-byte length, then the hybrid at bit width 1
-        const bits = hybrid(page, at + 4, at + 4 + u32(page, at), 1, present)
+        const bits = hybrid(page, at + 4, at + 4 + u32(page, at), 1, present)!
         for (let i = 0; i < present; i++) out.num[first + i] = bits[i]!
         out.size += present
       } else bytesUsed = plainValues(out, page, at, present, bytesUsed)
-      slotsOf(defs, out.slot, row, h.values, undefined, first)
+      if (sums) {
+        prints = sums.fingerprint(out, first, out.size)
+        sumsOf(defs, sums, prints, row, h.values, undefined, first)
+      } else slotsOf(defs, out.slot, row, h.values, undefined, first)
     } else throw new ParquetLayoutError(`${column.name}: encoding ${h.encoding}`)
     row += h.values
   }
@@ -472,6 +493,8 @@ function pickChunk(
   let wi = 0
   let dictPage: {body: Uint8Array; values: number; size: number} | undefined
   let dict: ColumnValues | undefined
+  // each dictionary value made a cell once, at its first use: a chunk's 500-odd wanted rows share a few
+  let dictCells: ParquetCell[] = []
   while (row < rows && wi < want.length) {
     if (r.pos >= bytes.length)
       throw new ParquetLayoutError(`${column.name}: a column chunk shorter than its rows`)
@@ -495,25 +518,34 @@ function pickChunk(
       dict = emptyValues(column, m)
       reserve(dict, dictPage.values)
       plainValues(dict, decompress(m.codec, dictPage.body, dictPage.size), 0, dictPage.values, 0)
+      dictCells = new Array<ParquetCell>(dict.size)
     }
     const page = pageOf(column, m, h, body)
     // each wanted row's index among the page's values, or -1 (null)
     const ks = new Int32Array(wj - wi)
     for (let i = 0; i < ks.length; i++) ks[i] = want[wi + i]! - row
     if (page.defs) valueIndexes(page.defs, ks)
-    const present = ks.filter((k) => k >= 0)
+    let count = 0
+    for (let i = 0; i < ks.length; i++) if (ks[i]! >= 0) count++
+    const present = new Int32Array(count)
+    for (let i = 0, q = 0; i < ks.length; i++) if (ks[i]! >= 0) present[q++] = ks[i]!
     const at = page.at
     const b = page.page
     let vals: ParquetCell[]
     if (dictionaryIndexes) {
       const d = dict
       if (!d) throw new ParquetLayoutError(`${column.name}: dictionary indices without a dictionary`)
-      vals = [...hybridAt(b, at + 1, b.length, b[at]!, present)].map((i) => {
-        if (i >= d.size) throw new ParquetLayoutError(`${column.name}: a dictionary index out of range`)
-        return cellOf(d, i)
-      })
+      const idx = hybridAt(b, at + 1, b.length, b[at]!, present)
+      vals = new Array<ParquetCell>(idx.length)
+      for (let i = 0; i < idx.length; i++) {
+        const x = idx[i]!
+        if (x >= d.size) throw new ParquetLayoutError(`${column.name}: a dictionary index out of range`)
+        vals[i] = dictCells[x] ??= cellOf(d, x)
+      }
     } else if (h.encoding === ENC_RLE && column.physical === 'BOOLEAN') {
-      vals = [...hybridAt(b, at + 4, at + 4 + u32(b, at), 1, present)].map((x) => x === 1)
+      const bits = hybridAt(b, at + 4, at + 4 + u32(b, at), 1, present)
+      vals = new Array<ParquetCell>(bits.length)
+      for (let i = 0; i < bits.length; i++) vals[i] = bits[i] === 1
     } else if (h.encoding === ENC_PLAIN) vals = plainAt(column, b, at, present)
     else throw new ParquetLayoutError(`${column.name}: encoding ${h.encoding}`)
     let p = 0
@@ -616,14 +648,14 @@ function hybridAt(b: Uint8Array, pos: number, end: number, width: number, ks: In
     if (h.header % 2 === 1) {
       const count = Math.floor(h.header / 2) * 8
       for (; i < ks.length && ks[i]! < k + count; i++) {
+        // the bytes holding the value, least significant first, as one number (at most 5 bytes: exact)
         const bit = (ks[i]! - k) * width
+        const first = pos + (bit >> 3)
+        const last = pos + ((bit + width - 1) >> 3)
+        if (last >= end) throw new ParquetLayoutError('a bit-packed run past its page')
         let v = 0
-        for (let j = 0; j < width; j++) {
-          const byte = pos + ((bit + j) >> 3)
-          if (byte >= end) throw new ParquetLayoutError('a bit-packed run past its page')
-          v |= ((b[byte]! >> ((bit + j) & 7)) & 1) << j
-        }
-        out[i] = v
+        for (let q = last; q >= first; q--) v = v * 256 + b[q]!
+        out[i] = Math.floor(v / 2 ** (bit & 7)) % 2 ** width
       }
       pos += Math.ceil((count * width) / 8)
       k += count
@@ -646,6 +678,7 @@ function plainAt(column: ParquetColumn, page: Uint8Array, at: number, ks: Int32A
   const out = new Array<ParquetCell>(ks.length)
   const short = () => new ParquetLayoutError(`${column.name}: a page shorter than its values`)
   if (column.physical === 'BYTE_ARRAY') {
+    const text = Buffer.from(page.buffer, page.byteOffset, page.byteLength)
     let pos = at
     let idx = 0
     for (let i = 0; i < ks.length; i++) {
@@ -656,7 +689,7 @@ function plainAt(column: ParquetColumn, page: Uint8Array, at: number, ks: Int32A
       if (pos + 4 > page.length) throw short()
       const len = view.getUint32(pos, true)
       if (pos + 4 + len > page.length) throw short()
-      out[i] = Buffer.from(page.buffer, page.byteOffset + pos + 4, len).toString('utf8')
+      out[i] = text.toString('utf8', pos + 4, pos + 4 + len)
     }
     return out
   }
@@ -784,6 +817,77 @@ function slotsOf(
   }
 }
 
+/**
+ * slotsOf's walk, adding each row's value's fingerprint (`prints` by slot) into the row sums instead of
+ * writing its slot: a null adds nothing.
+ */
+function sumsOf(
+  defs: {b: Uint8Array; start: number; end: number} | undefined,
+  sums: RowSums,
+  prints: {la: Int32Array; lb: Int32Array},
+  row: number,
+  n: number,
+  idx: Int32Array | undefined,
+  first: number,
+): void {
+  const {sumA, sumB} = sums
+  const {la, lb} = prints
+  if (!defs) return addValues(sumA, sumB, la, lb, row, 0, n, idx, first)
+  const {b, end} = defs
+  let pos = defs.start
+  let r = 0
+  let k = 0
+  while (r < n) {
+    const h = runHeader(b, pos, end)
+    pos = h.pos
+    if (h.header % 2 === 1) {
+      const count = Math.floor(h.header / 2) * 8
+      const stop = Math.min(count, n - r)
+      for (let i = 0; i < stop; i++)
+        if ((b[pos + (i >> 3)]! >> (i & 7)) & 1) {
+          const x = idx ? idx[k++]! : first + k++
+          const to = row + r + i
+          sumA[to] = (sumA[to]! + la[x]!) | 0
+          sumB[to] = (sumB[to]! + lb[x]!) | 0
+        }
+      pos += count / 8
+      r += count
+    } else {
+      const count = Math.min(Math.floor(h.header / 2), n - r)
+      if (b[pos++] === 1) {
+        addValues(sumA, sumB, la, lb, row + r, k, count, idx, first)
+        k += count
+      }
+      r += count
+    }
+  }
+}
+
+/** `count` rows from `to` that all hold a value: the next of `idx` from `k`, or slots `first + k`... */
+function addValues(
+  sumA: Int32Array,
+  sumB: Int32Array,
+  la: Int32Array,
+  lb: Int32Array,
+  to: number,
+  k: number,
+  count: number,
+  idx: Int32Array | undefined,
+  first: number,
+): void {
+  if (idx)
+    for (let i = 0; i < count; i++) {
+      const x = idx[k + i]!
+      sumA[to + i] = (sumA[to + i]! + la[x]!) | 0
+      sumB[to + i] = (sumB[to + i]! + lb[x]!) | 0
+    }
+  else
+    for (let i = 0, x = first + k; i < count; i++, x++) {
+      sumA[to + i] = (sumA[to + i]! + la[x]!) | 0
+      sumB[to + i] = (sumB[to + i]! + lb[x]!) | 0
+    }
+}
+
 /** Room for `n` more slots in the table. */
 function reserve(out: ColumnValues, n: number): void {
   const need = out.size + n
@@ -873,9 +977,18 @@ function u32(b: Uint8Array, at: number): number {
 /**
  * `n` values of the RLE/bit-packing hybrid (Parquet's encodings.md): runs, each a ULEB128 header whose low
  * bit says bit-packed (groups of 8 values, `width` bits each, least significant bit first) or repeated (a
- * count, then the value in ceil(width / 8) bytes, little-endian).
+ * count, then the value in ceil(width / 8) bytes, little-endian). Undefined when a value is `limit` or
+ * more (a dictionary index out of range: checked as the values are read, not in a pass of its own, which
+ * ran unoptimised in a fresh thread).
  */
-function hybrid(b: Uint8Array, pos: number, end: number, width: number, n: number): Int32Array {
+function hybrid(
+  b: Uint8Array,
+  pos: number,
+  end: number,
+  width: number,
+  n: number,
+  limit = 2 ** 32,
+): Int32Array | undefined {
   // one buffer for every page's indices (a page's are used before the next page's): no allocation per page
   if (hybridOut.length < n + 8) hybridOut = new Int32Array(Math.max(n + 8, hybridOut.length * 2))
   const out = hybridOut
@@ -897,8 +1010,10 @@ function hybrid(b: Uint8Array, pos: number, end: number, width: number, n: numbe
       const count = Math.floor(header / 2) * 8
       const stop = Math.min(count, n - k)
       const runEnd = pos + Math.ceil((count * width) / 8)
-      if (width > 24) unpackWide(b, pos, Math.min(runEnd, end), width, out, k, stop)
-      else {
+      if (width > 24) {
+        unpackWide(b, pos, Math.min(runEnd, end), width, out, k, stop)
+        for (let i = 0; i < stop; i++) if (out[k + i]! >>> 0 >= limit) return undefined
+      } else {
         let acc = 0
         let bits = 0
         let p = pos
@@ -909,7 +1024,9 @@ function hybrid(b: Uint8Array, pos: number, end: number, width: number, n: numbe
             p++
             bits += 8
           }
-          out[k + i] = acc & mask
+          const v = acc & mask
+          if (v >= limit) return undefined
+          out[k + i] = v
           acc >>>= width
           bits -= width
         }
@@ -924,6 +1041,7 @@ function hybrid(b: Uint8Array, pos: number, end: number, width: number, n: numbe
       for (let j = 0; j < bytesPerValue; j++) v |= b[pos + j]! << (8 * j)
       pos += bytesPerValue
       if (pos > end) throw new ParquetLayoutError('a repeated run past its page')
+      if ((v & mask) >>> 0 >= limit && count > 0 && k < n) return undefined
       out.fill(v & mask, k, Math.min(n, k + count))
       k += count
     }
@@ -1210,14 +1328,21 @@ const DAY_MS = 86_400_000
  */
 export function cellOf(v: ColumnValues, slot: number): ParquetCell {
   if (slot < 0) return null
-  if (v.column.kind === 'string')
-    return Buffer.from(
-      v.bytes.buffer,
-      v.bytes.byteOffset + v.start[slot]!,
-      v.end[slot]! - v.start[slot]!,
-    ).toString('utf8')
+  if (v.column.kind === 'string') return textView(v.bytes).toString('utf8', v.start[slot], v.end[slot])
   return numberValueOf(v.column, v.num[slot]!)
 }
+
+/** A Buffer over a table's bytes, the last one's kept: a Buffer made per value cost more than its text. */
+function textView(bytes: Uint8Array): Buffer {
+  if (
+    lastView?.buffer !== bytes.buffer ||
+    lastView.byteOffset !== bytes.byteOffset ||
+    lastView.length !== bytes.length
+  )
+    lastView = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  return lastView
+}
+let lastView: Buffer | undefined
 
 /** A value a column holds as a number (a boolean's 0 or 1, a date's days, a timestamp's units) as `cellOf` gives it. */
 function numberValueOf(c: ParquetColumn, x: number): ParquetCell {

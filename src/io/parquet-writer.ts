@@ -74,6 +74,12 @@ export async function writeParquet(
     rowGroupRows?: number | undefined
     /** The pages' compression (default snappy); zstd only where node:zlib has it. */
     compression?: ParquetCompression | undefined
+    /**
+     * Bytes of values after which a column chunk starts a new data page (hyparquet-writer's `pageSize`,
+     * default 1 MiB: one page per chunk for sfl's row groups). Tests use small pages to give the readers
+     * chunks of many pages.
+     */
+    pageBytes?: number | undefined
   } = {},
 ): Promise<ParquetResult> {
   const files = Array.isArray(source) ? (source as readonly string[]) : undefined
@@ -120,6 +126,7 @@ export async function writeParquet(
     await writer.write({
       columnData: columns.map((c, i) => ({name: c.header, data: data[i]!})),
       rowGroupSize: n,
+      ...(opts.pageBytes === undefined ? {} : {pageSize: opts.pageBytes}),
     })
     for (const d of data) d.length = 0
     n = 0

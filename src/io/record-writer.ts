@@ -52,7 +52,9 @@ export class RecordWriter {
   json(line: Buffer | string): boolean {
     this.start()
     const first = this.count++ === 0
+    // a line and its end in one write (a change file's 4,000 rows: half the writes)
     if (this.format === 'ndjson') {
+      if (typeof line === 'string') return this.target.write(`${line}\n`)
       this.target.write(line)
       return this.target.write('\n')
     }

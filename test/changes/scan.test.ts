@@ -307,6 +307,41 @@ describe('files the byte scanners leave to export-reader', () => {
     rmSync(scratch, {recursive: true, force: true})
   })
 
+  // few distinct values, so the writer makes dictionaries (and, past its dictionary size, plain pages after them)
+  const repeating = fc.record(
+    {
+      Fips: fc.constantFrom('06067', '48201'),
+      ServicePropertyID: fc.oneof(fc.integer({min: 0, max: 40}), fc.constant(null)),
+      City: fc.oneof(fc.constantFrom('Aa', 'Bb', 'Cc', null), text),
+      FinalValue: fc.oneof(fc.constantFrom(1.5, 2, null), scalar),
+      FHAEligible: fc.oneof(fc.boolean(), fc.constant(null)),
+    },
+    {requiredKeys: ['Fips']},
+  )
+  it('Parquet of many pages a column chunk (dictionary and plain pages, nulls): the entries its record objects give, each row read back', async () => {
+    // the scan adds a compared column's fingerprints into the row sums page by page (RowSums), the key
+    // and county columns by slot; export-reader's objects come from the slots alone
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.oneof(record, repeating), {minLength: 1, maxLength: 120}),
+        fc.integer({min: 1, max: 200}),
+        fc.integer({min: 2, max: 40}),
+        async (recs, pageBytes, rowGroupRows) => {
+          const part = write('p.ndjson', recs.map((r) => `${JSON.stringify(r)}\n`).join(''))
+          const path = join(dir, `${n++}-pages.parquet`)
+          const target = await FileTarget.create(path, () => undefined)
+          await writeParquet(target, [part], {pageBytes, rowGroupRows})
+          await target.commit()
+          const f: ScanFile = {path, format: 'parquet'}
+          const got = await scanned(f)
+          expect(got.bytes).toBe(true)
+          expect(got.groups).toEqual(await expected(f))
+        },
+      ),
+      {numRuns: 100},
+    )
+  })
+
   it('Parquet is read by column: the same entries as its record objects give, each row read back', async () => {
     const part = write(
       'p.ndjson',

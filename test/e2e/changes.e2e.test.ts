@@ -256,7 +256,7 @@ describe('against the sandbox', () => {
         .map((l) => (JSON.parse(l) as {ServicePropertyID: number}).ServicePropertyID)
     expect(idsOf(join(d, 'nov.changes.ndjson'))).toEqual(idsOf(cur).slice(1000))
   })
-  it('Parquet exports (read by column, a worker each): the change file of their CSV exports, row for row', async () => {
+  it('Parquet exports (read by column, one on a worker): the change file of their CSV exports, row for row', async () => {
     const d = tmp()
     for (const [name, seed, records] of [
       ['a', 1, 300],
@@ -277,7 +277,9 @@ describe('against the sandbox', () => {
       '--debug',
     ])
     expect(fromParquet.code, fromParquet.stderr).toBe(0)
-    expect(fromParquet.stderr).toContain('[debug] sfl changes: a worker thread per side')
+    expect(fromParquet.stderr).toContain(
+      '[debug] sfl changes: one side on a worker thread, the other on this one',
+    )
     expect(fromParquet.stderr.split('\n').filter((l) => !l.startsWith('[debug]'))).toEqual(
       fromCsv.stderr.split('\n'),
     )
@@ -323,7 +325,7 @@ describe('against the sandbox', () => {
 })
 
 describe('the built CLI', () => {
-  it('scans each side on a worker thread: the change file exact, CSV and NDJSON sides', async () => {
+  it('scans the current side on a worker thread, the previous on the main one: the change file exact, CSV and NDJSON sides', async () => {
     const d = tmp()
     const a = join(d, 'a.csv')
     const b = join(d, 'b.ndjson')
@@ -337,7 +339,7 @@ describe('the built CLI', () => {
     )
     const r = await sfl(['changes', a, b, '--debug'])
     expect(r.code).toBe(0)
-    expect(r.stderr).toContain('[debug] sfl changes: a worker thread per side')
+    expect(r.stderr).toContain('[debug] sfl changes: one side on a worker thread, the other on this one')
     expect(r.stdout).toBe(
       'Change,ServicePropertyID,Fips,ChangedFields,FinalValue,Previous.FinalValue\r\nupdated,2,06067,FinalValue,250,200\r\ndeleted,3,06067,,300,\r\n',
     )
@@ -352,6 +354,27 @@ describe('the built CLI', () => {
     expect(r.stderr).toBe(`Error: ${a} line 2: not a JSON record\n`)
     expect(readdirSync(d)).toEqual(['a.ndjson'])
   })
+
+  it.each([
+    ['current', 'the worker thread'],
+    ['previous', 'the main thread'],
+  ])(
+    'only the %s side broken after its first record (scanned on %s): one line naming it, exit 2, no change file',
+    async (side) => {
+      const d = tmp()
+      const good = join(d, 'good.csv')
+      const bad = join(d, 'bad.csv')
+      writeFileSync(good, 'Fips,ServicePropertyID,FinalValue\r\n06067,1,100\r\n06067,2,200\r\n')
+      writeFileSync(bad, 'Fips,ServicePropertyID,FinalValue\r\n06067,1,100\r\n06067,2,"20"0\r\n')
+      const [previous, current] = side === 'current' ? [good, bad] : [bad, good]
+      const r = await sfl(['changes', previous, current, '--out', join(d, 'c.csv')])
+      expect(r.code).toBe(2)
+      expect(r.stderr).toBe(
+        `Error: ${bad} line 3: not a readable CSV export (Invalid Closing Quote: got "0" after a quoted field instead of a comma or a line end)\n`,
+      )
+      expect(readdirSync(d).sort()).toEqual(['bad.csv', 'good.csv'])
+    },
+  )
 
   it('| head: the reader of stdout goes away, the comparison stops quietly with exit 141', async () => {
     const d = tmp()
