@@ -1,0 +1,100 @@
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {afterAll, describe, expect, it} from 'vitest'
+
+import {compareText, type ChangeRecord} from '../../src/changes/cells.js'
+import {RecordReader} from '../../src/changes/read.js'
+import {asText, flattenRecord} from '../../src/io/export-reader.js'
+
+/**
+ * The read-back of changed records (src/changes/read.ts) names a record's members by the field list and
+ * sets each in its place; the records it cannot name so (a name met twice, a name past the cap on unknown
+ * names) are read by their key texts. Either way a record is the one export-reader makes of the line:
+ * its names in JSON.parse's order, their values as text alike, numbers as sent.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'sfl-change-read-'))
+afterAll(() => rmSync(dir, {recursive: true, force: true}))
+
+/** Every line of `lines` read back from an NDJSON file of them. */
+async function readBack(lines: string[]): Promise<ChangeRecord[]> {
+  const path = join(dir, `${lines.length}-${Math.random().toString(36).slice(2)}.ndjson`)
+  writeFileSync(path, `${lines.join('\n')}\n`)
+  const reader = await RecordReader.create([{path, kind: 'ndjson'}])
+  try {
+    const out: ChangeRecord[] = []
+    let offset = 0
+    for (const line of lines) {
+      out.push(reader.read(0, offset))
+      offset += Buffer.byteLength(line) + 1
+    }
+    return out
+  } finally {
+    reader.close()
+  }
+}
+
+const asRead = (rec: ChangeRecord) => Object.entries(rec).map(([k, v]) => [k, compareText(v)])
+const asParsed = (line: string) =>
+  Object.entries(flattenRecord(JSON.parse(line) as Record<string, unknown>)).map(([k, v]) => [k, asText(v)])
+
+describe('records read back', () => {
+  it('an option object met twice is its last object, in the place of the first name', async () => {
+    const lines = [
+      '{"Fips":"48201","ServicePropertyID":1,"AssumableMortgage":{"LoanType":"FHA","Rate":1.5},"City":"A"}',
+      '{"Fips":"48201","ServicePropertyID":2,"AssumableMortgage":{"LoanType":"VA"},"City":"B","AssumableMortgage":{"Rate":2.0}}',
+      '{"Fips":"48201","ServicePropertyID":3,"AssumableMortgage":{"LoanType":"VA"},"AssumableMortgage":null,"City":"C"}',
+      '{"Fips":"48201","ServicePropertyID":4,"City":"D","City":"E","FinalValue":1.0}',
+    ]
+    const got = await readBack(lines)
+    expect(got.map(asRead)).toEqual(lines.map(asParsed))
+    expect(Object.keys(got[1]!)).toEqual(['Fips', 'ServicePropertyID', 'AssumableMortgage.Rate', 'City'])
+    expect(got[1]!['AssumableMortgage.Rate']).toEqual({n: '2.0'})
+    expect(got[2]).toEqual({Fips: '48201', ServicePropertyID: {n: '3'}, AssumableMortgage: null, City: 'C'})
+    expect(got[3]).toEqual({Fips: '48201', ServicePropertyID: {n: '4'}, City: 'E', FinalValue: {n: '1.0'}})
+  })
+
+  it('an object that is no option object, a list, and an option object in an option object are JSON text', async () => {
+    const lines = [
+      '{"ServicePropertyID":1,"Extra":{"a":[1,2.50],"b":{"c":null}},"Tags":[ "x" , 1e2 ],"AssumableMortgage":{"Deep":{"AssumableMortgage":{"x":1}},"More":[]}}',
+    ]
+    const [rec] = await readBack(lines)
+    expect(rec).toEqual({
+      ServicePropertyID: {n: '1'},
+      Extra: '{"a":[1,2.5],"b":{"c":null}}',
+      Tags: '["x",100]',
+      'AssumableMortgage.Deep': '{"AssumableMortgage":{"x":1}}',
+      'AssumableMortgage.More': '[]',
+    })
+  })
+
+  it('names with escapes and text beyond ASCII: decoded as JSON.parse decodes them, numbers as sent', async () => {
+    const lines = [
+      '{"\\u0041PN":"a\\"b","City":"Saint-\u00c9tienne","\\u0041ssumableMortgage":{"Lender":"\\u00e9","Rate":0.10},"FinalValue":-0}',
+      '{"APN":"x","City":"\u00c9","AssumableMortgage":{"Lender":"L","Rate":1E5},"FinalValue":12345678901234567890}',
+    ]
+    const got = await readBack(lines)
+    expect(got.map(asRead)).toEqual(lines.map(asParsed))
+    expect(got[0]).toEqual({
+      APN: 'a"b',
+      City: 'Saint-\u00c9tienne',
+      'AssumableMortgage.Lender': '\u00e9',
+      'AssumableMortgage.Rate': {n: '0.10'},
+      FinalValue: {n: '-0'},
+    })
+    expect(got[1]!['AssumableMortgage.Rate']).toEqual({n: '1E5'})
+    expect(got[1]!['FinalValue']).toEqual({n: '12345678901234567890'})
+  })
+
+  it('names past the cap on unknown names (a hostile record of ever-new names) are still read, in order', async () => {
+    const many = (from: number) =>
+      `{"ServicePropertyID":${from},${Array.from({length: 700}, (_, i) => `"n${from + i}":${i}`).join(',')}}`
+    // 1,400 new names: the field list gives ids to the first 1,000 (src/pipeline/fields.ts MAX_UNKNOWN_FIELDS)
+    const lines = [many(0), many(700), many(0)]
+    const got = await readBack(lines)
+    expect(got.map(asRead)).toEqual(lines.map(asParsed))
+    expect(Object.keys(got[1]!)).toHaveLength(701)
+    expect(got[1]!['n1399']).toEqual({n: '699'})
+  })
+})
