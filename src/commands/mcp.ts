@@ -27,7 +27,8 @@ waits included; a cancelled call stops its requests and retries. A spent rate-li
 that says when it returns (waits longer than --max-wait, ${MCP_DEFAULTS.maxWait} s here, are not made). The server ends when
 its client closes stdin, whatever is in flight. stdout carries only the protocol; notices go to stderr.
 export_statistics reads sfl's exports only (an --out-dir folder with its manifest, or a file whose header
-or first record is an export's), never other files, FIFOs or devices.`
+or first record is an export's; a .gz export is expanded into a private copy first), never other files,
+FIFOs or devices.`
 
   static override examples = [
     {description: 'Try it with the embedded sandbox', command: '<%= config.bin %> mcp --sandbox'},
