@@ -159,14 +159,8 @@ async function runExport(
     for (const r of s.rejected.slice(0, 5))
       problems.push(`  skipped ${r.fips} page ${r.page} record ${r.record}: ${r.reason}`)
     if (s.rejected.length > 5) problems.push(`  … and ${s.rejected.length - 5} more poison records`)
-    // Parquet and xlsx columns carry the spec's types: a value of another type is written as null (Parquet)
-    // or as text (xlsx), never altered, and counted (src/model/formats.ts unfitAs)
-    for (const u of s.unfit ?? [])
-      problems.push(
-        `  ${n(u.count)} ${u.column} value${u.count === 1 ? '' : 's'} not of the spec's type, written as ${FORMATS[req.format].unfitAs ?? 'sent'}`,
-      )
     if (s.rejectsFile) problems.push(`  the skipped records are listed in ${s.rejectsFile}`)
-    problems.push(...recordNotes(s, req.strict === true))
+    problems.push(...recordNotes(s, req.strict === true, FORMATS[req.format].unfitAs))
     // said only of a run that ended by itself: a stopped one has other news, and a closed stdout none
     const lacking = s.stopped ? undefined : optionsNotice(s)
     if (lacking) io.notice(lacking)
@@ -194,10 +188,18 @@ export function recordNotes(
     violations: Array<{field: string; records: number}>
     keyEchoes: number
     cut?: Array<{column: string; count: number}> | undefined
+    unfit?: Array<{column: string; count: number}> | undefined
   },
   strict: boolean,
+  unfitAs: 'null' | 'text' | undefined,
 ): string[] {
   const out: string[] = []
+  // Parquet and xlsx columns carry the spec's types: a value of another type is written as null (Parquet)
+  // or as text (xlsx), never altered, and counted (src/model/formats.ts unfitAs)
+  for (const u of s.unfit ?? [])
+    out.push(
+      `  ${n(u.count)} ${u.column} value${u.count === 1 ? '' : 's'} not of the spec's type, written as ${unfitAs ?? 'sent'}`,
+    )
   // xlsx: a cell holds at most 32,767 characters (Excel's limit, src/io/xlsx-writer.ts XLSX_MAX_CELL, not
   // imported so the summary loads no workbook code); a longer text was cut, and is said here
   for (const c of s.cut ?? [])
@@ -275,7 +277,7 @@ export async function runBatchJob(
         `${n(s.several)} ${s.several === 1 ? 'row' : 'rows'} answered by several records (${req.several === 'rows' ? 'a row each' : "the first on the row, the others' ids in other_ids"}, noted several_records)`,
       )
     parts.push(...planParts(s))
-    const notes = recordNotes(s, req.strict === true)
+    const notes = recordNotes(s, req.strict === true, FORMATS[req.format].unfitAs)
     const out = s.stats ? await import('./stats-output.js') : undefined
     const shown = out && s.stats && out.statsShown(s.stopped) ? s.stats : undefined
     printSummary('sfl lookup --input', parts, ctx.scheduler, progress, {

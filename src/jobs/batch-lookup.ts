@@ -116,6 +116,8 @@ export interface BatchSummary {
   sources: {lookup: number; scan: number; export: number}
   /** xlsx: texts longer than Excel's 32,767 characters a cell, cut to that many, by column. */
   cut?: Array<{column: string; count: number}> | undefined
+  /** xlsx: values of another type than their column's (src/io/xlsx-writer.ts), written as text, by column. */
+  unfit?: Array<{column: string; count: number}> | undefined
   exitCode: number
 }
 
@@ -275,6 +277,7 @@ class BatchRun {
       ...(plan ? {plan} : {}),
       sources: written.sources,
       ...(written.cut ? {cut: written.cut} : {}),
+      ...(written.unfit ? {unfit: written.unfit} : {}),
       exitCode: run.exitCode(written.outcomes, written.finishedAny),
     }
   }
@@ -592,9 +595,10 @@ class BatchRun {
             if (!writer.put(o, rec, others)) await writer.drain()
           }
         }
-        const cut = await writer.end()
+        const {cut, unfit} = await writer.end()
         await target.commit()
         if (cut.length) out.cut = cut
+        if (unfit.length) out.unfit = unfit
         if (stats)
           out.stats = {
             run: stats.all.report(),
@@ -620,8 +624,11 @@ interface RowSink {
   /** One output row; false: await drain(). */
   put(row: OutputRow, rec: Redacted<Rec> | null, others: string[]): boolean
   drain(): Promise<void>
-  /** Close the frame or the workbook (the caller commits the target); the texts a workbook cut, by column. */
-  end(): Promise<Array<{column: string; count: number}>>
+  /**
+   * Close the frame or the workbook (the caller commits the target); what a workbook cut, and the values it
+   * wrote as text for not being of their column's type, by column.
+   */
+  end(): Promise<{cut: Array<{column: string; count: number}>; unfit: Array<{column: string; count: number}>}>
 }
 
 async function rowSink(target: OutputTarget, format: BatchFormat, rows: OutputRows): Promise<RowSink> {
@@ -632,7 +639,7 @@ async function rowSink(target: OutputTarget, format: BatchFormat, rows: OutputRo
       drain: () => target.drain(),
       end: () => {
         writer.end()
-        return Promise.resolve([])
+        return Promise.resolve({cut: [], unfit: []})
       },
     }
   }
@@ -642,7 +649,10 @@ async function rowSink(target: OutputTarget, format: BatchFormat, rows: OutputRo
   return {
     put: (row, rec, others) => book.row(rows.values(row, rec, others)),
     drain: () => book.drain(),
-    end: async () => (await book.end()).cut,
+    end: async () => {
+      const {cut, asText} = await book.end()
+      return {cut, unfit: asText}
+    },
   }
 }
 
@@ -655,6 +665,7 @@ interface Written {
   stats: BatchSummary['stats']
   sources: BatchSummary['sources']
   cut?: BatchSummary['cut']
+  unfit?: BatchSummary['unfit']
 }
 
 /**

@@ -28,6 +28,7 @@ beforeAll(async () => {
     recs[3]!['City'] = LONGER
     recs[3]!['CompleteStreetAddress'] = LONG
     recs[2]!['City'] = 'A'.repeat(XLSX_MAX_CELL) // exactly the limit: whole, not counted
+    recs[2]!['FinalValue'] = 'about 300k' // not the spec's number: written as sent, a text cell, counted
     const asked = r.query.get('property_id')
     return {page: {records: asked ? recs.filter((x) => String(x['ServicePropertyID']) === asked) : recs}}
   })
@@ -44,7 +45,7 @@ async function sheet(path: string): Promise<Array<Map<string, string>>> {
   return data.map((cells) => new Map(header!.map((h, i) => [h, cells[i] ?? ''])))
 }
 
-describe('xlsx texts longer than a cell holds', () => {
+describe('xlsx texts longer than a cell holds, and values not of their column type', () => {
   it('county-export --out t.xlsx cuts them to 32,767 characters and counts them by column', async () => {
     const out = join(tempDir(), 't.xlsx')
     const r = await runCommand(CountyExport, ['--fips', '06067', '--out', out, '--no-stats'], env())
@@ -60,6 +61,8 @@ describe('xlsx texts longer than a cell holds', () => {
     expect(rows[1]!.get('City')).toBe(LONG.slice(0, XLSX_MAX_CELL))
     expect(rows[3]!.get('City')).toBe('A'.repeat(XLSX_MAX_CELL)) // the one character over is gone
     expect(rows[3]!.get('CompleteStreetAddress')).toBe(LONG.slice(0, XLSX_MAX_CELL))
+    expect(r.stderr).toContain("  1 FinalValue value not of the spec's type, written as text")
+    expect(rows[2]!.get('FinalValue')).toBe('about 300k')
   })
 
   it('the same export as CSV cuts nothing and says nothing of it', async () => {
@@ -86,7 +89,9 @@ describe('xlsx texts longer than a cell holds', () => {
       '  2 City texts longer than a workbook cell holds (32,767 characters), cut to it; a CSV or NDJSON output keeps them whole',
     )
     expect(r.stderr).toContain('  1 CompleteStreetAddress text longer than a workbook cell holds')
+    expect(r.stderr).toContain("  1 FinalValue value not of the spec's type, written as text")
     const rows = await sheet(out)
     expect(rows.map((x) => x.get('City')!.length)).toEqual([XLSX_MAX_CELL, XLSX_MAX_CELL, XLSX_MAX_CELL])
+    expect(rows[1]!.get('FinalValue')).toBe('about 300k')
   })
 })
