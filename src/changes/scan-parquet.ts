@@ -4,6 +4,7 @@ import {
   ParquetColumns,
   ParquetLayoutError,
   type ColumnValues,
+  type ParquetColumn,
   type RowSums,
 } from '../io/parquet-reader.js'
 import type {EntrySink} from './entries.js'
@@ -52,7 +53,7 @@ export async function scanParquet(ids: FieldIds, sink: EntrySink, target: ScanTa
         sumB,
         fingerprint: (v, from, to) => fingerprints(v, seedOf.get(v.column.index)!, from, to),
       }
-      const values = file.readGroup(g, needed, sums)
+      const values = readGroup(file, g, needed, sums)
       let fips: ColumnValues | undefined
       values.forEach((v, i) => {
         const role = roles[i]!
@@ -80,6 +81,21 @@ export async function scanParquet(ids: FieldIds, sink: EntrySink, target: ScanTa
     }
   } finally {
     file.close()
+  }
+}
+
+/**
+ * A row group's columns; a page the reader cannot decode (damaged inside its compressed bytes, which the
+ * side's check does not decompress: src/changes/sides.ts) is a ScanAnomaly, so the side is read through
+ * export-reader, which names what is wrong in one line.
+ */
+function readGroup(file: ParquetColumns, g: number, needed: ParquetColumn[], sums: RowSums): ColumnValues[] {
+  try {
+    return file.readGroup(g, needed, sums)
+  } catch (error) {
+    // the file system's errors (EIO...) are the machine's, not the file's: they go up as they are
+    if (/^E[A-Z]+$/.test((error as {code?: string}).code ?? '')) throw error
+    throw new ScanAnomaly(`row group ${g}: ${(error as Error).message}`)
   }
 }
 

@@ -5,16 +5,16 @@ import {exportFiles, manifestPathOf, readManifest} from '../io/export-files.js'
 /**
  * Check that `path` can be read as a side before anything else happens (a request, a long read of the
  * other side): it exists, and its first record (of each county file, for a manifest) can be read. A
- * Parquet file's first row is decoded alone (src/io/parquet-reader.ts `readsFirstRow`: its footer and the
- * first page of each column), not its whole first row group.
+ * Parquet file is checked by its footer and its first pages' headers (src/io/parquet-reader.ts
+ * `pagesLookWhole`), nothing decompressed: what the check costs is paid again by the scan.
  */
 export async function checkSide(path: string): Promise<void> {
   const manifest = await manifestPathOf(path)
   const files = manifest ? (await readManifest(manifest)).counties.map((c) => c.path) : [path]
   for (const f of files) {
     if ((await exportFormatOf(f).catch(() => undefined)) === 'parquet') {
-      const {readsFirstRow} = await import('../io/parquet-reader.js')
-      if (await readsFirstRow(f)) continue
+      const {pagesLookWhole} = await import('../io/parquet-reader.js')
+      if (await pagesLookWhole(f)) continue
     }
     const records = readExport(f)
     await records.next()

@@ -5,22 +5,25 @@ import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
 import {checkSide} from '../../src/changes/sides.js'
+import {scanSide} from '../../src/changes/scan.js'
 import {ExportFileError} from '../../src/io/export-reader.js'
 import {FileTarget} from '../../src/io/output.js'
+import {ParquetColumns} from '../../src/io/parquet-reader.js'
 import {writeParquet} from '../../src/io/parquet-writer.js'
 
 /**
- * A side is checked before a comparison starts (src/changes/sides.ts): a Parquet file by its first row
- * alone. Whole files pass; a file whose first page is broken, or cut short, is one line naming it (exit 2).
+ * A side is checked before a comparison starts (src/changes/sides.ts): a Parquet file by its
+ * footer and first pages' headers. Whole files pass; a file whose first page is broken, or cut short, is one
+ * line naming it (exit 2).
  */
 const dir = mkdtempSync(join(tmpdir(), 'sfl-sides-'))
 afterAll(() => rmSync(dir, {recursive: true, force: true}))
 
-async function parquet(name: string): Promise<string> {
+async function parquet(name: string, rows = 3): Promise<string> {
   const part = join(dir, `${name}.ndjson`)
   writeFileSync(
     part,
-    [1, 2, 3]
+    Array.from({length: rows}, (_, i) => i + 1)
       .map((i) => `${JSON.stringify({Fips: '06067', ServicePropertyID: i, APN: `A-${i}`})}\n`)
       .join(''),
   )
@@ -49,5 +52,32 @@ describe('a Parquet side checked by its first row', () => {
     const path = await parquet('cut')
     writeFileSync(path, readFileSync(path).subarray(0, 100))
     await expect(checkSide(path)).rejects.toThrow(ExportFileError)
+  })
+})
+
+describe('a Parquet page damaged inside its compressed bytes (the check looks at headers only)', () => {
+  it('passes the check; the scan then reads the side as records, which names the file in one line (exit 2)', async () => {
+    // 500 rows: each page's Snappy block is long enough for its last bytes to be past its header
+    const path = await parquet('inside', 500)
+    const file = await ParquetColumns.open(path)
+    // the largest column chunk's last bytes: inside its last page's Snappy block, after its header
+    const m = file.metadata.row_groups[0]!.columns.map((c) => c.meta_data!).reduce((a, b) =>
+      b.total_compressed_size > a.total_compressed_size ? b : a,
+    )
+    file.close()
+    const end = Number(m.dictionary_page_offset ?? m.data_page_offset) + Number(m.total_compressed_size)
+    const bytes = readFileSync(path)
+    bytes.fill(0xff, end - 6, end)
+    writeFileSync(path, bytes)
+    await expect(checkSide(path)).resolves.toBeUndefined()
+    const scratch = mkdtempSync(join(dir, 'scratch-'))
+    const scan = scanSide({
+      label: 'previous',
+      scratch,
+      files: [{path, format: 'parquet'}],
+      ignore: [],
+    })
+    await expect(scan).rejects.toThrow(ExportFileError)
+    await expect(scan).rejects.toThrow(`${path}: not a readable Parquet file`)
   })
 })
