@@ -238,6 +238,7 @@ const ENTRY_INPUTS = new Set([
   'src/io/private-sync.ts',
   'src/io/owner-rule.ts',
   'src/io/system-limits.ts',
+  'src/changes/prestart.ts',
 ])
 if (Object.keys(entry.metafile.inputs).some((f) => !ENTRY_INPUTS.has(f)))
   throw new Error(

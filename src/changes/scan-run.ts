@@ -3,6 +3,7 @@ import {fileURLToPath} from 'node:url'
 import {Worker} from 'node:worker_threads'
 
 import {ExportFileError} from '../io/export-reader.js'
+import {scanWorkerFile, takePrestartedWorker} from './prestart.js'
 import {scanSide, type ScanRequest, type SideScan} from './scan.js'
 
 /**
@@ -11,7 +12,7 @@ import {scanSide, type ScanRequest, type SideScan} from './scan.js'
  * the sides are scanned on the main thread one after the other.
  */
 export function scanWorkerUrl(): URL | undefined {
-  const url = new URL('../change-scan-worker.js', import.meta.url)
+  const url = scanWorkerFile(new URL('../sfl.js', import.meta.url))
   return url.protocol === 'file:' && existsSync(fileURLToPath(url)) ? url : undefined
 }
 
@@ -27,7 +28,8 @@ export class ScanWorker {
   private used = false
 
   private constructor(url: URL) {
-    this.worker = new Worker(url)
+    // the one the CLI's entry started for this command, when there is one (src/changes/prestart.ts)
+    this.worker = takePrestartedWorker(url) ?? new Worker(url)
     this.worker.unref()
     this.result = new Promise<SideScan>((resolve, reject) => {
       this.worker.once('message', (m: {scan?: SideScan; error?: WorkerError}) => {

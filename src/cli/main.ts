@@ -2,6 +2,7 @@ import {readFileSync} from 'node:fs'
 import {arch, release} from 'node:os'
 import {fileURLToPath} from 'node:url'
 
+import {prestartScanWorker} from '../changes/prestart.js'
 import {limitLine} from '../io/system-limits.js'
 import {cliConfigOf, oclifDirs, readPackageJson, type CliConfig, type PackageJson} from './cli-config.js'
 import {codeCacheFolder, requireWithCodeCache} from './code-cache.js'
@@ -15,7 +16,8 @@ import {raiseWasmTieringBudget} from './wasm-budget.js'
  * --version` costs little more than Node's own start-up. scripts/build.mjs fails if this file grows an
  * import beyond the small modules that import only built-ins: src/cli/std-streams.ts, cli-config.ts,
  * code-cache.ts, wasm-budget.ts, src/io/system-limits.ts, and the output gate's synchronous primitives the
- * code cache writes through (src/io/private-sync.ts, src/io/owner-rule.ts).
+ * code cache writes through (src/io/private-sync.ts, src/io/owner-rule.ts), and the start of `sfl changes`'
+ * scan worker (src/changes/prestart.ts).
  */
 export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
   // before anything is written: a stdout on /dev/full or a closed pipe ends every command the same way,
@@ -42,6 +44,8 @@ async function start(argv: string[]): Promise<void> {
   // a single lookup skips oclif's Config, plugins and command classes (src/cli/lookup-fast.ts); help, a
   // batch and whatever its parser refuses come back here and go to oclif
   if (argv[0] === 'lookup' && (await lookupFast(argv.slice(1)))) return
+  // `sfl changes`' worker thread boots on the other core while oclif and the command load
+  prestartScanWorker(argv, import.meta.url)
   // oclif checks Node against the engines of its own package.json when it loads; bundled, it cannot find
   // that file and skips the check, but only after evaluating semver (2-4 ms): this turns the check off
   process.env['OCLIF_DISABLE_ENGINE_WARNING'] ??= '1'
