@@ -1,6 +1,6 @@
 import {UsageError} from '../errors.js'
 import {classifyOutputName} from '../io/output-name.js'
-import {FORMATS, reads, writes, type ExportFormat} from '../model/formats.js'
+import {bomProblem, FORMATS, reads, writes, type ExportFormat} from '../model/formats.js'
 
 export type {ExportFormat}
 
@@ -31,14 +31,21 @@ export function exportFormat(output: ExportFormat | undefined, out: string | und
  * Where `format` can go, checked before any request (the format registry, src/model/formats.ts): a format
  * read from its end (Parquet's footer, xlsx's ZIP directory) needs a file, never stdout; an `--out-dir` is
  * a dataset folder of the formats engines read as one table, so a workbook is one `--out` file;
- * `--changes-since` reads the export back, so it needs a format the comparison reads. Pure.
+ * `--changes-since` reads the export back, so it needs a format the comparison reads; `--bom` is CSV's. Pure.
  *
  * @example exportTargetProblem('xlsx', {}) // '--output xlsx needs a file: give --out FILE.xlsx ...'
  */
 export function exportTargetProblem(
   format: ExportFormat,
-  to: {out?: string | undefined; outDir?: string | undefined; changesSince?: string | undefined},
+  to: {
+    out?: string | undefined
+    outDir?: string | undefined
+    changesSince?: string | undefined
+    bom?: boolean | undefined
+  },
 ): string | undefined {
+  const bom = bomProblem(format, to.bom)
+  if (bom) return bom
   const f = FORMATS[format]
   const ext = f.extensions[0]
   if (!f.stdout && to.out === undefined && to.outDir === undefined)

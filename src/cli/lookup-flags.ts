@@ -4,7 +4,14 @@ import {UsageError} from '../errors.js'
 import {marketRateFor} from './market-rate.js'
 import {validateLookup, type LookupQuery} from '../api/validate.js'
 import {classifyOutputName} from '../io/output-name.js'
-import {extensionList, FORMATS, formatsWrittenBy, writes, type BatchFormat} from '../model/formats.js'
+import {
+  bomProblem,
+  extensionList,
+  FORMATS,
+  formatsWrittenBy,
+  writes,
+  type BatchFormat,
+} from '../model/formats.js'
 import type {OutputFormat} from '../render/formats.js'
 
 /** The flags of a single lookup, checked before any request (and before the sandbox or config is touched). */
@@ -111,7 +118,7 @@ export function batchOutput(f: BatchFlags, stdoutIsTTY: boolean): BatchFormat {
       `--${f.resume ? 'resume' : 'restart'} needs --out (the checkpoint lives beside the output file)`,
     )
   if (f.resume && f.restart) throw new UsageError('--resume and --restart contradict each other; pick one')
-  if (f.bom && format !== 'csv')
-    throw new UsageError(`--bom is for CSV output (Excel); ${format} output never starts with a BOM`)
+  const bom = bomProblem(format, f.bom)
+  if (bom) throw new UsageError(bom)
   return format
 }

@@ -216,6 +216,7 @@ the key's limit; --json prints it as JSON.`
       out: f.out,
       outDir: f['out-dir'],
       changesSince: f['changes-since'],
+      bom: f.bom,
     })
     if (targetProblem) throw new UsageError(targetProblem)
     // codec and row groups: only with Parquet, zstd only on a Node that has it (docs/exports.md "Parquet");

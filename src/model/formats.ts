@@ -44,6 +44,8 @@ export interface FormatTraits {
    * columns: Parquet as null, xlsx as text (both counted and said); undefined: every value as sent.
    */
   unfitAs: 'null' | 'text' | undefined
+  /** Starts with a UTF-8 byte-order mark on `--bom` (for Excel's CSV import); `--bom` with any other is refused. */
+  bom: boolean
   writtenBy: readonly FormatWriter[]
   readBy: readonly FormatReader[]
 }
@@ -60,6 +62,7 @@ export const FORMATS = {
     spool: 'csv',
     noGzip: undefined,
     unfitAs: undefined,
+    bom: true,
     writtenBy: EVERY_WRITER,
     readBy: ['changes', 'stats', 'lookup --input'],
   },
@@ -71,6 +74,7 @@ export const FORMATS = {
     spool: 'ndjson',
     noGzip: undefined,
     unfitAs: undefined,
+    bom: false,
     writtenBy: EVERY_WRITER,
     readBy: ['changes', 'stats', 'lookup --input'],
   },
@@ -82,6 +86,7 @@ export const FORMATS = {
     spool: 'ndjson',
     noGzip: undefined,
     unfitAs: undefined,
+    bom: false,
     writtenBy: EVERY_WRITER,
     readBy: ['changes', 'stats'],
   },
@@ -93,6 +98,7 @@ export const FORMATS = {
     spool: 'ndjson',
     noGzip: 'a Parquet file compresses its own pages; name it .parquet, without .gz',
     unfitAs: 'null',
+    bom: false,
     writtenBy: ['county-export', 'county-export --out-dir'],
     readBy: ['changes', 'stats'],
   },
@@ -105,6 +111,7 @@ export const FORMATS = {
     noGzip: 'an xlsx workbook is already a ZIP archive; name it .xlsx, without .gz',
     // one workbook: an --out-dir is a dataset folder that engines read as one table (docs/exports.md, "xlsx")
     unfitAs: 'text',
+    bom: false,
     writtenBy: ['county-export', 'lookup --input'],
     readBy: ['lookup --input'],
   },
@@ -179,4 +186,15 @@ export function extensionList(formats: readonly FileFormat[]): string {
 /** The end of an exhaustive switch over a format: a new format fails to compile here until handled. */
 export function unknownFormat(f: never): never {
   throw new Error(`sfl: no rule for the format ${String(f)}`)
+}
+
+/**
+ * `--bom` with a format that never starts with one (every output but CSV): refused before anything is read
+ * or sent, by `county-export` and batch lookups alike, rather than ignored. Pure.
+ *
+ * @example bomProblem('xlsx', true) // '--bom is for CSV output (Excel); xlsx output never starts with a BOM'
+ */
+export function bomProblem(format: FileFormat, bom: boolean | undefined): string | undefined {
+  if (!bom || FORMATS[format].bom) return undefined
+  return `--bom is for CSV output (Excel); ${format} output never starts with a BOM`
 }

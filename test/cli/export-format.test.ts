@@ -47,6 +47,12 @@ describe('where an export format can go', () => {
     expect(exportTargetProblem('xlsx', {outDir: 'd'})).toMatch(
       /^--out-dir writes a dataset folder .* give --out FILE\.xlsx/,
     )
+    // --bom is CSV's (Excel's import): with any other format it is refused, never ignored
+    expect(exportTargetProblem('csv', {bom: true})).toBeUndefined()
+    for (const f of ['ndjson', 'json', 'parquet', 'xlsx'] as const)
+      expect(exportTargetProblem(f, {out: `t.${f}`, bom: true})).toBe(
+        `--bom is for CSV output (Excel); ${f} output never starts with a BOM`,
+      )
     expect(exportTargetProblem('xlsx', {out: 't.xlsx', changesSince: 'old.csv'})).toMatch(
       /^--changes-since reads the export back, and sfl does not read xlsx exports/,
     )

@@ -169,6 +169,11 @@ describe('county-export to xlsx', () => {
       '--out OUT/t.xlsx.gz: an xlsx workbook is already a ZIP archive; name it .xlsx, without .gz',
     ],
     [
+      ['--out', 'OUT/t.xlsx', '--bom'],
+      '--bom is for CSV output (Excel); xlsx output never starts with a BOM',
+    ],
+    [['-o', 'ndjson', '--bom'], '--bom is for CSV output (Excel); ndjson output never starts with a BOM'],
+    [
       ['-o', 'csv', '--out', 'OUT/t.xlsx'],
       '--out OUT/t.xlsx names a XLSX file but --output is csv; drop --output (the extension decides) or make them agree',
     ],
