@@ -71,8 +71,9 @@ export async function statsOfFile(
       throw error
     }
   }
-  const counties = groups?.reports().map(({key, report}) => ({fips: key, report})) ?? []
-  return {run: all.report(), counties}
+  const reports = groups?.reports() ?? []
+  const counties = reports.map(({key, report}) => ({fips: key, report}))
+  return {run: groups ? groups.runReport(reports) : all.report(), counties}
 }
 
 /** The file open for reading by column, or undefined when its layout is for the record reader. */

@@ -59,6 +59,19 @@ export class GroupedStats {
     return [...this.groups].map(([key, g]) => ({key, report: g.report ?? g.acc.report()}))
   }
 
+  /**
+   * The whole's report, given the groups' (`reports()`): with one group that took every record, its
+   * report is the whole's (the same facts added in the same order to an accumulator of the same bound and
+   * pool size, and a lone group is never folded), so it is not computed twice: a one-county file's
+   * quantiles were selected twice over the same values.
+   */
+  runReport(reports: ReadonlyArray<{report: StatsReport}>): StatsReport {
+    const [only] = this.groups.values()
+    if (this.groups.size === 1 && only!.report === undefined && only!.acc.records === this.all.records)
+      return reports[0]!.report
+    return this.all.report()
+  }
+
   private switchTo(key: string): void {
     if (this.current !== undefined) this.idle.set(this.current, this.groups.get(this.current)!)
     this.idle.delete(key)

@@ -123,3 +123,33 @@ describe('statistics per county in bounded memory', () => {
     expect(g.all.records).toBe(1)
   })
 })
+
+describe("the whole's report beside the counties'", () => {
+  it("one county that took every record: the whole's report is that county's, made once", () => {
+    const g = new GroupedStats()
+    for (let i = 0; i < 5000; i++) g.add(fips(0), rec(0, i))
+    const reports = g.reports()
+    const run = g.runReport(reports)
+    expect(run).toBe(reports[0]!.report)
+    expect(run).toEqual(g.all.report())
+  })
+
+  it("two counties: the whole's own figures, not either county's", () => {
+    const g = new GroupedStats()
+    for (let i = 0; i < 3000; i++) g.add(fips(i % 2), rec(i % 2, i))
+    const reports = g.reports()
+    const run = g.runReport(reports)
+    expect(run).toEqual(g.all.report())
+    expect(run.records).toBe(3000)
+    expect(reports.map((r) => r.report.records)).toEqual([1500, 1500])
+  })
+
+  it('one county opened empty beside records of none: the whole is counted on its own', () => {
+    const g = new GroupedStats()
+    g.open(fips(0))
+    g.all.add(rec(1, 1))
+    const reports = g.reports()
+    expect(g.runReport(reports).records).toBe(1)
+    expect(reports[0]!.report.records).toBe(0)
+  })
+})
