@@ -11,7 +11,7 @@ import {countyByFips} from '../../src/sandbox/counties.js'
 import {Dataset} from '../../src/sandbox/dataset.js'
 import {countyRecords, startCountyServer} from '../helpers/county-server.js'
 import {runCommand} from '../helpers/run-command.js'
-import {startScenario, type Scenario, type ScenarioRequest} from '../helpers/scenario-server.js'
+import {answerFrom, startScenario, type Scenario} from '../helpers/scenario-server.js'
 
 /**
  * Issue 31, the last hint: an APN that misses in a county whose APNs sfl has seen is told how they look
@@ -28,15 +28,7 @@ const file = join(cache, 'apn-shapes.json')
 let answers: Map<string, Rec>
 let server: Scenario
 beforeAll(async () => {
-  server = await startScenario((r: ScenarioRequest) => {
-    const rec = answers.get(`${r.fips}|${r.query.get('apn') ?? ''}`)
-    return rec
-      ? {status: 200, body: {status: 'success', data: rec}}
-      : {
-          status: 404,
-          body: {status: 'error', code: 404, message: 'No property matches the given parameters.'},
-        }
-  })
+  server = await startScenario(answerFrom(() => answers, 'apn'))
 })
 afterAll(() => {
   server.close()

@@ -7,7 +7,7 @@ import Lookup from '../../src/commands/lookup.js'
 import {countyByFips} from '../../src/sandbox/counties.js'
 import {Dataset} from '../../src/sandbox/dataset.js'
 import {runCommand} from '../helpers/run-command.js'
-import {startScenario, type Scenario, type ScenarioRequest} from '../helpers/scenario-server.js'
+import {answerFrom, startScenario, type Scenario} from '../helpers/scenario-server.js'
 import {tempDir} from '../helpers/tmp.js'
 
 /**
@@ -18,15 +18,7 @@ type Rec = Record<string, unknown>
 let answers: Map<string, Rec>
 let server: Scenario
 beforeAll(async () => {
-  server = await startScenario((r: ScenarioRequest) => {
-    const rec = answers.get(`${r.fips}|${r.query.get('address') ?? ''}`)
-    return rec
-      ? {status: 200, body: {status: 'success', data: rec}}
-      : {
-          status: 404,
-          body: {status: 'error', code: 404, message: 'No property matches the given parameters.'},
-        }
-  })
+  server = await startScenario(answerFrom(() => answers, 'address'))
 })
 afterAll(() => server.close())
 beforeEach(() => {

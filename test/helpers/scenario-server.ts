@@ -120,3 +120,23 @@ export function paged(r: ScenarioRequest, pages: number, per: number): Reply {
     page: {records: records(r.fips, (r.page - 1) * per, per), next: r.page < pages ? r.page + 1 : undefined},
   }
 }
+
+/**
+ * A single lookup's answer from a table keyed `fips|value` of the query's `param` (`address`, `apn`): the
+ * record (spec 4, 200), or the spec's 404 for anything the table does not hold. The servers of the lookup
+ * trials answer only the exact form sfl sends.
+ */
+export function answerFrom(
+  table: () => ReadonlyMap<string, Record<string, unknown>>,
+  param: string,
+): (r: ScenarioRequest) => Reply {
+  return (r) => {
+    const rec = table().get(`${r.fips}|${r.query.get(param) ?? ''}`)
+    return rec
+      ? {status: 200, body: {status: 'success', data: rec}}
+      : {
+          status: 404,
+          body: {status: 'error', code: 404, message: 'No property matches the given parameters.'},
+        }
+  }
+}
