@@ -673,8 +673,8 @@ function valueIndexes(defs: {b: Uint8Array; start: number; end: number; n: numbe
   while (r < n && i < ks.length) {
     const h = runHeader(b, pos, end)
     pos = h.pos
-    if (h.header % 2 === 1) {
-      const count = Math.floor(h.header / 2) * 8
+    if ((h.header & 1) === 1) {
+      const count = (h.header >>> 1) * 8
       const stop = Math.min(count, n - r)
       if (pos + Math.ceil(stop / 8) > end) throw new ParquetLayoutError('a bit-packed run past its page')
       let seen = 0 // values among the run's bits before `bit`
@@ -690,7 +690,7 @@ function valueIndexes(defs: {b: Uint8Array; start: number; end: number; n: numbe
       pos += count / 8
       r += count
     } else {
-      const count = Math.min(Math.floor(h.header / 2), n - r)
+      const count = Math.min(h.header >>> 1, n - r)
       if (pos >= end) throw new ParquetLayoutError('a repeated run past its page')
       const v = b[pos++]!
       if (v > 1) throw new ParquetLayoutError('a definition level above 1')
@@ -711,8 +711,8 @@ function hybridAt(b: Uint8Array, pos: number, end: number, width: number, ks: In
   while (i < ks.length) {
     const h = runHeader(b, pos, end)
     pos = h.pos
-    if (h.header % 2 === 1) {
-      const count = Math.floor(h.header / 2) * 8
+    if ((h.header & 1) === 1) {
+      const count = (h.header >>> 1) * 8
       for (; i < ks.length && ks[i]! < k + count; i++) {
         // the bytes holding the value, least significant first, as one number (at most 5 bytes: exact)
         const bit = (ks[i]! - k) * width
@@ -726,7 +726,7 @@ function hybridAt(b: Uint8Array, pos: number, end: number, width: number, ks: In
       pos += Math.ceil((count * width) / 8)
       k += count
     } else {
-      const count = Math.floor(h.header / 2)
+      const count = h.header >>> 1
       let v = 0
       for (let j = 0; j < bytesPerValue; j++) v |= b[pos + j]! << (8 * j)
       pos += bytesPerValue
@@ -800,13 +800,18 @@ const BITS = Uint8Array.from({length: 256}, (_, i) => {
   return n
 })
 
-/** A ULEB128 run header of the hybrid at `b[pos]`: its value and the position after it. */
+/**
+ * A ULEB128 run header of the hybrid at `b[pos]`: its value and the position after it. At most 4 bytes (a
+ * run of up to 2^27 - 1 values, far more than a page holds), read with integer operations: a header made
+ * with 2 ** shift (a double) made every count and position of the loops that use it a double (issue 32).
+ * A longer one is a layout this reader leaves to the record reader.
+ */
 function runHeader(b: Uint8Array, pos: number, end: number): {header: number; pos: number} {
   let header = 0
   for (let shift = 0; ; shift += 7) {
-    if (pos >= end || shift > 28) throw new ParquetLayoutError('a run header past its page')
+    if (pos >= end || shift > 21) throw new ParquetLayoutError('a run header past its page')
     const c = b[pos++]!
-    header += (c & 0x7f) * 2 ** shift
+    header |= (c & 0x7f) << shift
     if (c < 0x80) return {header, pos}
   }
 }
@@ -818,8 +823,8 @@ function presentCount(b: Uint8Array, pos: number, end: number, n: number): numbe
   while (k < n) {
     const h = runHeader(b, pos, end)
     pos = h.pos
-    if (h.header % 2 === 1) {
-      const count = Math.floor(h.header / 2) * 8
+    if ((h.header & 1) === 1) {
+      const count = (h.header >>> 1) * 8
       const stop = Math.min(count, n - k)
       if (pos + Math.ceil(stop / 8) > end) throw new ParquetLayoutError('a bit-packed run past its page')
       const whole = stop >> 3
@@ -828,7 +833,7 @@ function presentCount(b: Uint8Array, pos: number, end: number, n: number): numbe
       pos += count / 8
       k += count
     } else {
-      const count = Math.min(Math.floor(h.header / 2), n - k)
+      const count = Math.min(h.header >>> 1, n - k)
       if (pos >= end) throw new ParquetLayoutError('a repeated run past its page')
       const v = b[pos++]!
       if (v > 1) throw new ParquetLayoutError('a definition level above 1')
@@ -865,15 +870,15 @@ function slotsOf(
   while (r < n) {
     const h = runHeader(b, pos, end)
     pos = h.pos
-    if (h.header % 2 === 1) {
-      const count = Math.floor(h.header / 2) * 8
+    if ((h.header & 1) === 1) {
+      const count = (h.header >>> 1) * 8
       const stop = Math.min(count, n - r)
       for (let i = 0; i < stop; i++)
         slot[row + r + i] = (b[pos + (i >> 3)]! >> (i & 7)) & 1 ? (idx ? idx[k++]! : first + k++) : -1
       pos += count / 8
       r += count
     } else {
-      const count = Math.min(Math.floor(h.header / 2), n - r)
+      const count = Math.min(h.header >>> 1, n - r)
       if (b[pos++] === 1) {
         values(row + r, k, count)
         k += count
@@ -906,8 +911,8 @@ function sumsOf(
   while (r < n) {
     const h = runHeader(b, pos, end)
     pos = h.pos
-    if (h.header % 2 === 1) {
-      const count = Math.floor(h.header / 2) * 8
+    if ((h.header & 1) === 1) {
+      const count = (h.header >>> 1) * 8
       const stop = Math.min(count, n - r)
       for (let i = 0; i < stop; i++)
         if ((b[pos + (i >> 3)]! >> (i & 7)) & 1) {
@@ -919,7 +924,7 @@ function sumsOf(
       pos += count / 8
       r += count
     } else {
-      const count = Math.min(Math.floor(h.header / 2), n - r)
+      const count = Math.min(h.header >>> 1, n - r)
       if (b[pos++] === 1) {
         addValues(sumA, sumB, la, lb, row + r, k, count, idx, first)
         k += count
@@ -1064,16 +1069,17 @@ function hybrid(
   let k = 0
   while (k < n) {
     if (pos >= end) throw new ParquetLayoutError('levels or indices shorter than their page')
+    // as runHeader reads it (integers, at most 4 bytes), inline in this hottest loop
     let header = 0
     for (let shift = 0; ; shift += 7) {
       const c = b[pos++]!
-      header += (c & 0x7f) * 2 ** shift
+      header |= (c & 0x7f) << shift
       if (c < 0x80) break
-      if (pos >= end || shift > 28) throw new ParquetLayoutError('a run header past its page')
+      if (pos >= end || shift >= 21) throw new ParquetLayoutError('a run header past its page')
     }
-    if (header % 2 === 1) {
+    if ((header & 1) === 1) {
       // bit-packed: (header >> 1) groups of 8 values, read through a bit accumulator (width <= 24)
-      const count = Math.floor(header / 2) * 8
+      const count = (header >>> 1) * 8
       const stop = Math.min(count, n - k)
       const runEnd = pos + Math.ceil((count * width) / 8)
       if (width > 24) {
@@ -1102,7 +1108,7 @@ function hybrid(
       pos = runEnd
       k += count
     } else {
-      const count = Math.floor(header / 2)
+      const count = header >>> 1
       let v = 0
       for (let j = 0; j < bytesPerValue; j++) v |= b[pos + j]! << (8 * j)
       pos += bytesPerValue
@@ -1167,9 +1173,13 @@ function unsnappy(input: Uint8Array, size: number, out: Uint8Array): Uint8Array 
       if (len > 60) {
         const k = len - 60
         if (pos + k > n) throw new ParquetLayoutError('a Snappy literal past its block')
-        len = 0
-        for (let j = 0; j < k; j++) len += input[pos + j]! * 2 ** (8 * j)
-        len += 1
+        // little-endian in 1 to 4 bytes, read with integer operations: a length made with 2 ** (a
+        // double) turned every position in this function into a double, a third of its time (issue 32)
+        len = input[pos]!
+        if (k > 1) len |= input[pos + 1]! << 8
+        if (k > 2) len |= input[pos + 2]! << 16
+        if (k > 3) len |= input[pos + 3]! << 24
+        len = (len >>> 0) + 1
         pos += k
       }
       if (pos + len > n || o + len > size) throw new ParquetLayoutError('a Snappy literal past its block')
