@@ -107,7 +107,7 @@ export function standardiseAddress(input: string, opts: {state?: string | undefi
   if (parts.length === 1) parts = splitWithoutCommas(parts[0]!, undefined, opts.state)
   let line = parts.shift() ?? []
   // "#" is kept until here: "4800 WESTLAKE PKWY, #2109" has its unit in a part of its own
-  const {rest, stateZip} = lastLineParts(parts)
+  let {rest, stateZip} = lastLineParts(parts)
   const streetWords = () => line.filter((t) => t !== '#').length
   // "5201 LAGUNA OAKS DR, UNIT 140, ELK GROVE": unit parts belong to the street line
   while (rest[0] !== undefined && streetWords() >= 2 && unitOnly(rest[0])) line = [...line, ...rest.shift()!]
@@ -122,6 +122,9 @@ export function standardiseAddress(input: string, opts: {state?: string | undefi
     rest[0] = rest[0]!.slice(0, -u.length)
     line = [...line, ...u]
   }
+  // "ELK GROVE CA 95758 #140": the state and ZIP the unit hid, found once it has gone to the street line
+  // (else a second pass would find them and put a comma before the state: not idempotent)
+  if (!stateZip) ({rest, stateZip} = lastLineParts(rest))
   if (streetWords() >= 2) line = [...line, ...endUnits.flat()]
   if (stateZip) rest.push(stateZip)
   if (streetWords() < 2) rest.push(...endUnits)

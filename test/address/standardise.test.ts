@@ -221,6 +221,10 @@ describe('addresses typed without commas, and units where people write them (iss
       '5201 LAGUNA OAKS DR UNIT 140, ELK GROVE, CA 95758',
     ],
     ['5201 laguna oaks dr elk grove ca 95758 #140', '5201 LAGUNA OAKS DR UNIT 140, ELK GROVE, CA 95758'],
+    // the state and ZIP a trailing unit hid are split off once the unit has gone (found by the property
+    // "standardising twice changes nothing": `( /, $ AA 95838 FL 123` took the comma only on a second pass)
+    ['5201 laguna oaks dr, elk grove ca 95758 #140', '5201 LAGUNA OAKS DR UNIT 140, ELK GROVE, CA 95758'],
+    ['( /, $ AA 95838 FL 123', '( / FL 123, $, AA 95838'],
     ['apt # 5 12 main st', '12 MAIN ST APT 5'],
   ])('%j → %j', (typed, sent) => {
     expect(std(typed)).toBe(sent)
