@@ -1,5 +1,5 @@
 import {existsSync} from 'node:fs'
-import {Worker} from 'node:worker_threads'
+import type {Worker} from 'node:worker_threads'
 
 /**
  * `sfl changes`' scan worker started by the CLI's entry (src/cli/main.ts), before oclif and the command's
@@ -29,10 +29,12 @@ export function scanWorkerFile(entryUrl: string | URL): URL {
  * never uses it (a usage error, an s3:// side that cannot be read) still ends at once. A worker that fails
  * to start is noted, never thrown: the command then starts its own.
  */
-export function prestartScanWorker(argv: readonly string[], entryUrl: string | URL): void {
+export async function prestartScanWorker(argv: readonly string[], entryUrl: string | URL): Promise<void> {
   if (argv[0] !== 'changes' || argv.includes('--help') || argv.includes('-h')) return
   const url = scanWorkerFile(entryUrl)
   if (url.protocol !== 'file:' || !existsSync(url)) return
+  // loaded here, not at the entry's top: every other command (a single lookup above all) starts without it
+  const {Worker} = await import('node:worker_threads')
   const worker = new Worker(url)
   worker.unref()
   const p: Prestarted = {worker, href: url.href, exited: false}

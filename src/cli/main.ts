@@ -45,7 +45,7 @@ async function start(argv: string[]): Promise<void> {
   // batch and whatever its parser refuses come back here and go to oclif
   if (argv[0] === 'lookup' && (await lookupFast(argv.slice(1)))) return
   // `sfl changes`' worker thread boots on the other core while oclif and the command load
-  prestartScanWorker(argv, import.meta.url)
+  await prestartScanWorker(argv, import.meta.url)
   // oclif checks Node against the engines of its own package.json when it loads; bundled, it cannot find
   // that file and skips the check, but only after evaluating semver (2-4 ms): this turns the check off
   process.env['OCLIF_DISABLE_ENGINE_WARNING'] ??= '1'

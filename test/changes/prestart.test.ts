@@ -30,7 +30,7 @@ function echo(worker: Worker, message: string): Promise<unknown> {
 
 describe('the scan worker started ahead', () => {
   it('is started for `sfl changes` and taken once, alive and answering', async () => {
-    prestartScanWorker(['changes', 'a.parquet', 'b.parquet'], entry)
+    await prestartScanWorker(['changes', 'a.parquet', 'b.parquet'], entry)
     const worker = takePrestartedWorker(scanWorkerFile(entry))
     expect(worker).toBeDefined()
     expect(takePrestartedWorker(scanWorkerFile(entry))).toBeUndefined()
@@ -38,20 +38,20 @@ describe('the scan worker started ahead', () => {
     await worker!.terminate()
   })
 
-  it('is not started for another command or for help', () => {
+  it('is not started for another command or for help', async () => {
     for (const argv of [['stats', 'a.csv'], ['changes', '--help'], ['changes', 'a', 'b', '-h'], []]) {
-      prestartScanWorker(argv, entry)
+      await prestartScanWorker(argv, entry)
       expect(takePrestartedWorker(scanWorkerFile(entry))).toBeUndefined()
     }
   })
 
-  it('is not started when the worker file is missing (running from the sources)', () => {
-    prestartScanWorker(['changes', 'a', 'b'], pathToFileURL(join(dir, 'elsewhere', 'sfl.js')))
+  it('is not started when the worker file is missing (running from the sources)', async () => {
+    await prestartScanWorker(['changes', 'a', 'b'], pathToFileURL(join(dir, 'elsewhere', 'sfl.js')))
     expect(takePrestartedWorker(scanWorkerFile(entry))).toBeUndefined()
   })
 
   it('one that has ended is not handed over: the caller starts its own', async () => {
-    prestartScanWorker(['changes', 'a', 'b'], entry)
+    await prestartScanWorker(['changes', 'a', 'b'], entry)
     const slot = Symbol.for('sfl.changes.prestartedScanWorker')
     const held = (globalThis as Record<symbol, {worker: Worker}>)[slot]!
     await held.worker.terminate()
@@ -60,7 +60,7 @@ describe('the scan worker started ahead', () => {
   })
 
   it('one started for another worker file is ended, not handed over', async () => {
-    prestartScanWorker(['changes', 'a', 'b'], entry)
+    await prestartScanWorker(['changes', 'a', 'b'], entry)
     const slot = Symbol.for('sfl.changes.prestartedScanWorker')
     const held = (globalThis as Record<symbol, {worker: Worker}>)[slot]!
     const exited = new Promise((resolve) => held.worker.once('exit', resolve))
