@@ -55,8 +55,14 @@ export const ID = 6
  */
 export interface NameNode {
   readonly bytes: Uint8Array
-  /** `bytes` as little-endian 32-bit words (the last 0 to 3 bytes left out): compared a word a load. */
+  /**
+   * `bytes` and the closing quote after them as little-endian 32-bit words, the last one padded with
+   * zeros: compared a word a load, the last one under `mask`, so a name of any length needs no byte loop
+   * and its closing quote no test of its own.
+   */
   readonly words: Int32Array
+  /** The bits of the last word that hold the name's (or its closing quote's) bytes. */
+  readonly mask: number
   readonly id: number
   readonly next: NameNode[]
   /** The member's value is an option object (spec 2.2, 2.3): its members are named too. */
@@ -185,6 +191,8 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
   let needKey = false
   let spaced = false
   let esc = 0
+  // the flags of the last member name read (its entry's KIND is written with its value's kind)
+  let keyFlags = 0
   // a number that broke the grammar mid-exponent may have left it set
   exponent = false
   owner[0] = -1
@@ -224,13 +232,13 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
         const cands = prev.next
         next: for (let i = 0; i < cands.length; i++) {
           const cand = cands[i]!
-          const cb = cand.bytes
-          const len = cb.length
-          if (ks + len >= n || b[ks + len] !== QUOTE) continue
+          const len = cand.bytes.length
           const words = cand.words
-          for (let j = 0; j < words.length; j++)
-            if (view.getInt32(ks + 4 * j, true) !== words[j]) continue next
-          for (let j = words.length * 4; j < len; j++) if (b[ks + j] !== cb[j]) continue next
+          const last = words.length - 1
+          // the last word may reach past the quote; past n (a chunk's end) the name is read as a miss
+          if (ks + 4 * last + 4 > n) continue
+          for (let j = 0; j < last; j++) if (view.getInt32(ks + 4 * j, true) !== words[j]) continue next
+          if ((view.getInt32(ks + 4 * last, true) & cand.mask) !== words[last]) continue
           node = cand
           q = ks + len
           if (cand.escaped) kflags = esc = KEY_ESCAPED
@@ -280,11 +288,10 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
         m[at + PARENT] = depth === 1 ? -1 : owner[1]! - base
         m[at + KEY_S] = ks - o
         m[at + KEY_E] = q - o
-        m[at + VAL_S] = -1
-        m[at + VAL_E] = -1
-        m[at + KIND] = kflags
         m[at + ID] = node === undefined ? -1 : node.id
+        // VAL_S, VAL_E and KIND are written with the value (a walk that succeeds gives every member one)
         owner[depth] = count++
+        keyFlags = kflags
       } else owner[depth] = -1
       needKey = false
       continue
@@ -315,6 +322,8 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
       }
       if (p >= n) return INCOMPLETE
       if (b[p] !== close) {
+        const e = owner[depth]!
+        if (e >= 0) m[e * ENTRY + KIND] = keyFlags
         closers[depth] = close
         opened[depth] = vs
         if (depth === 1) {
@@ -368,7 +377,7 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
       const at = e * ENTRY
       m[at + VAL_S] = vs - o
       m[at + VAL_E] = p - o
-      m[at + KIND] = m[at + KIND]! | kind
+      m[at + KIND] = keyFlags | kind
     }
     // the delimiters after a value: a comma (then the next member or element), or closing brackets
     for (;;) {
