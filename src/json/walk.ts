@@ -133,6 +133,7 @@ export class Walk {
   escapes = false
   readonly closers: Uint8Array
   readonly opened: Int32Array
+  /** By depth, the entry whose value is the container open at that depth (-1: none); the current depth's is a local. */
   readonly owner: Int32Array
 
   /** Names members as they are walked (absent: every entry's ID is -1). */
@@ -195,7 +196,8 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
   let keyFlags = 0
   // a number that broke the grammar mid-exponent may have left it set
   exponent = false
-  owner[0] = -1
+  // the entry whose value is read at this depth (-1: none); owner[d] holds it for the depths above
+  let cur = -1
   const names = w.names
   if (names !== undefined && w.viewOf !== b) {
     w.viewOf = b
@@ -290,9 +292,9 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
         m[at + KEY_E] = q - o
         m[at + ID] = node === undefined ? -1 : node.id
         // VAL_S, VAL_E and KIND are written with the value (a walk that succeeds gives every member one)
-        owner[depth] = count++
+        cur = count++
         keyFlags = kflags
-      } else owner[depth] = -1
+      } else cur = -1
       needKey = false
       continue
     }
@@ -322,8 +324,8 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
       }
       if (p >= n) return INCOMPLETE
       if (b[p] !== close) {
-        const e = owner[depth]!
-        if (e >= 0) m[e * ENTRY + KIND] = keyFlags
+        if (cur >= 0) m[cur * ENTRY + KIND] = keyFlags
+        owner[depth] = cur
         closers[depth] = close
         opened[depth] = vs
         if (depth === 1) {
@@ -332,7 +334,7 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
           if (inOption) prev2 = names!.sub(top!)
         }
         depth++
-        owner[depth] = -1
+        cur = -1
         needKey = close === CLOSE_OBJ
         continue
       }
@@ -372,9 +374,8 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
       p += 4
       kind = NULL
     } else return w.fail('expected a value', p)
-    let e = owner[depth]!
-    if (e >= 0) {
-      const at = e * ENTRY
+    if (cur >= 0) {
+      const at = cur * ENTRY
       m[at + VAL_S] = vs - o
       m[at + VAL_E] = p - o
       m[at + KIND] = keyFlags | kind
@@ -418,9 +419,9 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
       p++
       depth--
       kind = close === CLOSE_OBJ ? OBJECT : ARRAY
-      e = owner[depth]!
-      if (e >= 0) {
-        const at = e * ENTRY
+      cur = owner[depth]!
+      if (cur >= 0) {
+        const at = cur * ENTRY
         m[at + VAL_S] = opened[depth]! - o
         m[at + VAL_E] = p - o
         m[at + KIND] = m[at + KIND]! | kind
