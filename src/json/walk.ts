@@ -138,7 +138,7 @@ export class Walk {
 
   /** Names members as they are walked (absent: every entry's ID is -1). */
   names: Names | undefined
-  /** The buffer last walked, as a DataView (names are compared four bytes at a time). */
+  /** The buffer last walked, as a DataView (names are compared, and plain string bytes stepped over, four bytes at a time). */
   view: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0))
   viewOf: Uint8Array | undefined
 
@@ -187,6 +187,8 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
   const o = p
   let m = w.entries
   const base = w.count
+  // entries may be added while count is below this: the table's room and the cap on members
+  let room = Math.min(Math.floor(m.length / ENTRY), base + w.maxMembers)
   let count = base
   let depth = 0
   let needKey = false
@@ -281,10 +283,12 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
       if (b[p] !== COLON) return w.fail("expected ':'", p)
       p++
       if (depth <= 2) {
-        if (count - base === w.maxMembers) return w.fail(`more than ${w.maxMembers} members`, ks - 1)
-        if ((count + 1) * ENTRY > m.length) {
+        if (count >= room) {
+          // the table is full, or the record has as many members as it may
+          if (count - base === w.maxMembers) return w.fail(`more than ${w.maxMembers} members`, ks - 1)
           w.grow()
           m = w.entries
+          room = Math.min(Math.floor(m.length / ENTRY), base + w.maxMembers)
         }
         const at = count * ENTRY
         m[at + PARENT] = depth === 1 ? -1 : owner[1]! - base
