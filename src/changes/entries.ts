@@ -61,6 +61,7 @@ interface Group {
 }
 
 const BATCH = 8192
+const NONE_SEEN = new Uint8Array(0)
 
 /**
  * Where a side's scan puts its entries: one scratch file per county, appended to a batch at a time, so a
@@ -106,6 +107,14 @@ export class EntrySink {
       g.seen[id] = 1
       g.nameIds.push(id)
     }
+  }
+
+  /**
+   * The current county's names met, by id (1: met; an id past its end is not): a scanner checks a record's
+   * names here and calls `see` only when one is new. Valid until the next `select` or `see`.
+   */
+  seenNow(): Uint8Array {
+    return this.group?.seen ?? NONE_SEEN
   }
 
   unkeyed(): void {

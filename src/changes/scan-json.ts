@@ -227,6 +227,9 @@ export class JsonLinesScanner {
     const {role, seeds} = ids
     if (this.stamp.length < role.length) this.stamp = new Int32Array(role.length * 2)
     const stamp = this.stamp
+    // whether a name is new to the county: only then are the record's names given to the sink (give)
+    const seen = this.sink.seenNow()
+    let fresh = false
     for (let i = 0; i < w.count; i++) {
       const at = i * ENTRY
       const id = m[at + ID]!
@@ -242,6 +245,7 @@ export class JsonLinesScanner {
         if (k === ARRAY || m[at + PARENT]! >= 0 || !(r & ROLE_OPTION)) return false
         continue
       }
+      if (id >= seen.length || seen[id] === 0) fresh = true
       if (k === NULL) continue
       const s = o + m[at + VAL_S]!
       const e = o + m[at + VAL_E]!
@@ -268,7 +272,7 @@ export class JsonLinesScanner {
       }
       if (r & ROLE_FIPS) fipsAt = at
     }
-    this.give(buf, o, fipsAt, key, keyA, keyB, sumA, sumB)
+    this.give(buf, o, fipsAt, key, keyA, keyB, sumA, sumB, fresh)
     return true
   }
 
@@ -296,19 +300,15 @@ export class JsonLinesScanner {
     let keyA = 0
     let keyB = 0
     let fipsAt = -1
-    // the record's layout (give's), noted in this pass over its members: one pass, not two
+    // whether a name is new to the county (give's), noted in this pass over its members: one pass, not two
     const count = w.count
-    const layout = this.layout.length >= count ? this.layout : (this.layout = new Int32Array(count * 2))
-    let same = count === this.layoutCount
+    const seen = this.sink.seenNow()
+    let fresh = false
     for (let i = 0; i < count; i++) {
       const at = i * ENTRY
       const id = m[at + ID]!
-      const named = (m[at + KIND]! & KIND_MASK) === OBJECT ? -1 : id
-      if (layout[i] !== named) {
-        same = false
-        layout[i] = named
-      }
       if (id < 0) continue
+      if ((id >= seen.length || seen[id] === 0) && (m[at + KIND]! & KIND_MASK) !== OBJECT) fresh = true
       const r = role[id]!
       if ((r & (ROLE_ID | ROLE_APN | ROLE_FIPS | ROLE_IGNORED)) === 0) continue
       const s = o + m[at + VAL_S]!
@@ -335,7 +335,7 @@ export class JsonLinesScanner {
     }
     d.add(buf, this.view, from, end)
     d.finish(lanes)
-    this.give(buf, o, fipsAt, key, keyA, keyB, lanes.a, lanes.b, same)
+    this.give(buf, o, fipsAt, key, keyA, keyB, lanes.a, lanes.b, fresh)
     return true
   }
 
@@ -349,36 +349,24 @@ export class JsonLinesScanner {
     keyB: number,
     sumA: number,
     sumB: number,
-    /** The caller noted the record's layout already: whether it is the last record's. */
-    laid?: boolean,
+    /** The caller met a name the county had not: its names go to the sink. */
+    fresh: boolean,
   ): void {
     const w = this.walk
     const m = w.entries
-    const county = this.finish(buf, o, fipsAt)
     const sink = this.sink
-    // the names met, for the county's list: records of a county repeat one layout, seen once
-    let same = !county && (laid ?? w.count === this.layoutCount)
-    const layout = this.layout.length >= w.count ? this.layout : (this.layout = new Int32Array(w.count * 2))
-    if (laid === undefined)
+    // the names met, for the county's list, in order: most records of a county bring none new
+    if (this.finish(buf, o, fipsAt) || fresh)
       for (let i = 0; i < w.count; i++) {
-        // an option object is its members' columns (flattenRecord), not one of its own: -1, never seen
-        const id = (m[i * ENTRY + KIND]! & KIND_MASK) === OBJECT ? -1 : m[i * ENTRY + ID]!
-        if (layout[i] !== id) {
-          same = false
-          layout[i] = id
-        }
+        // an option object is its members' columns (flattenRecord), not one of its own: never seen
+        if ((m[i * ENTRY + KIND]! & KIND_MASK) !== OBJECT) sink.see(m[i * ENTRY + ID]!)
       }
-    this.layoutCount = w.count
-    if (!same) for (let i = 0; i < w.count; i++) sink.see(layout[i]!)
     if (key === 0) sink.unkeyed()
     else sink.add(keyA, keyB, sumA, sumB, this.offset, this.target.index)
   }
 
   /** The file offset of the line being scanned (`line` sets it through `base + start`). */
   private offset = 0
-  /** The last record's member ids, in order, and how many (its names were given to the sink). */
-  private layout = new Int32Array(64)
-  private layoutCount = -1
 
   /** The record's county: the manifest's, or its Fips (asText), usually the last record's; true when it changed. */
   private finish(buf: Buffer, o: number, fipsAt: number): boolean {
@@ -418,7 +406,6 @@ export class JsonLinesScanner {
     this.sink.select(this.target.group ?? textOf(rec['Fips']) ?? '')
     this.selected = true
     this.lastFips = undefined
-    this.layoutCount = -1
     for (const k in rec) this.sink.see(this.ids.ofText(k))
     const d = this.digester
     d.take(rec)

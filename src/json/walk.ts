@@ -55,8 +55,14 @@ export const ID = 6
  */
 export interface NameNode {
   readonly bytes: Uint8Array
-  /** `bytes` as little-endian 32-bit words (the last 0 to 3 bytes left out): compared a word a load. */
+  /**
+   * `bytes` and the closing quote after them as little-endian 32-bit words, the last one padded with
+   * zeros: compared a word a load, the last one under `mask`, so a name of any length needs no byte loop
+   * and its closing quote no test of its own.
+   */
   readonly words: Int32Array
+  /** The bits of the last word that hold the name's (or its closing quote's) bytes. */
+  readonly mask: number
   readonly id: number
   readonly next: NameNode[]
   /** The member's value is an option object (spec 2.2, 2.3): its members are named too. */
@@ -127,11 +133,12 @@ export class Walk {
   escapes = false
   readonly closers: Uint8Array
   readonly opened: Int32Array
+  /** By depth, the entry whose value is the container open at that depth (-1: none); the current depth's is a local. */
   readonly owner: Int32Array
 
   /** Names members as they are walked (absent: every entry's ID is -1). */
   names: Names | undefined
-  /** The buffer last walked, as a DataView (names are compared four bytes at a time). */
+  /** The buffer last walked, as a DataView (names are compared, and plain string bytes stepped over, four bytes at a time). */
   view: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0))
   viewOf: Uint8Array | undefined
 
@@ -180,16 +187,21 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
   const o = p
   let m = w.entries
   const base = w.count
+  // entries may be added while count is below this: the table's room and the cap on members
+  let room = Math.min(Math.floor(m.length / ENTRY), base + w.maxMembers)
   let count = base
   let depth = 0
   let needKey = false
   let spaced = false
   let esc = 0
+  // the flags of the last member name read (its entry's KIND is written with its value's kind)
+  let keyFlags = 0
   // a number that broke the grammar mid-exponent may have left it set
   exponent = false
-  owner[0] = -1
+  // the entry whose value is read at this depth (-1: none); owner[d] holds it for the depths above
+  let cur = -1
   const names = w.names
-  if (names !== undefined && w.viewOf !== b) {
+  if (w.viewOf !== b) {
     w.viewOf = b
     w.view = new DataView(b.buffer, b.byteOffset, b.length)
   }
@@ -224,13 +236,13 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
         const cands = prev.next
         next: for (let i = 0; i < cands.length; i++) {
           const cand = cands[i]!
-          const cb = cand.bytes
-          const len = cb.length
-          if (ks + len >= n || b[ks + len] !== QUOTE) continue
+          const len = cand.bytes.length
           const words = cand.words
-          for (let j = 0; j < words.length; j++)
-            if (view.getInt32(ks + 4 * j, true) !== words[j]) continue next
-          for (let j = words.length * 4; j < len; j++) if (b[ks + j] !== cb[j]) continue next
+          const last = words.length - 1
+          // the last word may reach past the quote; past n (a chunk's end) the name is read as a miss
+          if (ks + 4 * last + 4 > n) continue
+          for (let j = 0; j < last; j++) if (view.getInt32(ks + 4 * j, true) !== words[j]) continue next
+          if ((view.getInt32(ks + 4 * last, true) & cand.mask) !== words[last]) continue
           node = cand
           q = ks + len
           if (cand.escaped) kflags = esc = KEY_ESCAPED
@@ -271,21 +283,22 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
       if (b[p] !== COLON) return w.fail("expected ':'", p)
       p++
       if (depth <= 2) {
-        if (count - base === w.maxMembers) return w.fail(`more than ${w.maxMembers} members`, ks - 1)
-        if ((count + 1) * ENTRY > m.length) {
+        if (count >= room) {
+          // the table is full, or the record has as many members as it may
+          if (count - base === w.maxMembers) return w.fail(`more than ${w.maxMembers} members`, ks - 1)
           w.grow()
           m = w.entries
+          room = Math.min(Math.floor(m.length / ENTRY), base + w.maxMembers)
         }
         const at = count * ENTRY
         m[at + PARENT] = depth === 1 ? -1 : owner[1]! - base
         m[at + KEY_S] = ks - o
         m[at + KEY_E] = q - o
-        m[at + VAL_S] = -1
-        m[at + VAL_E] = -1
-        m[at + KIND] = kflags
         m[at + ID] = node === undefined ? -1 : node.id
-        owner[depth] = count++
-      } else owner[depth] = -1
+        // VAL_S, VAL_E and KIND are written with the value (a walk that succeeds gives every member one)
+        cur = count++
+        keyFlags = kflags
+      } else cur = -1
       needKey = false
       continue
     }
@@ -293,7 +306,7 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
     const vs = p
     let kind: number
     if (c === QUOTE) {
-      let q = p + 1
+      let q = plainWords(view, p + 1, n)
       let k = 0
       for (; q < n; q++) if ((k = STR[b[q]!]!) !== 0) break
       if (q >= n) return INCOMPLETE
@@ -315,6 +328,8 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
       }
       if (p >= n) return INCOMPLETE
       if (b[p] !== close) {
+        if (cur >= 0) m[cur * ENTRY + KIND] = keyFlags
+        owner[depth] = cur
         closers[depth] = close
         opened[depth] = vs
         if (depth === 1) {
@@ -323,7 +338,7 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
           if (inOption) prev2 = names!.sub(top!)
         }
         depth++
-        owner[depth] = -1
+        cur = -1
         needKey = close === CLOSE_OBJ
         continue
       }
@@ -363,12 +378,11 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
       p += 4
       kind = NULL
     } else return w.fail('expected a value', p)
-    let e = owner[depth]!
-    if (e >= 0) {
-      const at = e * ENTRY
+    if (cur >= 0) {
+      const at = cur * ENTRY
       m[at + VAL_S] = vs - o
       m[at + VAL_E] = p - o
-      m[at + KIND] = m[at + KIND]! | kind
+      m[at + KIND] = keyFlags | kind
     }
     // the delimiters after a value: a comma (then the next member or element), or closing brackets
     for (;;) {
@@ -409,9 +423,9 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
       p++
       depth--
       kind = close === CLOSE_OBJ ? OBJECT : ARRAY
-      e = owner[depth]!
-      if (e >= 0) {
-        const at = e * ENTRY
+      cur = owner[depth]!
+      if (cur >= 0) {
+        const at = cur * ENTRY
         m[at + VAL_S] = opened[depth]! - o
         m[at + VAL_E] = p - o
         m[at + KIND] = m[at + KIND]! | kind
@@ -424,6 +438,25 @@ export function walkValue(b: Uint8Array, p: number, n: number, w: Walk): number 
       }
     }
   }
+}
+
+/**
+ * Step over a string's plain bytes four at a time from `p`: the offset of the first word that holds a
+ * byte the string loop must see (a quote, a backslash, a comma or a control character), or where fewer
+ * than four bytes are left. Each test is exact for its word (a zero byte of `x ^ c` is a byte equal to `c`;
+ * `x - 0x20202020` borrows through a byte below 0x20), so the byte loop after it resumes where it must.
+ */
+function plainWords(view: DataView, p: number, n: number): number {
+  for (; p + 4 <= n; p += 4) {
+    const x = view.getInt32(p, true)
+    const q = x ^ 0x22222222
+    const s = x ^ 0x5c5c5c5c
+    const c = x ^ 0x2c2c2c2c
+    const found =
+      ((q - 0x01010101) & ~q) | ((s - 0x01010101) & ~s) | ((c - 0x01010101) & ~c) | ((x - 0x20202020) & ~x)
+    if ((found & 0x80808080) !== 0) break
+  }
+  return p
 }
 
 /** The offset of the first byte at or after p that is not JSON whitespace (RFC 8259 section 2), or n. */

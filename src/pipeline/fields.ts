@@ -109,14 +109,21 @@ class KeyNode implements NameNode {
   /** For an option member: the start node of its object's members. */
   start: KeyNode | undefined
   readonly words: Int32Array
+  readonly mask: number
   constructor(
     readonly bytes: Uint8Array,
     readonly id: number,
     readonly option: boolean,
     readonly escaped: boolean,
   ) {
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length)
-    this.words = Int32Array.from({length: bytes.length >> 2}, (_, i) => view.getInt32(4 * i, true))
+    // the name and its closing quote, a word at a time; the last word's bytes past them masked out
+    const padded = new Uint8Array((bytes.length + 4) & ~3)
+    padded.set(bytes)
+    padded[bytes.length] = 0x22
+    const view = new DataView(padded.buffer)
+    this.words = Int32Array.from({length: padded.length >> 2}, (_, i) => view.getInt32(4 * i, true))
+    const tail = (bytes.length + 1) & 3
+    this.mask = tail === 0 ? -1 : (1 << (8 * tail)) - 1
   }
 }
 
