@@ -35,7 +35,12 @@ export async function prestartScanWorker(argv: readonly string[], entryUrl: stri
   if (url.protocol !== 'file:' || !existsSync(url)) return
   // loaded here, not at the entry's top: every other command (a single lookup above all) starts without it
   const {Worker} = await import('node:worker_threads')
-  const worker = new Worker(url)
+  let worker: Worker
+  try {
+    worker = new Worker(url)
+  } catch {
+    return // no thread to be had now (the machine's limits): the command starts its own, and says so if it fails
+  }
   worker.unref()
   const p: Prestarted = {worker, href: url.href, exited: false}
   worker.on('error', () => undefined)
