@@ -13,8 +13,8 @@ import {tempDir} from '../helpers/tmp.js'
 
 /**
  * An xlsx cell holds at most 32,767 characters (Excel's limit): a longer text is cut to it, and the run
- * says how many cells it cut and in which columns in its summary on stderr (docs/exports.md "xlsx
- * files"). The server sends records whose City and CompleteStreetAddress exceed the limit (the spec sets
+ * says how many cells it cut and in which columns in its summary on stderr and in its typed result
+ * (docs/exports.md "xlsx files"). The server sends records whose City and CompleteStreetAddress exceed the limit (the spec sets
  * no length for them), once in a county export and once in a batch lookup.
  */
 const LONG = 'ELK GROVE '.repeat(4_000) // 40,000 characters
@@ -56,6 +56,14 @@ describe('xlsx texts longer than a cell holds, and values not of their column ty
     expect(r.stderr).toContain(
       '  1 CompleteStreetAddress text longer than a workbook cell holds (32,767 characters), cut to it; a CSV or NDJSON output keeps it whole',
     )
+    // the run's typed result carries the same counts (ExportSummary.cut, unfit), as the library's does
+    const summary = r.result as {cut?: unknown; unfit?: unknown}
+    // in the sheet's column order
+    expect(summary.cut).toEqual([
+      {column: 'CompleteStreetAddress', count: 1},
+      {column: 'City', count: 2},
+    ])
+    expect(summary.unfit).toEqual([{column: 'FinalValue', count: 1}])
     const rows = await sheet(out)
     expect(rows.map((x) => x.get('City')!.length)).toEqual([0, XLSX_MAX_CELL, XLSX_MAX_CELL, XLSX_MAX_CELL])
     expect(rows[1]!.get('City')).toBe(LONG.slice(0, XLSX_MAX_CELL))
@@ -90,6 +98,13 @@ describe('xlsx texts longer than a cell holds, and values not of their column ty
     )
     expect(r.stderr).toContain('  1 CompleteStreetAddress text longer than a workbook cell holds')
     expect(r.stderr).toContain("  1 FinalValue value not of the spec's type, written as text")
+    const summary = r.result as {cut?: unknown; unfit?: unknown}
+    // in the sheet's column order
+    expect(summary.cut).toEqual([
+      {column: 'CompleteStreetAddress', count: 1},
+      {column: 'City', count: 2},
+    ])
+    expect(summary.unfit).toEqual([{column: 'FinalValue', count: 1}])
     const rows = await sheet(out)
     expect(rows.map((x) => x.get('City')!.length)).toEqual([XLSX_MAX_CELL, XLSX_MAX_CELL, XLSX_MAX_CELL])
     expect(rows[1]!.get('FinalValue')).toBe('about 300k')

@@ -9,6 +9,8 @@ export interface Captured {
   stdout: string
   stderr: string
   exitCode: number
+  /** What the command's run returned (its typed result: a summary, a document); undefined when it threw. */
+  result?: unknown
 }
 
 /**
@@ -37,8 +39,9 @@ export async function runCommand(
     return true
   })
   process.exitCode = undefined
+  let result: unknown
   try {
-    await cmd.run(argv, config)
+    result = await cmd.run(argv, config)
   } catch (error) {
     const e = error as {oclif?: {exit?: number}; message: string}
     stderr += `${e.message}\n`
@@ -51,5 +54,5 @@ export async function runCommand(
   }
   const exitCode = Number(process.exitCode ?? 0)
   process.exitCode = undefined
-  return {stdout, stderr, exitCode}
+  return {stdout, stderr, exitCode, result}
 }
