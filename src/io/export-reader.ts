@@ -202,23 +202,34 @@ async function* readParquetExport(path: string): AsyncGenerator<FlatRecord> {
       file.close()
     }
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    // ENOENT, EISDIR...: named by readExport; a zlib error (Z_DATA_ERROR: a damaged gzip or brotli page) is the file's
-    if (code !== undefined && !code.startsWith('Z_') && !code.startsWith('ERR_')) throw error
-    if (error instanceof ParquetCodecError) {
-      // not damaged: readable on a newer Node, and said so (src/io/parquet-codecs.ts)
-      const problem = {
-        kind: 'codec-unavailable',
-        codec: error.codec,
-        needs: error.needs,
-        node: error.node,
-      } as const
-      throw new ExportFileError(exportSourceText(path, problem), {
-        facts: {topic: 'export-source', path, problem},
-      })
-    }
-    throw new ExportFileError(`${path}: not a readable Parquet file (${(error as Error).message})`)
+    throw parquetReadError(path, error)
   }
+}
+
+/**
+ * What a failure reading the Parquet file `path` is said as, for every reader of one (this module's
+ * records, `sfl stats`' columns: src/jobs/file-stats.ts): the file system's own errors (ENOENT, EISDIR...)
+ * as they are, for the caller to name; a codec this Node lacks as such (readable on a newer Node); anything
+ * else (a damaged page, a zlib error such as Z_DATA_ERROR, a layout the reader refuses) as the file's, in
+ * one line, exit 2.
+ */
+export function parquetReadError(path: string, error: unknown): Error {
+  const code = (error as NodeJS.ErrnoException).code
+  if (code !== undefined && !code.startsWith('Z_') && !code.startsWith('ERR_')) return error as Error
+  if (error instanceof ExportFileError) return error
+  if (error instanceof ParquetCodecError) {
+    // not damaged: readable on a newer Node, and said so (src/io/parquet-codecs.ts)
+    const problem = {
+      kind: 'codec-unavailable',
+      codec: error.codec,
+      needs: error.needs,
+      node: error.node,
+    } as const
+    return new ExportFileError(exportSourceText(path, problem), {
+      facts: {topic: 'export-source', path, problem},
+    })
+  }
+  return new ExportFileError(`${path}: not a readable Parquet file (${(error as Error).message})`)
 }
 
 async function readHead(path: string, n: number): Promise<Buffer> {

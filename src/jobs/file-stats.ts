@@ -1,5 +1,5 @@
 import {openExportSource, TRUSTED_LIMITS, type SourceLimits} from '../io/export-source.js'
-import {ExportFileError, type FlatRecord, type FlatValue} from '../io/export-reader.js'
+import {ExportFileError, parquetReadError, type FlatRecord, type FlatValue} from '../io/export-reader.js'
 import type {ColumnValues, ParquetColumn, ParquetColumns} from '../io/parquet-reader.js'
 import {
   emptyFacts,
@@ -57,6 +57,9 @@ export async function statsOfFile(
               if (!groups) all.add(f)
               else groups.add(county ?? fips ?? '(none)', f)
             })
+          } catch (error) {
+            // a page damaged after the footer read well: one line naming the file, as the record reader says it
+            throw parquetReadError(file.path, error)
           } finally {
             pq.close()
           }

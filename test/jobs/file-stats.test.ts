@@ -1,11 +1,13 @@
-import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import fc from 'fast-check'
 import {afterAll, describe, expect, it} from 'vitest'
 
+import {ExportFileError} from '../../src/io/export-reader.js'
 import {FileTarget} from '../../src/io/output.js'
+import {ParquetColumns} from '../../src/io/parquet-reader.js'
 import {writeParquet} from '../../src/io/parquet-writer.js'
 import {statsOfFile} from '../../src/jobs/file-stats.js'
 
@@ -78,5 +80,32 @@ describe('sfl stats of a Parquet export', () => {
     expect(s.run).toEqual((await statsOfFile(ndjson, false)).run)
     expect(s.run.records).toBe(3)
     expect(s.run.assumableLoans.map((l) => [l.LoanType, l.count])).toEqual([['(none)', 1]])
+  })
+
+  it('a page damaged after a footer that reads well: one line naming the file (exit 2), not an unexpected failure', async () => {
+    const ndjson = join(dir, `${n++}.ndjson`)
+    const levels = ['Low', 'Moderate', 'Middle', 'Upper']
+    writeFileSync(
+      ndjson,
+      Array.from({length: 500}, (_, i) => ({
+        Fips: '06067',
+        ServicePropertyID: i + 1,
+        CRAEligible: levels[i % 4],
+      }))
+        .map((r) => `${JSON.stringify(r)}\n`)
+        .join(''),
+    )
+    const path = await parquetOf(ndjson)
+    // the CRAEligible column chunk's first page header overwritten: the footer still reads
+    const file = await ParquetColumns.open(path)
+    const m = file.metadata.row_groups[0]!.columns[file.column('CRAEligible')!.index]!.meta_data!
+    file.close()
+    const at = Number(m.dictionary_page_offset ?? m.data_page_offset)
+    const bytes = readFileSync(path)
+    bytes.fill(0xff, at, at + 16)
+    writeFileSync(path, bytes)
+    const stats = statsOfFile(path, true)
+    await expect(stats).rejects.toThrow(ExportFileError)
+    await expect(stats).rejects.toThrow(`${path}: not a readable Parquet file (`)
   })
 })
