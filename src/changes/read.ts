@@ -2,6 +2,7 @@ import {closeSync, fstatSync, openSync, readSync} from 'node:fs'
 
 import {OPTION_NAMES} from '../api/spec.js'
 import {CSV_BROKEN, CSV_INCOMPLETE, CsvFields, csvFieldTexts, csvRecord} from '../io/csv-reader.js'
+import {parquetReadError} from '../io/export-reader.js'
 import {ParquetColumns} from '../io/parquet-reader.js'
 import {Fields, Namer} from '../pipeline/fields.js'
 import {decodeEscapes, stringValue} from '../json/values.js'
@@ -141,9 +142,9 @@ export class RecordReader {
       const want = [...p.planned].filter((r) => r >= first && r < first + n)
       if (!want.includes(row)) want.push(row)
       want.sort((a, b) => a - b)
-      const values = p.file.readRows(
+      const values = readRowsNamed(
+        p.file,
         g,
-        p.file.columns,
         Int32Array.from(want, (r) => r - first),
       )
       // an index loop, not entries(): this runs for every cell read back, in code not yet optimised
@@ -284,6 +285,19 @@ export class RecordReader {
       w.end = offset + readSync(w.fd, w.buf, 0, w.buf.length, offset)
     }
     return {buf: w.buf, start: w.start, end: w.end, final: w.end >= w.size}
+  }
+}
+
+/**
+ * A row group's wanted rows, every column. The scan never decoded the columns it leaves out of the digest
+ * (`--ignore-fields`, ValuationDate by default), so a page of one of those damaged in the file is first
+ * met here: one line naming the file (exit 2), as the export reader says it, not an unexpected failure.
+ */
+function readRowsNamed(file: ParquetColumns, g: number, want: Int32Array) {
+  try {
+    return file.readRows(g, file.columns, want)
+  } catch (error) {
+    throw parquetReadError(file.path, error)
   }
 }
 

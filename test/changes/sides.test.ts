@@ -1,9 +1,10 @@
-import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {afterAll, describe, expect, it} from 'vitest'
 
+import {compareExports} from '../../src/changes/compare.js'
 import {checkSide} from '../../src/changes/sides.js'
 import {scanSide} from '../../src/changes/scan.js'
 import {ExportFileError} from '../../src/io/export-reader.js'
@@ -79,5 +80,40 @@ describe('a Parquet page damaged inside its compressed bytes (the check looks at
     })
     await expect(scan).rejects.toThrow(ExportFileError)
     await expect(scan).rejects.toThrow(`${path}: not a readable Parquet file`)
+  })
+})
+
+describe('a damaged page in a column the comparison does not compare (ValuationDate by default)', () => {
+  it('is met only when a changed row is read back: one line naming the file (exit 2), no change file', async () => {
+    const side = async (name: string, value: number) => {
+      const part = join(dir, `${name}.ndjson`)
+      const recs = Array.from({length: 300}, (_, i) => ({
+        Fips: '06067',
+        ServicePropertyID: i + 1,
+        FinalValue: i === 0 ? value : 1000 + i,
+        ValuationDate: `2026-10-${String((i % 28) + 1).padStart(2, '0')}T00:00:00`,
+      }))
+      writeFileSync(part, recs.map((r) => `${JSON.stringify(r)}\n`).join(''))
+      const path = join(dir, `${name}.parquet`)
+      const target = await FileTarget.create(path, () => undefined)
+      await writeParquet(target, [part])
+      await target.commit()
+      return path
+    }
+    const previous = await side('vd-prev', 1)
+    const current = await side('vd-cur', 2)
+    // ValuationDate's first page header overwritten in the previous side: the scan never decodes it
+    const file = await ParquetColumns.open(previous)
+    const m = file.metadata.row_groups[0]!.columns[file.column('ValuationDate')!.index]!.meta_data!
+    file.close()
+    const at = Number(m.dictionary_page_offset ?? m.data_page_offset)
+    const bytes = readFileSync(previous)
+    bytes.fill(0xff, at, at + 16)
+    writeFileSync(previous, bytes)
+    const out = join(dir, 'vd-changes.ndjson')
+    const run = compareExports({previous, current, ignore: ['ValuationDate'], out, format: 'ndjson'})
+    await expect(run).rejects.toThrow(ExportFileError)
+    await expect(run).rejects.toThrow(`${previous}: not a readable Parquet file (`)
+    expect(existsSync(out)).toBe(false)
   })
 })
