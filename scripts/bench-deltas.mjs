@@ -19,7 +19,7 @@
 //   (default 100000; 0 skips), BENCH_RUNS, BENCH_BIG_RUNS, BENCH_DELTAS_FORMATS (default
 //   "csv,ndjson,parquet"; BENCH_DELTAS_FORMATS=ndjson runs only the NDJSON pairs), BENCH_SFL_BASE (the
 //   bin/run.js of another build, e.g. a copy of main's: measured as a third tool, interleaved, for a
-//   before/after on one machine), BENCH_KEEP=1 (keep the exports, printing where they are),
+//   before/after on one machine; its `sfl stats` too), BENCH_KEEP=1 (keep the exports, printing where they are),
 //   BENCH_EXPORTS_DIR (a folder where the exports are written and kept, and taken again when there: for
 //   profiling `sfl changes` on them; delete it when sfl's writers change). Needs `npm run build` and scripts/bench/build-modules.mjs (npm run bench:deltas
 //   does both).
@@ -193,9 +193,11 @@ const ratio = (runs, k, id = 'sfl') => median(runs.get(id).map((m, i) => m[k] / 
 async function statsPair(file, records, runs) {
   const out = join(dir, 'duckdb-stats.json')
   const sfl = []
+  const base = []
   const duck = []
   for (let r = 0; r < runs; r++) {
     sfl.push(await measure(node, [BIN, 'stats', file, '--json'], {env}))
+    if (BASE) base.push(await measure(node, [BASE, 'stats', file, '--json'], {env}))
     duck.push(await measure(node, [join(ROOT, 'scripts', 'bench', 'duckdb-stats.mjs'), file, out]))
     // measure keeps no output: the figures of one more, unmeasured run
     const mine = JSON.parse(
@@ -222,17 +224,20 @@ async function statsPair(file, records, runs) {
   console.log('  tool                                         wall s    CPU s   peak MB')
   for (const [name, ms] of [
     ['sfl stats --json', sfl],
+    ...(BASE ? [['sfl stats --json (BENCH_SFL_BASE)', base]] : []),
     ['DuckDB aggregate of the same figures', duck],
   ])
     console.log(
       `  ${name.padEnd(42)} ${fmt(med(ms, 'wall')).padStart(8)} ${fmt(med(ms, 'cpu')).padStart(8)} ${fmt(med(ms, 'rssMb'), 0).padStart(9)}`,
     )
-  const per = (k) => sfl.map((m, i) => m[k] / duck[i][k])
-  console.log(
-    `  sfl / DuckDB, median of per-run ratios: wall ${fmt(median(per('wall')))}x (runs: ${per('wall')
-      .map((x) => fmt(x))
-      .join(' ')}), CPU ${fmt(median(per('cpu')))}x, peak RSS ${fmt(median(per('rssMb')))}x`,
-  )
+  for (const [label, ms] of [['sfl', sfl], ...(BASE ? [['base', base]] : [])]) {
+    const per = (k) => ms.map((m, i) => m[k] / duck[i][k])
+    console.log(
+      `  ${label} / DuckDB, median of per-run ratios: wall ${fmt(median(per('wall')))}x (runs: ${per('wall')
+        .map((x) => fmt(x))
+        .join(' ')}), CPU ${fmt(median(per('cpu')))}x, peak RSS ${fmt(median(per('rssMb')))}x`,
+    )
+  }
 }
 
 const results = new Map()
