@@ -11,6 +11,7 @@ import {ExportFileError} from '../../src/io/export-reader.js'
 import {FileTarget} from '../../src/io/output.js'
 import {ParquetColumns} from '../../src/io/parquet-reader.js'
 import {writeParquet} from '../../src/io/parquet-writer.js'
+import {damageFirstPageHeader} from '../helpers/parquet-damage.js'
 
 /**
  * A side is checked before a comparison starts (src/changes/sides.ts): a Parquet file by its
@@ -103,13 +104,7 @@ describe('a damaged page in a column the comparison does not compare (ValuationD
     const previous = await side('vd-prev', 1)
     const current = await side('vd-cur', 2)
     // ValuationDate's first page header overwritten in the previous side: the scan never decodes it
-    const file = await ParquetColumns.open(previous)
-    const m = file.metadata.row_groups[0]!.columns[file.column('ValuationDate')!.index]!.meta_data!
-    file.close()
-    const at = Number(m.dictionary_page_offset ?? m.data_page_offset)
-    const bytes = readFileSync(previous)
-    bytes.fill(0xff, at, at + 16)
-    writeFileSync(previous, bytes)
+    await damageFirstPageHeader(previous, 'ValuationDate')
     const out = join(dir, 'vd-changes.ndjson')
     const run = compareExports({previous, current, ignore: ['ValuationDate'], out, format: 'ndjson'})
     await expect(run).rejects.toThrow(ExportFileError)

@@ -1,4 +1,4 @@
-import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
@@ -7,9 +7,9 @@ import {afterAll, describe, expect, it} from 'vitest'
 
 import {ExportFileError} from '../../src/io/export-reader.js'
 import {FileTarget} from '../../src/io/output.js'
-import {ParquetColumns} from '../../src/io/parquet-reader.js'
 import {writeParquet} from '../../src/io/parquet-writer.js'
 import {statsOfFile} from '../../src/jobs/file-stats.js'
+import {damageFirstPageHeader} from '../helpers/parquet-damage.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sfl-file-stats-'))
 afterAll(() => rmSync(dir, {recursive: true, force: true}))
@@ -97,13 +97,7 @@ describe('sfl stats of a Parquet export', () => {
     )
     const path = await parquetOf(ndjson)
     // the CRAEligible column chunk's first page header overwritten: the footer still reads
-    const file = await ParquetColumns.open(path)
-    const m = file.metadata.row_groups[0]!.columns[file.column('CRAEligible')!.index]!.meta_data!
-    file.close()
-    const at = Number(m.dictionary_page_offset ?? m.data_page_offset)
-    const bytes = readFileSync(path)
-    bytes.fill(0xff, at, at + 16)
-    writeFileSync(path, bytes)
+    await damageFirstPageHeader(path, 'CRAEligible')
     const stats = statsOfFile(path, true)
     await expect(stats).rejects.toThrow(ExportFileError)
     await expect(stats).rejects.toThrow(`${path}: not a readable Parquet file (`)
