@@ -1,4 +1,4 @@
-import {asText} from '../io/export-reader.js'
+import {asText, machineError} from '../io/export-reader.js'
 import {
   cellOf,
   ParquetColumns,
@@ -94,7 +94,7 @@ function readGroup(file: ParquetColumns, g: number, needed: ParquetColumn[], sum
     return file.readGroup(g, needed, sums)
   } catch (error) {
     // the file system's errors (EIO...) are the machine's, not the file's: they go up as they are
-    if (/^E[A-Z]+$/.test((error as {code?: string}).code ?? '')) throw error
+    if (machineError(error)) throw error
     throw new ScanAnomaly(`row group ${g}: ${(error as Error).message}`)
   }
 }

@@ -1,7 +1,7 @@
 import {open} from 'node:fs/promises'
 
 import {OPTION_NAMES} from '../api/spec.js'
-import {UsageError} from '../errors.js'
+import {systemCode, UsageError} from '../errors.js'
 import {
   FILE_FORMATS,
   FORMATS,
@@ -207,6 +207,16 @@ async function* readParquetExport(path: string): AsyncGenerator<FlatRecord> {
 }
 
 /**
+ * Whether reading a file failed for the machine's sake (ENOENT, EIO, EMFILE...: the error's own code), not
+ * for its bytes: a zlib code (Z_DATA_ERROR, a damaged page) and Node's argument codes (ERR_...) are the
+ * file's.
+ */
+export function machineError(error: unknown): boolean {
+  const code = systemCode(error)
+  return code !== '' && !code.startsWith('Z_') && !code.startsWith('ERR_')
+}
+
+/**
  * What a failure reading the Parquet file `path` is said as, for every reader of one (this module's
  * records, `sfl stats`' columns: src/jobs/file-stats.ts): the file system's own errors (ENOENT, EISDIR...)
  * as they are, for the caller to name; a codec this Node lacks as such (readable on a newer Node); anything
@@ -214,8 +224,7 @@ async function* readParquetExport(path: string): AsyncGenerator<FlatRecord> {
  * one line, exit 2.
  */
 export function parquetReadError(path: string, error: unknown): Error {
-  const code = (error as NodeJS.ErrnoException).code
-  if (code !== undefined && !code.startsWith('Z_') && !code.startsWith('ERR_')) return error as Error
+  if (machineError(error)) return error as Error
   if (error instanceof ExportFileError) return error
   if (error instanceof ParquetCodecError) {
     // not damaged: readable on a newer Node, and said so (src/io/parquet-codecs.ts)

@@ -520,15 +520,8 @@ function bodyLooksWhole(codec: string, b: Uint8Array, size: number): boolean {
   switch (codec) {
     case 'UNCOMPRESSED':
       return b.length === size
-    case 'SNAPPY': {
-      let length = 0
-      for (let pos = 0, shift = 0; pos < b.length && shift <= 28; shift += 7) {
-        const c = b[pos++]!
-        length += (c & 0x7f) * 2 ** shift
-        if (c < 0x80) return length === size
-      }
-      return false
-    }
+    case 'SNAPPY':
+      return snappyPreamble(b)?.length === size
     case 'GZIP':
       return b[0] === 0x1f && b[1] === 0x8b
     case 'ZSTD':
@@ -1146,6 +1139,20 @@ function unpackWide(
 }
 
 /**
+ * A Snappy block's preamble: the uncompressed length as a ULEB128 varint (at most 5 bytes), and where the
+ * elements start; undefined when the block ends first. The decoder and the side check read it alike.
+ */
+function snappyPreamble(b: Uint8Array): {length: number; at: number} | undefined {
+  let length = 0
+  for (let pos = 0, shift = 0; pos < b.length && shift <= 28; shift += 7) {
+    const c = b[pos++]!
+    length += (c & 0x7f) * 2 ** shift
+    if (c < 0x80) return {length, at: pos}
+  }
+  return undefined
+}
+
+/**
  * Snappy's block format (github.com/google/snappy, format_description.txt): a varint of the length, then
  * literals and copies of 1, 2 or 4-byte offsets. Byte loops, except for long literals: a column's copies
  * are short, and a native call for each cost more than the loop (measured over every page of the
@@ -1154,15 +1161,10 @@ function unpackWide(
  */
 function unsnappy(input: Uint8Array, size: number, out: Uint8Array): Uint8Array {
   const n = input.length
-  let pos = 0
-  let length = 0
-  for (let shift = 0; ; shift += 7) {
-    if (pos >= n || shift > 28) throw new ParquetLayoutError('a Snappy block without its length')
-    const c = input[pos++]!
-    length += (c & 0x7f) * 2 ** shift
-    if (c < 0x80) break
-  }
-  if (length !== size) throw new ParquetLayoutError('a Snappy block of another length than its page')
+  const preamble = snappyPreamble(input)
+  if (!preamble) throw new ParquetLayoutError('a Snappy block without its length')
+  if (preamble.length !== size) throw new ParquetLayoutError('a Snappy block of another length than its page')
+  let pos = preamble.at
   let o = 0
   while (pos < n) {
     const tag = input[pos++]!
