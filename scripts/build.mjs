@@ -215,7 +215,7 @@ const entry = await build({
   format: 'esm',
   platform: 'node',
   target: 'node20.18',
-  external: ['./oclif-main.js'],
+  external: ['./oclif-main.js', './local-fast.js'],
   sourcemap: coverage,
   minifyWhitespace: minify,
   minifySyntax: minify,
@@ -251,6 +251,8 @@ const result = await build({
   // so is the worker thread of `sfl changes` (src/changes/scan-run.ts finds it beside dist/chunks/)
   entryPoints: {
     'oclif-main': 'src/cli/oclif-main.ts',
+    // `sfl stats` and `sfl changes` without oclif (src/cli/local-fast.ts), on the commands' chunks
+    'local-fast': 'src/cli/local-fast.ts',
     commands: 'src/commands/index.ts',
     'hooks/command-not-found': 'src/hooks/command-not-found.ts',
     'change-scan-worker': 'src/changes/scan-worker.ts',

@@ -1,13 +1,13 @@
 import {Command, Interfaces} from '@oclif/core'
 
 import {ExitCode, SflError} from '../errors.js'
-import {redact, registerSecret} from '../api/secrets.js'
+import {registerSecret} from '../api/secrets.js'
 import {objectHooks} from '../io/object-hooks.js'
 import {forTerminal} from '../render/terminal.js'
 import type {OutputFormat} from '../render/formats.js'
 import {globalFlags} from './flags.js'
 import {cliMessage} from './error-words.js'
-import {reportError} from './report-error.js'
+import {errorDocument, reportError} from './report-error.js'
 import {stderrLines} from './stderr-lines.js'
 import {guardStdStreams} from './std-streams.js'
 
@@ -102,22 +102,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     process.stdout.write(`${JSON.stringify(json, null, 2)}\n`)
   }
 
-  /**
-   * oclif's error document, `{"error": {"name", "message"}}`, with the exit code the run ends with (and the
-   * HTTP status when there was one); only these fields: a parse error's own fields hold the argv, which can
-   * hold a key. The error line on stderr stays as it is (README "Exit codes").
-   */
+  /** --json's error document (src/cli/report-error.ts `errorDocument`); the error line on stderr stays. */
   private logJsonError(err: Error & {exitCode?: number; status?: unknown}): void {
-    const exitCode =
-      err instanceof SflError ? err.exitCode : 'parse' in err ? ExitCode.usage : ExitCode.unexpected
-    this.logJson({
-      error: {
-        name: err.name,
-        message: redact(err instanceof SflError ? cliMessage(err) : err.message),
-        exitCode,
-        ...(typeof err.status === 'number' ? {status: err.status} : {}),
-      },
-    })
+    this.logJson(errorDocument(err))
   }
 
   /** A flag or argument mistake: one error line, a hint, the usage line (src/render/usage-error.ts). */

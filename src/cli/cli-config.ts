@@ -89,3 +89,15 @@ export function cliConfigOf(pjson: PackageJson, env: NodeJS.ProcessEnv = process
     helpFlags: [...new Set([...(pjson.oclif?.additionalHelpFlags ?? []), '--help'])],
   }
 }
+
+/**
+ * Pure: oclif's test for help (@oclif/core main.js `helpAddition`): any of the help flags (`--help`, and
+ * package.json oclif.additionalHelpFlags) before a `--`.
+ */
+export function wantsHelp(argv: readonly string[], helpFlags: readonly string[]): boolean {
+  for (const arg of argv) {
+    if (helpFlags.includes(arg)) return true
+    if (arg === '--') return false
+  }
+  return false
+}

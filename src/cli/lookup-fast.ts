@@ -1,7 +1,7 @@
 import {parse} from '@oclif/core/parser'
 
 import {registerSecret} from '../api/secrets.js'
-import type {CliConfig} from './cli-config.js'
+import {wantsHelp, type CliConfig} from './cli-config.js'
 import {Connection, SERVICE_DEFAULTS} from './connection.js'
 import {serviceBaseFlags} from './flags.js'
 import {lookupFlags} from './lookup-definition.js'
@@ -45,18 +45,6 @@ async function parseLookup(argv: string[]) {
   // the same table oclif builds for the command (aggregateFlags: base flags, then the command's own)
   const {flags} = await parse(argv, {flags: {...serviceBaseFlags, ...lookupFlags}, strict: true})
   return flags
-}
-
-/**
- * Pure: oclif's test for help (@oclif/core main.js `helpAddition`): any of the help flags (`--help`, and
- * package.json oclif.additionalHelpFlags) before a `--`.
- */
-export function wantsHelp(argv: readonly string[], helpFlags: readonly string[]): boolean {
-  for (const arg of argv) {
-    if (helpFlags.includes(arg)) return true
-    if (arg === '--') return false
-  }
-  return false
 }
 
 /** The command's init, run, catch and finally (src/cli/base-command.ts, service-command.ts), in order. */

@@ -44,8 +44,11 @@ async function start(argv: string[]): Promise<void> {
   // a single lookup skips oclif's Config, plugins and command classes (src/cli/lookup-fast.ts); help, a
   // batch and whatever its parser refuses come back here and go to oclif
   if (argv[0] === 'lookup' && (await lookupFast(argv.slice(1)))) return
-  // `sfl changes`' worker thread boots on the other core while oclif and the command load
+  // `sfl changes`' worker thread boots on the other core while the command loads
   await prestartScanWorker(argv, import.meta.url)
+  // `sfl stats` and `sfl changes` run without oclif too (src/cli/local-fast.ts); help, usage errors and
+  // what that path does not handle come back here
+  if ((argv[0] === 'stats' || argv[0] === 'changes') && (await localFast(argv))) return
   // oclif checks Node against the engines of its own package.json when it loads; bundled, it cannot find
   // that file and skips the check, but only after evaluating semver (2-4 ms): this turns the check off
   process.env['OCLIF_DISABLE_ENGINE_WARNING'] ??= '1'
@@ -73,6 +76,21 @@ async function lookupFast(argv: string[]): Promise<boolean> {
   const folder = codeCacheFolder((env) => oclifDirs(pjson, env, process.platform).cacheDir, process.env)
   const {exports} = requireWithCodeCache(bundle, {dir: folder?.dir, existing: folder?.existing})
   return (exports as typeof import('./lookup-fast.js')).runLookupFast(argv, cli)
+}
+
+/**
+ * `sfl stats` or `sfl changes` without oclif (src/cli/local-fast.ts, an entry of the ESM build beside
+ * oclif's: dist/local-fast.js). False when the run is oclif's after all.
+ */
+async function localFast(argv: string[]): Promise<boolean> {
+  let cli: CliConfig
+  try {
+    cli = cliConfigOf(readPackageJson(import.meta.url))
+  } catch {
+    return false // oclif reports a missing or broken package.json its own way
+  }
+  const {runLocalFast} = await import('./local-fast.js')
+  return runLocalFast(argv, cli)
 }
 
 /**

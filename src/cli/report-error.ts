@@ -1,7 +1,9 @@
+import {redact} from '../api/secrets.js'
 import {ExitCode, SflError} from '../errors.js'
 import {limitError} from '../io/fs-errors.js'
 import {forTerminal} from '../render/terminal.js'
 import {nextStep} from './error-hints.js'
+import {cliMessage} from './error-words.js'
 
 /**
  * How a run ends on an error that is not a flag or argument mistake (README "Exit codes"), for the base
@@ -29,4 +31,23 @@ export function reportError(
   stderr.write(`Error: unexpected failure: ${forTerminal(err.message)}\n`)
   if (opts.debug && err.stack) stderr.write(`${forTerminal(err.stack)}\n`)
   process.exitCode = ExitCode.unexpected
+}
+
+/**
+ * --json's error document, oclif's `{"error": {"name", "message"}}` with the exit code the run ends with (and
+ * the HTTP status when there was one); only these fields: a parse error's own fields hold the argv, which
+ * can hold a key. The error line on stderr stays as it is (README "Exit codes"). For the base command and
+ * the local commands' run without oclif (src/cli/local-fast.ts) alike.
+ */
+export function errorDocument(err: Error & {status?: unknown}): {error: Record<string, unknown>} {
+  const exitCode =
+    err instanceof SflError ? err.exitCode : 'parse' in err ? ExitCode.usage : ExitCode.unexpected
+  return {
+    error: {
+      name: err.name,
+      message: redact(err instanceof SflError ? cliMessage(err) : err.message),
+      exitCode,
+      ...(typeof err.status === 'number' ? {status: err.status} : {}),
+    },
+  }
 }

@@ -1,8 +1,7 @@
-import {Args, Flags} from '@oclif/core'
-
 import {BaseCommand} from '../cli/base-command.js'
 import {paragraphs} from '../cli/help-text.js'
 import type {ChangesDocument} from '../cli/json-output.js'
+import {changesArgs, changesFlags, runChanges} from '../cli/local-commands.js'
 
 export default class Changes extends BaseCommand<typeof Changes> {
   static override summary = 'Compare two exports: which properties were added, updated or deleted'
@@ -35,41 +34,13 @@ changes, like git diff --exit-code).`
 
   static override enableJsonFlag = true
 
-  static override args = {
-    previous: Args.string({
-      description: 'The earlier export (file, .gz file, --out-dir folder or its _sfl/manifest.json)',
-      required: true,
-    }),
-    current: Args.string({
-      description: 'The later export (file, .gz file, --out-dir folder or its _sfl/manifest.json)',
-      required: true,
-    }),
-  }
-
-  static override flags = {
-    out: Flags.string({description: 'Change file (written atomically); stdout when omitted'}),
-    output: Flags.option({
-      char: 'o',
-      options: ['csv', 'ndjson', 'json'] as const,
-      description: "Change file format [default: from --out's extension, else csv]",
-    })(),
-    'ignore-fields': Flags.string({
-      description: 'Columns left out of the comparison, comma-separated, or none [default: ValuationDate]',
-      delimiter: ',',
-      multiple: true,
-    }),
-    fips: Flags.string({
-      description:
-        'Compare only this county (repeatable, or comma-separated) [default: every county of either export]',
-      delimiter: ',',
-      multiple: true,
-    }),
-    'exit-code': Flags.boolean({description: 'Exit 1 when there are changes (0 when there are none)'}),
-  }
+  // defined once with the run, for this command and the run without oclif (src/cli/local-fast.ts)
+  static override args = changesArgs
+  static override flags = changesFlags
 
   /**
    * SFL_CONTENT_TYPE=json (oclif's switch for --json) applies only when stdout is free, with --out;
-   * --json itself without --out is refused below.
+   * --json itself without --out is refused (src/cli/changes-flags.ts `changesFlagsChecked`).
    */
   override jsonEnabled(): boolean {
     return super.jsonEnabled() && (this.argv.includes('--json') || this.flags?.out !== undefined)
@@ -78,38 +49,18 @@ changes, like git diff --exit-code).`
   async run(): Promise<ChangesDocument> {
     const {args} = await this.parse(Changes)
     const f = this.flags
-    const {changesFlagsChecked, changesRequest} = await import('../cli/changes-flags.js')
-    const flags = {
-      out: f.out,
-      output: f.output,
-      ignoreFields: f['ignore-fields'],
-      fips: f.fips,
-      json: this.jsonEnabled(),
-    }
-    // the flags first, so a mistake costs no download of an s3:// side
-    await changesFlagsChecked(flags)
-    // the worker thread starts now: its start overlaps the modules loaded and the sides checked below
-    const {ScanWorker, scanWorkerUrl} = await import('../changes/scan-run.js')
-    const worker = ScanWorker.start(scanWorkerUrl())
-    try {
-      const changes = await import('../changes/compare.js')
-      this.debugLine(
-        `sfl changes: ${worker ? 'one side on a worker thread, the other on this one' : 'both sides on the main thread'}`,
-      )
-      const {withCleanInterrupt} = await import('../cli/session.js')
-      // an s3:// side is read through a private local copy (src/io/export-source.ts), then checked as a file
-      const {withLocalExports} = await import('../io/export-source.js')
-      const s = await withLocalExports([args.previous, args.current], async ([previous, current]) => {
-        const req = await changesRequest({...flags, previous: previous!, current: current!})
-        // a closed stdout (`| head`) ends it with OutputClosedError: exit 141, quietly (src/cli/base-command.ts)
-        return withCleanInterrupt(() => changes.compareExports({...req, worker}))
-      })
-      this.notice(changes.changeSummaryLine(s))
-      for (const line of changes.oneSidedNotices(s)) this.notice(line)
-      if (f['exit-code'] && s.added + s.updated + s.deleted > 0) process.exitCode = 1
-      return (await import('../cli/json-output.js')).changesDocument(s, args.previous, args.current)
-    } finally {
-      await worker?.end()
-    }
+    return runChanges(
+      {
+        previous: args.previous,
+        current: args.current,
+        out: f.out,
+        output: f.output,
+        ignoreFields: f['ignore-fields'],
+        fips: f.fips,
+        exitCode: f['exit-code'],
+        json: this.jsonEnabled(),
+      },
+      {notice: (line) => this.notice(line), debugLine: this.debugLine},
+    )
   }
 }

@@ -1,8 +1,7 @@
-import {Args, Flags} from '@oclif/core'
-
 import {BaseCommand} from '../cli/base-command.js'
-import type {StatsDocument} from '../stats/render.js'
 import {paragraphs} from '../cli/help-text.js'
+import {runStats, statsArgs, statsFlags} from '../cli/local-commands.js'
+import type {StatsDocument} from '../stats/render.js'
 
 export default class Stats extends BaseCommand<typeof Stats> {
   static override summary =
@@ -29,46 +28,22 @@ document as county-export --stats-json. Sends no request. Exit 2 when the export
 
   static override enableJsonFlag = true
 
-  static override args = {
-    file: Args.string({
-      description:
-        'The export: a CSV, NDJSON, JSON or Parquet file (or .csv.gz, .ndjson.gz, .json.gz), an --out-dir folder or its _sfl/manifest.json',
-      required: true,
-    }),
-  }
-
-  static override flags = {
-    'by-county': Flags.boolean({
-      description:
-        "Also the statistics of each county (a folder's: its manifest's counties; a file's: by Fips)",
-    }),
-    output: Flags.option({
-      char: 'o',
-      options: ['table', 'json'] as const,
-      default: 'table',
-      description: 'Output format (json: deprecated, use --json)',
-    })(),
-  }
+  // defined once with the run, for this command and the run without oclif (src/cli/local-fast.ts)
+  static override args = statsArgs
+  static override flags = statsFlags
 
   async run(): Promise<StatsDocument> {
     const {args} = await this.parse(Stats)
-    const byCounty = this.flags['by-county']
-    const {statsOfFile} = await import('../jobs/file-stats.js')
-    const {renderStats, statsDocument} = await import('../stats/render.js')
-    const {forTerminal} = await import('../render/terminal.js')
-    // an s3:// export is read through a private local copy (src/io/export-source.ts)
-    const {withLocalExports} = await import('../io/export-source.js')
-    const s = await withLocalExports([args.file], ([path]) => statsOfFile(path!, byCounty))
-    const doc = statsDocument(s.run, byCounty ? s.counties : [])
+    const json = this.jsonEnabled()
+    const deprecatedJson = !json && this.flags.output === 'json'
+    const doc = await runStats(args.file, {
+      byCounty: this.flags['by-county'],
+      table: !json && !deprecatedJson,
+    })
     // --json: oclif prints the returned document, and nothing else goes to stdout
-    if (this.jsonEnabled()) return doc
-    if (this.flags.output === 'json') {
+    if (deprecatedJson) {
       this.warn((await import('../cli/json-output.js')).OUTPUT_JSON_DEPRECATED)
       process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`)
-    } else {
-      const lines = renderStats(args.file, s.run)
-      if (byCounty) for (const c of s.counties) lines.push(...renderStats(`county ${c.fips}`, c.report))
-      process.stdout.write(`${lines.map((l) => forTerminal(l)).join('\n')}\n`)
     }
     return doc
   }

@@ -46,12 +46,13 @@ export type {OutputTarget} from './output-target.js'
 
 abstract class StreamTarget implements OutputTarget {
   protected failure: Error | undefined
+  protected readonly onError = (error: unknown): void => this.fail(error)
 
   constructor(
     protected readonly stream: Writable,
     private readonly onFailure: (error: Error) => void,
   ) {
-    stream.on('error', (error) => this.fail(error))
+    stream.on('error', this.onError)
   }
 
   protected abstract describe(error: unknown): Error
@@ -106,6 +107,8 @@ export class StdoutTarget extends StreamTarget {
 
   /** Hand stdout back (the summary may follow). */
   release(): void {
+    // this run's listener goes (a process that runs many, the library's or a test's, would gather them)
+    this.stream.off('error', this.onError)
     // a stdout that already failed stays quiet: oclif's final flush would throw the same error again
     if (this.failure) this.stream.on('error', () => undefined)
     else for (const l of this.others) this.stream.on('error', l)

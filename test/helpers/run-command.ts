@@ -22,7 +22,30 @@ export async function runCommand(
   argv: string[],
   env: Record<string, string | undefined> = {},
 ): Promise<Captured> {
-  config ??= await Config.load({root: ROOT})
+  const loaded = (config ??= await Config.load({root: ROOT}))
+  return captureRun(
+    () => cmd.run(argv, loaded),
+    env,
+    (error) => {
+      const e = error as {oclif?: {exit?: number}; message: string}
+      process.exitCode = e.oclif?.exit ?? 1
+      return `${e.message}\n`
+    },
+  )
+}
+
+/**
+ * Run `fn` in-process with `env` as the only SFL_* variables (SFL_CONFIG_DIR a folder that does not exist
+ * unless given), capturing stdout, stderr, the exit code it set and what it returned. A throw is `thrown`'s
+ * to turn into stderr text and an exit code (default: rethrown).
+ */
+export async function captureRun(
+  fn: () => Promise<unknown>,
+  env: Record<string, string | undefined> = {},
+  thrown: (error: unknown) => string = (error) => {
+    throw error
+  },
+): Promise<Captured> {
   const saved: Record<string, string | undefined> = {}
   for (const k of Object.keys(process.env)) if (k.startsWith('SFL_')) saved[k] = process.env[k]
   for (const k of Object.keys(saved)) delete process.env[k]
@@ -41,11 +64,9 @@ export async function runCommand(
   process.exitCode = undefined
   let result: unknown
   try {
-    result = await cmd.run(argv, config)
+    result = await fn()
   } catch (error) {
-    const e = error as {oclif?: {exit?: number}; message: string}
-    stderr += `${e.message}\n`
-    process.exitCode = e.oclif?.exit ?? 1
+    stderr += thrown(error)
   } finally {
     out.mockRestore()
     err.mockRestore()

@@ -63,6 +63,19 @@ describe('output targets', () => {
     )
   })
 
+  it("stdout's error listeners are as they were after each run, committed or aborted (a process runs many)", async () => {
+    const sink = collecting()
+    const theirs = () => undefined
+    sink.on('error', theirs)
+    for (let run = 0; run < 12; run++) {
+      const t = new StdoutTarget(() => undefined, sink)
+      t.write('x\n')
+      if (run % 2) await t.commit()
+      else await t.abort()
+      expect(sink.listeners('error')).toEqual([theirs])
+    }
+  })
+
   it('a file target replaces the file only on commit, and abort leaves the old one', async () => {
     const d = mkdtempSync(join(tmpdir(), 'sfl-output-'))
     const out = join(d, 'o.ndjson')

@@ -1,0 +1,146 @@
+import * as Args from '@oclif/core/args'
+import * as Flags from '@oclif/core/flags'
+
+import type {ChangesDocument} from './json-output.js'
+import type {StatsDocument} from '../stats/render.js'
+
+/**
+ * The two commands that read files and send no request, `sfl stats` and `sfl changes`, defined once: their
+ * arguments, flags and runs, used by the oclif commands (src/commands/stats.ts, changes.ts: help, usage
+ * errors, the in-process tests) and by the path that runs them without oclif (src/cli/local-fast.ts: issue
+ * 32, oclif's Config and command classes cost 50-60 ms of a comparison DuckDB finishes in 0.2 s). The
+ * builders come from oclif's own flags and args modules, not its index, and a run loads its modules when it
+ * runs, so this file is light to load.
+ */
+
+export const statsArgs = {
+  file: Args.string({
+    description:
+      'The export: a CSV, NDJSON, JSON or Parquet file (or .csv.gz, .ndjson.gz, .json.gz), an --out-dir folder or its _sfl/manifest.json',
+    required: true,
+  }),
+}
+
+export const statsFlags = {
+  'by-county': Flags.boolean({
+    description:
+      "Also the statistics of each county (a folder's: its manifest's counties; a file's: by Fips)",
+  }),
+  output: Flags.option({
+    char: 'o',
+    options: ['table', 'json'] as const,
+    default: 'table',
+    description: 'Output format (json: deprecated, use --json)',
+  })(),
+}
+
+export const changesArgs = {
+  previous: Args.string({
+    description: 'The earlier export (file, .gz file, --out-dir folder or its _sfl/manifest.json)',
+    required: true,
+  }),
+  current: Args.string({
+    description: 'The later export (file, .gz file, --out-dir folder or its _sfl/manifest.json)',
+    required: true,
+  }),
+}
+
+export const changesFlags = {
+  out: Flags.string({description: 'Change file (written atomically); stdout when omitted'}),
+  output: Flags.option({
+    char: 'o',
+    options: ['csv', 'ndjson', 'json'] as const,
+    description: "Change file format [default: from --out's extension, else csv]",
+  })(),
+  'ignore-fields': Flags.string({
+    description: 'Columns left out of the comparison, comma-separated, or none [default: ValuationDate]',
+    delimiter: ',',
+    multiple: true,
+  }),
+  fips: Flags.string({
+    description:
+      'Compare only this county (repeatable, or comma-separated) [default: every county of either export]',
+    delimiter: ',',
+    multiple: true,
+  }),
+  'exit-code': Flags.boolean({description: 'Exit 1 when there are changes (0 when there are none)'}),
+}
+
+/** What a local run prints besides its output: notices (not under --quiet) and --debug lines. */
+export interface LocalIo {
+  notice: (line: string) => void
+  debugLine: (line: string) => void
+}
+
+/**
+ * `sfl stats FILE`: the statistics document, printed as tables when `table` (otherwise the caller prints
+ * the document: --json, or the deprecated `--output json`, which the oclif command warns of).
+ */
+export async function runStats(
+  file: string,
+  opts: {byCounty: boolean; table: boolean},
+): Promise<StatsDocument> {
+  const {statsOfFile} = await import('../jobs/file-stats.js')
+  const {renderStats, statsDocument} = await import('../stats/render.js')
+  // an s3:// export is read through a private local copy (src/io/export-source.ts)
+  const {withLocalExports} = await import('../io/export-source.js')
+  const s = await withLocalExports([file], ([path]) => statsOfFile(path!, opts.byCounty))
+  const doc = statsDocument(s.run, opts.byCounty ? s.counties : [])
+  if (opts.table) {
+    const {forTerminal} = await import('../render/terminal.js')
+    const lines = renderStats(file, s.run)
+    if (opts.byCounty) for (const c of s.counties) lines.push(...renderStats(`county ${c.fips}`, c.report))
+    process.stdout.write(`${lines.map((l) => forTerminal(l)).join('\n')}\n`)
+  }
+  return doc
+}
+
+/** `sfl changes` as parsed: its two sides and flags. */
+export interface ChangesInput {
+  previous: string
+  current: string
+  out?: string | undefined
+  output?: 'csv' | 'ndjson' | 'json' | undefined
+  ignoreFields?: string[] | undefined
+  fips?: string[] | undefined
+  exitCode: boolean
+  /** --json: the summary document goes to stdout (the caller prints it), so the change file needs --out. */
+  json: boolean
+}
+
+/** `sfl changes PREVIOUS CURRENT`: the change file written, its summary said, the summary document returned. */
+export async function runChanges(input: ChangesInput, io: LocalIo): Promise<ChangesDocument> {
+  const {changesFlagsChecked, changesRequest} = await import('./changes-flags.js')
+  const flags = {
+    out: input.out,
+    output: input.output,
+    ignoreFields: input.ignoreFields,
+    fips: input.fips,
+    json: input.json,
+  }
+  // the flags first, so a mistake costs no download of an s3:// side
+  await changesFlagsChecked(flags)
+  // the worker thread starts now: its start overlaps the modules loaded and the sides checked below
+  const {ScanWorker, scanWorkerUrl} = await import('../changes/scan-run.js')
+  const worker = ScanWorker.start(scanWorkerUrl())
+  try {
+    const changes = await import('../changes/compare.js')
+    io.debugLine(
+      `sfl changes: ${worker ? 'one side on a worker thread, the other on this one' : 'both sides on the main thread'}`,
+    )
+    const {withCleanInterrupt} = await import('./session.js')
+    // an s3:// side is read through a private local copy (src/io/export-source.ts), then checked as a file
+    const {withLocalExports} = await import('../io/export-source.js')
+    const s = await withLocalExports([input.previous, input.current], async ([previous, current]) => {
+      const req = await changesRequest({...flags, previous: previous!, current: current!})
+      // a closed stdout (`| head`) ends it with OutputClosedError: exit 141, quietly (src/cli/report-error.ts)
+      return withCleanInterrupt(() => changes.compareExports({...req, worker}))
+    })
+    io.notice(changes.changeSummaryLine(s))
+    for (const line of changes.oneSidedNotices(s)) io.notice(line)
+    if (input.exitCode && s.added + s.updated + s.deleted > 0) process.exitCode = 1
+    return (await import('./json-output.js')).changesDocument(s, input.previous, input.current)
+  } finally {
+    await worker?.end()
+  }
+}
