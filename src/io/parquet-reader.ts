@@ -162,6 +162,18 @@ export interface RowSums {
   fingerprint(v: ColumnValues, from: number, to: number): {la: Int32Array; lb: Int32Array}
 }
 
+/**
+ * Rows a reader wants to know hold a value, not which (src/jobs/file-stats.ts: a record carries a loan when
+ * any AssumableMortgage column holds one): for the columns in `columns`, each row whose definition level
+ * says it holds a value sets its byte of `mask` to 1, and nothing else of the column is decoded (its
+ * dictionary and values are skipped, a DATA_PAGE_V2's values not even decompressed). Such a column's
+ * values come back empty and its `slot` array unwritten.
+ */
+export interface RowPresence {
+  columns: ReadonlySet<number>
+  mask: Uint8Array
+}
+
 export interface RowGroupInfo {
   /** The file's row number of the group's first row. */
   first: number
@@ -234,7 +246,12 @@ export class ParquetColumns {
    * The values of `columns` in row group `g` (one read of their bytes). They hold until the next call:
    * its values take the arrays of this one's for the same columns (a scan keeps one group at a time).
    */
-  readGroup(g: number, columns: readonly ParquetColumn[], sums?: RowSums): ColumnValues[] {
+  readGroup(
+    g: number,
+    columns: readonly ParquetColumn[],
+    sums?: RowSums,
+    present?: RowPresence,
+  ): ColumnValues[] {
     if (this.fd === undefined) throw new Error(`${this.path}: closed`)
     const chunks = this.metadata.row_groups[g]!.columns
     const spans = columns.map((c) => chunkSpan(chunkMeta(chunks[c.index]!.meta_data)))
@@ -251,6 +268,7 @@ export class ParquetColumns {
         rows,
         this.last.get(c.index),
         sums?.summed.has(c.index) ? sums : undefined,
+        present?.columns.has(c.index) ? present.mask : undefined,
       )
       this.last.set(c.index, v)
       return v
@@ -405,6 +423,7 @@ function decodeChunk(
   rows: number,
   reuse: ColumnValues | undefined,
   sums?: RowSums,
+  presence?: Uint8Array,
 ): ColumnValues {
   const byteCap = column.physical === 'BYTE_ARRAY' ? Number(m.total_uncompressed_size) : 0
   // the arrays of the column's last group, when the caller is done with it: no allocation per group
@@ -430,8 +449,12 @@ function decodeChunk(
     const body = bytes.subarray(r.pos, r.pos + h.compressed)
     r.pos += h.compressed
     if (h.type === DICTIONARY_PAGE) {
-      const page = decompress(m.codec, body, h.uncompressed)
       if (dictionary >= 0 || row > 0) throw new ParquetLayoutError(`${column.name}: a second dictionary page`)
+      if (presence) {
+        dictionary = h.values // only whether rows hold a value is wanted: no value is read
+        continue
+      }
+      const page = decompress(m.codec, body, h.uncompressed)
       reserve(out, h.values)
       bytesUsed = plainValues(out, page, 0, h.values, bytesUsed)
       dictionary = h.values
@@ -439,6 +462,12 @@ function decodeChunk(
       continue
     }
     if (h.type !== DATA_PAGE && h.type !== DATA_PAGE_V2) continue // an index page: nothing to read
+    if (row + h.values > rows) throw new ParquetLayoutError(`${column.name}: more values than rows`)
+    if (presence) {
+      markPresent(column, m.codec, h, body, presence, row)
+      row += h.values
+      continue
+    }
     let page: Uint8Array
     let levels: Uint8Array | undefined
     let levelsAt = 0
@@ -461,7 +490,6 @@ function decodeChunk(
         at = levelsEnd
       }
     }
-    if (row + h.values > rows) throw new ParquetLayoutError(`${column.name}: more values than rows`)
     const defs = column.optional && levels ? {b: levels, start: levelsAt, end: levelsEnd} : undefined
     const present = defs ? presentCount(defs.b, defs.start, defs.end, h.values) : h.values
     if (h.encoding === ENC_RLE_DICTIONARY || h.encoding === ENC_PLAIN_DICTIONARY) {
@@ -488,6 +516,56 @@ function decodeChunk(
     row += h.values
   }
   return out
+}
+
+/**
+ * One data page of a column read for presence only (RowPresence): its `h.values` rows from `row` marked in
+ * `mask` where their definition level is 1; a REQUIRED column's rows all hold a value. Only a DATA_PAGE
+ * (v1) is decompressed, its levels being inside its compressed body.
+ */
+function markPresent(
+  column: ParquetColumn,
+  codec: string,
+  h: PageHeader,
+  body: Uint8Array,
+  mask: Uint8Array,
+  row: number,
+): void {
+  if (!column.optional) {
+    mask.fill(1, row, row + h.values)
+    return
+  }
+  let defs: {b: Uint8Array; start: number; end: number}
+  if (h.type === DATA_PAGE_V2) {
+    if (h.repLength) throw new ParquetLayoutError(`${column.name}: repetition levels`)
+    defs = {b: body, start: 0, end: h.defLength}
+  } else {
+    if (h.defEncoding !== ENC_RLE) throw new ParquetLayoutError(`${column.name}: bit-packed levels`)
+    const page = decompress(codec, body, h.uncompressed)
+    defs = {b: page, start: 4, end: 4 + u32(page, 0)}
+  }
+  const {b, end} = defs
+  let pos = defs.start
+  let r = 0
+  while (r < h.values) {
+    const run = runHeader(b, pos, end)
+    pos = run.pos
+    if ((run.header & 1) === 1) {
+      const count = (run.header >>> 1) * 8
+      const stop = Math.min(count, h.values - r)
+      if (pos + Math.ceil(stop / 8) > end) throw new ParquetLayoutError('a bit-packed run past its page')
+      for (let i = 0; i < stop; i++) mask[row + r + i]! |= (b[pos + (i >> 3)]! >> (i & 7)) & 1
+      pos += count / 8
+      r += count
+    } else {
+      const count = Math.min(run.header >>> 1, h.values - r)
+      if (pos >= end) throw new ParquetLayoutError('a repeated run past its page')
+      const v = b[pos++]!
+      if (v > 1) throw new ParquetLayoutError('a definition level above 1')
+      if (v === 1) mask.fill(1, row + r, row + r + count)
+      r += count
+    }
+  }
 }
 
 /** A column chunk's pages up to its first data page: headers that fit, bodies that start as `codec`'s do. */

@@ -101,6 +101,14 @@ function readEach<T>(v: ColumnValues, cellOf: CellOf, read: (x: FlatValue) => T)
   return out
 }
 
+/** `boolOf` of each slot's value; a BOOLEAN column's straight from its 0 and 1 (a slot a row, most often). */
+function flagsOf(v: ColumnValues, cellOf: CellOf): Array<boolean | null> {
+  if (v.column.kind !== 'boolean') return readEach(v, cellOf, (x) => boolOf(x))
+  const out = new Array<boolean>(v.size)
+  for (let s = 0; s < v.size; s++) out[s] = v.num[s] === 1
+  return out
+}
+
 /** `numberOf` of each slot's value, NaN for none. */
 function numbersOf(v: ColumnValues, cellOf: CellOf): Float64Array {
   const out = new Float64Array(v.size)
@@ -141,11 +149,19 @@ async function parquetFacts(
     `${LOAN}EstimatedEquity`,
   ].map(named)
   const loans = pq.columns.filter((c) => c.name.startsWith(LOAN))
-  const wanted = [...new Set([...flags, cra, value, confidence, fips, loanType, rate, equity, ...loans])]
+  const valued = [...flags, cra, value, confidence, fips, loanType, rate, equity]
+  // a loan column that is not text and not read for its values: only whether each row holds a value
+  // (src/io/parquet-reader.ts RowPresence: its values are never decoded); a text's value must be read,
+  // as an empty text is no loan
+  const presenceOnly = loans.filter((c) => c.kind !== 'string' && !valued.includes(c))
+  const wanted = [...new Set([...valued, ...loans])]
   const columns = wanted.filter((c): c is ParquetColumn => c !== undefined)
+  const presence = new Set(presenceOnly.map((c) => c.index))
   const facts = emptyFacts()
   for (let g = 0; g < pq.groups.length; g++) {
-    const values = pq.readGroup(g, columns)
+    const rows = pq.groups[g]!.rows
+    const loan = new Uint8Array(rows)
+    const values = pq.readGroup(g, columns, undefined, {columns: presence, mask: loan})
     const of = (c: ParquetColumn | undefined) => (c ? values[columns.indexOf(c)] : undefined)
     const flagV = flags.map(of)
     const [craV, valueV, confidenceV, fipsV, typeV, rateV, equityV] = [
@@ -158,7 +174,7 @@ async function parquetFacts(
       equity,
     ].map(of)
     // each distinct value read once, by the facts' own readers
-    const flagOf = flagV.map((v) => v && readEach(v, cellOf, (x) => boolOf(x)))
+    const flagOf = flagV.map((v) => v && flagsOf(v, cellOf))
     const craOf = craV && readEach(craV, cellOf, textOf)
     const fipsOf = fipsV && readEach(fipsV, cellOf, (x) => (x === null ? undefined : String(x)))
     const typeOf = typeV && readEach(typeV, cellOf, textOf)
@@ -166,9 +182,8 @@ async function parquetFacts(
     const confidenceOf = confidenceV && numbersOf(confidenceV, cellOf)
     const rateOf = rateV && numbersOf(rateV, cellOf)
     const equityOf = equityV && numbersOf(equityV, cellOf)
-    const rows = pq.groups[g]!.rows
-    const loan = new Uint8Array(rows)
     for (const c of loans) {
+      if (presence.has(c.index)) continue
       const v = of(c)!
       for (let r = 0; r < rows; r++) {
         const slot = v.slot[r]!

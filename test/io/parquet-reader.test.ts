@@ -73,6 +73,30 @@ async function picked(path: string, every: number): Promise<Array<[number, Parqu
   }
 }
 
+/**
+ * For every column of every group: read for presence only (RowPresence), the rows marked are those whose
+ * slot a full read gives (a value, not null); the values are left undecoded.
+ */
+async function presenceAgrees(path: string): Promise<void> {
+  const pq = await ParquetColumns.open(path)
+  try {
+    for (let g = 0; g < pq.groups.length; g++) {
+      const rows = pq.groups[g]!.rows
+      const full = pq
+        .readGroup(g, pq.columns)
+        .map((v) => Uint8Array.from(v.slot.subarray(0, rows), (s) => (s >= 0 ? 1 : 0)))
+      for (const c of pq.columns) {
+        const mask = new Uint8Array(rows)
+        const [v] = pq.readGroup(g, [c], undefined, {columns: new Set([c.index]), mask})
+        expect(v!.size, c.name).toBe(0)
+        expect(mask, `${c.name} in group ${g}`).toEqual(full[c.index])
+      }
+    }
+  } finally {
+    pq.close()
+  }
+}
+
 const SELECT = `SELECT i AS id, CASE WHEN i % 5 = 0 THEN NULL ELSE 'x' || (i % 7) END AS s,
   CASE WHEN i % 3 = 0 THEN NULL ELSE (i * 1.5)::DOUBLE END AS d, i % 2 = 0 AS b,
   DATE '2024-01-01' + i::INTEGER AS dt, TIMESTAMP '2024-01-01 10:00:00' + INTERVAL (i) SECOND AS ts,
@@ -103,8 +127,35 @@ describe('the Parquet column reader', () => {
       for (const [row, rec] of await picked(path, 97)) expect(rec).toEqual(expected[row])
       // the side check's look at the first pages takes every codec's bodies as whole
       expect(await pagesLookWhole(path)).toBe(true)
+      await presenceAgrees(path)
     },
   )
+
+  it('presence only (RowPresence) of REQUIRED columns (no definition levels): every row', async () => {
+    const {parquetWriteBuffer} = await import('hyparquet-writer')
+    const path = join(dir, `${n++}-required.parquet`)
+    const ids = Array.from({length: 2500}, (_, i) => i)
+    const buffer = parquetWriteBuffer({
+      columnData: [
+        {name: 'id', data: ids, type: 'INT32', nullable: false},
+        {name: 's', data: ids.map((i) => `x${i % 3}`), type: 'STRING', nullable: false},
+        {name: 'd', data: ids.map((i) => (i % 4 === 0 ? null : i * 1.5)), type: 'DOUBLE'},
+      ],
+      rowGroupSize: 1000,
+    })
+    writeFileSync(path, new Uint8Array(buffer))
+    const pq = await ParquetColumns.open(path)
+    try {
+      expect(pq.columns.map((c) => [c.name, c.optional])).toEqual([
+        ['id', false],
+        ['s', false],
+        ['d', true],
+      ])
+    } finally {
+      pq.close()
+    }
+    await presenceAgrees(path)
+  })
 
   it('zstd: read when node:zlib has it, else left to the record reader (a ParquetLayoutError)', async () => {
     const path = join(dir, `${n++}-zstd.parquet`)
@@ -162,6 +213,7 @@ describe('the Parquet column reader', () => {
           for await (const r of readParquetRecords(path)) expected.push(r)
           expect(await byColumns(path)).toEqual(expected)
           for (const [row, rec] of await picked(path, every)) expect(rec).toEqual(expected[row])
+          await presenceAgrees(path)
         },
       ),
       {numRuns: 40},
