@@ -108,6 +108,30 @@ export interface ChangesInput {
   json: boolean
 }
 
+/** `sfl changes`' arguments and flags as oclif's parser gives them, as the run takes them (both paths). */
+export function changesInput(
+  args: {previous: string; current: string},
+  flags: {
+    out?: string | undefined
+    output?: 'csv' | 'ndjson' | 'json' | undefined
+    'ignore-fields'?: string[] | undefined
+    fips?: string[] | undefined
+    'exit-code': boolean
+  },
+  json: boolean,
+): ChangesInput {
+  return {
+    previous: args.previous,
+    current: args.current,
+    out: flags.out,
+    output: flags.output,
+    ignoreFields: flags['ignore-fields'],
+    fips: flags.fips,
+    exitCode: flags['exit-code'],
+    json,
+  }
+}
+
 /** `sfl changes PREVIOUS CURRENT`: the change file written, its summary said, the summary document returned. */
 export async function runChanges(input: ChangesInput, io: LocalIo): Promise<ChangesDocument> {
   const {changesFlagsChecked, changesRequest} = await import('./changes-flags.js')

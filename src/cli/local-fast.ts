@@ -9,6 +9,7 @@ import {globalFlags} from './flags.js'
 import {
   changesArgs,
   changesFlags,
+  changesInput,
   runChanges,
   runStats,
   statsArgs,
@@ -87,20 +88,7 @@ async function changesRun(argv: string[]): Promise<ParsedRun | undefined> {
     debug: flags.debug,
     quiet: flags.quiet,
     json: flags.json,
-    run: (io) =>
-      runChanges(
-        {
-          previous: args.previous,
-          current: args.current,
-          out: flags.out,
-          output: flags.output,
-          ignoreFields: flags['ignore-fields'],
-          fips: flags.fips,
-          exitCode: flags['exit-code'],
-          json: flags.json,
-        },
-        io,
-      ),
+    run: (io) => runChanges(changesInput(args, flags, flags.json), io),
   }
 }
 

@@ -1,7 +1,7 @@
 import {BaseCommand} from '../cli/base-command.js'
 import {paragraphs} from '../cli/help-text.js'
 import type {ChangesDocument} from '../cli/json-output.js'
-import {changesArgs, changesFlags, runChanges} from '../cli/local-commands.js'
+import {changesArgs, changesFlags, changesInput, runChanges} from '../cli/local-commands.js'
 
 export default class Changes extends BaseCommand<typeof Changes> {
   static override summary = 'Compare two exports: which properties were added, updated or deleted'
@@ -48,19 +48,9 @@ changes, like git diff --exit-code).`
 
   async run(): Promise<ChangesDocument> {
     const {args} = await this.parse(Changes)
-    const f = this.flags
-    return runChanges(
-      {
-        previous: args.previous,
-        current: args.current,
-        out: f.out,
-        output: f.output,
-        ignoreFields: f['ignore-fields'],
-        fips: f.fips,
-        exitCode: f['exit-code'],
-        json: this.jsonEnabled(),
-      },
-      {notice: (line) => this.notice(line), debugLine: this.debugLine},
-    )
+    return runChanges(changesInput(args, this.flags, this.jsonEnabled()), {
+      notice: (line) => this.notice(line),
+      debugLine: this.debugLine,
+    })
   }
 }
