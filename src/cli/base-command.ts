@@ -5,6 +5,7 @@ import {registerSecret} from '../api/secrets.js'
 import {objectHooks} from '../io/object-hooks.js'
 import {forTerminal} from '../render/terminal.js'
 import type {OutputFormat} from '../render/formats.js'
+import type {UsageContext} from '../render/usage-error.js'
 import {globalFlags} from './flags.js'
 import {cliMessage} from './error-words.js'
 import {errorDocument, reportError} from './report-error.js'
@@ -79,18 +80,27 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected override async catch(
     err: Error & {exitCode?: number; oclif?: {exit?: number}},
   ): Promise<unknown> {
-    // --json: the error is also the one JSON document on stdout (oclif's own catch prints it for the rest)
-    if (this.jsonEnabled() && (err.oclif?.exit === undefined || 'parse' in err)) this.logJsonError(err)
     const oclif = err instanceof SflError ? undefined : err.oclif
+    // a flag or argument mistake: the one line, a hint, the usage line; a flag value oclif could not parse
+    // ("Parsing --timeout") too
+    const usage = oclif?.exit !== undefined && ('parse' in err || /^Parsing --/.test(err.message))
+    const ctx = usage ? await this.usageContext(err) : undefined
+    // --json: the error is also the one JSON document on stdout (oclif's own catch prints it for the rest),
+    // a usage mistake's message the line stderr shows, not oclif's text of several lines
+    if (this.jsonEnabled() && (err.oclif?.exit === undefined || usage))
+      this.logJson(errorDocument(err, ctx && ctx.render.usageErrorLine(forTerminal(err.message), ctx.of)))
     if (oclif?.exit === undefined) {
       reportError(err, {message: (e) => this.errorMessage(e), debug: Boolean(this.flags?.debug)})
       return undefined
     }
     // oclif's own parse errors (unknown flag, bad option) are usage errors: exit 2
     if (oclif.exit !== 0) oclif.exit = ExitCode.usage
+    if (ctx) {
+      process.stderr.write(ctx.render.usageErrorText(forTerminal(err.message), ctx.of))
+      process.exitCode = ExitCode.usage
+      return undefined
+    }
     err.message = forTerminal(err.message)
-    // the one line, a hint, the usage line; a flag value oclif could not parse ("Parsing --timeout") too
-    if ('parse' in err || /^Parsing --/.test(err.message)) return this.usageError(err)
     return super.catch(err)
   }
 
@@ -102,14 +112,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     process.stdout.write(`${JSON.stringify(json, null, 2)}\n`)
   }
 
-  /** --json's error document (src/cli/report-error.ts `errorDocument`); the error line on stderr stays. */
-  private logJsonError(err: Error & {exitCode?: number; status?: unknown}): void {
-    this.logJson(errorDocument(err))
-  }
-
-  /** A flag or argument mistake: one error line, a hint, the usage line (src/render/usage-error.ts). */
-  private async usageError(err: Error & {args?: unknown}): Promise<void> {
-    const {usageErrorText} = await import('../render/usage-error.js')
+  /** What a usage mistake's lines are made from (src/render/usage-error.ts, loaded only for one). */
+  private async usageContext(err: Error & {args?: unknown}) {
+    const render = await import('../render/usage-error.js')
     const ctor = this.constructor as typeof BaseCommand
     const example = ctor.examples?.[0]
     const text = typeof example === 'string' ? example : example?.command
@@ -119,16 +124,14 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
           .map((a: {name?: unknown}) => (typeof a.name === 'string' ? a.name : ''))
           .filter((n) => n !== '')
       : undefined
-    process.stderr.write(
-      usageErrorText(err.message, {
-        bin: this.config.bin,
-        id: this.id ?? '',
-        flags: Object.keys({...ctor.baseFlags, ...ctor.flags}),
-        args: Object.entries(ctor.args ?? {}).map(([name, a]) => ({name, description: a.description})),
-        missingArgs: missing,
-        example: text?.replace(/<%= config.bin %>/g, this.config.bin),
-      }),
-    )
-    process.exitCode = ExitCode.usage
+    const of: UsageContext = {
+      bin: this.config.bin,
+      id: this.id ?? '',
+      flags: Object.keys({...ctor.baseFlags, ...ctor.flags}),
+      args: Object.entries(ctor.args ?? {}).map(([name, a]) => ({name, description: a.description})),
+      missingArgs: missing,
+      example: text?.replace(/<%= config.bin %>/g, this.config.bin),
+    }
+    return {render, of}
   }
 }

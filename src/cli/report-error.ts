@@ -39,13 +39,21 @@ export function reportError(
  * can hold a key. The error line on stderr stays as it is (README "Exit codes"). For the base command and
  * the local commands' run without oclif (src/cli/local-fast.ts) alike.
  */
-export function errorDocument(err: Error & {status?: unknown}): {error: Record<string, unknown>} {
+export function errorDocument(
+  err: Error & {status?: unknown},
+  /** A usage mistake's one line (src/render/usage-error.ts `usageErrorLine`), for oclif's text of several. */
+  usageLine?: string,
+): {error: Record<string, unknown>} {
   const exitCode =
-    err instanceof SflError ? err.exitCode : 'parse' in err ? ExitCode.usage : ExitCode.unexpected
+    err instanceof SflError
+      ? err.exitCode
+      : usageLine !== undefined || 'parse' in err
+        ? ExitCode.usage
+        : ExitCode.unexpected
   return {
     error: {
       name: err.name,
-      message: redact(err instanceof SflError ? cliMessage(err) : err.message),
+      message: redact(usageLine ?? (err instanceof SflError ? cliMessage(err) : err.message)),
       exitCode,
       ...(typeof err.status === 'number' ? {status: err.status} : {}),
     },

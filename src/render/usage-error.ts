@@ -19,20 +19,8 @@ export interface UsageContext {
 }
 
 export function usageErrorText(message: string, ctx: UsageContext): string {
-  let first = message.split('\n')[0]!.trim()
+  const first = usageErrorLine(message, ctx)
   const id = ctx.id.replace(/:/g, ' ')
-  // oclif's "Missing 1 required arg:" lists the names on the lines below, which a one-line error drops
-  if (/^Missing \d+ required args?/.test(first) && ctx.missingArgs?.length) {
-    const described = ctx.missingArgs.map((name) => {
-      const d = ctx.args?.find((a) => a.name === name)?.description
-      return `${name.toUpperCase()}${d ? ` (${d})` : ''}`
-    })
-    first = `missing the required argument${described.length > 1 ? 's' : ''} ${described.join(', ')}`
-  }
-  // oclif's "Parsing --timeout \n Expected an integer greater than or equal to 1 but received: 0": one line
-  // that names the flag, the value and the fix
-  const parsed = parseFailure(message)
-  if (parsed !== undefined) first = parsed
   const lines = [`Error: ${first}`]
   const unknown = /^Nonexistent flags?: (.+)$/.exec(first)
   if (unknown) {
@@ -63,6 +51,28 @@ export function usageErrorText(message: string, ctx: UsageContext): string {
   lines.push(`Usage: ${ctx.bin} ${id}${args} [FLAGS]${ctx.example ? `   e.g. ${ctx.example}` : ''}`)
   lines.push(`See all flags: ${ctx.bin} ${id} --help`)
   return `${lines.join('\n')}\n`
+}
+
+/**
+ * A usage mistake's one line, without `Error: ` (the first line of `usageErrorText`, and the message of
+ * --json's error document, so a script reads what a person reads): oclif's message cut to its first line,
+ * its missing arguments named, a flag value it could not parse said with the fix.
+ */
+export function usageErrorLine(message: string, ctx: UsageContext): string {
+  // oclif's "Parsing --timeout \n Expected an integer greater than or equal to 1 but received: 0": one line
+  // that names the flag, the value and the fix
+  const parsed = parseFailure(message)
+  if (parsed !== undefined) return parsed
+  const first = message.split('\n')[0]!.trim()
+  // oclif's "Missing 1 required arg:" lists the names on the lines below, which a one-line error drops
+  if (/^Missing \d+ required args?/.test(first) && ctx.missingArgs?.length) {
+    const described = ctx.missingArgs.map((name) => {
+      const d = ctx.args?.find((a) => a.name === name)?.description
+      return `${name.toUpperCase()}${d ? ` (${d})` : ''}`
+    })
+    return `missing the required argument${described.length > 1 ? 's' : ''} ${described.join(', ')}`
+  }
+  return first
 }
 
 /** What a flag's number is for, in the fix of a bad value. */

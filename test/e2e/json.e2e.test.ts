@@ -73,6 +73,30 @@ describe('--output json, the old spelling of --json', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({error: {exitCode: 2}})
     expect(r.stderr).toMatch(/^Error: /)
   })
+
+  it.each([
+    ['a missing argument', ['changes', 'a.csv', '--json'], 'missing the required argument CURRENT'],
+    ['an unknown flag', ['stats', 'F', '--json', '--bogus'], 'Nonexistent flag: --bogus'],
+    ['a number flag out of range', ['keys', 'check', '--timeout', '0', '--json'], '--timeout 0: must be'],
+    [
+      'a number flag not a number',
+      ['county-export', '--fips', '06067', '--retries', 'x', '--json'],
+      '--retries x:',
+    ],
+  ])(
+    '%s with --json: the document says the one line stderr shows, with exit code 2',
+    async (_what, args, start) => {
+      const r = await sfl(args)
+      expect(r.code).toBe(2)
+      const doc = JSON.parse(r.stdout) as {error: {message: string; exitCode: number}}
+      expect(doc.error.exitCode).toBe(2)
+      expect(doc.error.message.startsWith(start)).toBe(true)
+      // oclif's own text runs to several lines (the missing argument listed below, a note on flags that
+      // take several values, "See more help"): a script reads what a person reads
+      expect(doc.error.message).not.toContain('\n')
+      expect(`Error: ${doc.error.message}`).toBe(r.stderr.split('\n')[0])
+    },
+  )
 })
 
 describe('connection flags only on the commands that send requests', () => {
