@@ -1440,9 +1440,12 @@ class Thrift {
       case 7:
         this.pos += 8
         return
-      case 8:
-        this.pos += this.varint()
+      case 8: {
+        // the length's own bytes first: `this.pos += this.varint()` read pos before the varint moved it
+        const length = this.varint()
+        this.pos += length
         return
+      }
       case 9:
       case 10: {
         const h = this.byte()

@@ -164,6 +164,27 @@ describe('the Parquet column reader', () => {
     else await expect(ParquetColumns.open(path)).rejects.toThrow(ParquetLayoutError)
   })
 
+  it('a page header field the reader does not know, of type binary, is skipped whole (its length too)', async () => {
+    const part = join(dir, `${n++}-part.ndjson`)
+    writeFileSync(
+      part,
+      Array.from({length: 20}, (_, i) => `${JSON.stringify({Fips: '06067', City: `c${i}`})}\n`).join(''),
+    )
+    const path = join(dir, `${n++}-v2.parquet`)
+    const target = await FileTarget.create(path, () => undefined)
+    await writeParquet(target, [part], {compression: 'none'})
+    await target.commit()
+    const before = await byColumns(path)
+    // the first data page header (DATA_PAGE_V2, field 8) ends with repetition_levels_byte_length 0 (field 6:
+    // 0x15 0x00) and two stops; made a binary field 9 of length 0 (0x48 0x00), which a reader must skip
+    const bytes = readFileSync(path)
+    const at = bytes.indexOf(Buffer.from([0x15, 0x00, 0x00, 0x00]), 4)
+    expect(at).toBeGreaterThan(0)
+    bytes[at] = 0x48
+    writeFileSync(path, bytes)
+    expect(await byColumns(path)).toEqual(before)
+  })
+
   it('a nested column is left to the record reader, which still reads the file', async () => {
     const path = join(dir, `${n++}-struct.parquet`)
     await con.run(`COPY (SELECT i AS id, {'a': i} AS st FROM range(10) t(i)) TO '${path}' (FORMAT parquet)`)
