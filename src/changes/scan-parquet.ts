@@ -5,8 +5,10 @@ import {
   ParquetLayoutError,
   type ColumnValues,
   type ParquetColumn,
+  type RawChunk,
   type RowSums,
 } from '../io/parquet-reader.js'
+import {ParquetSums} from './kernel/parquet-sums.js'
 import type {EntrySink} from './entries.js'
 import {ROLE_APN, ROLE_COMPARED, ROLE_FIPS, ROLE_ID, type FieldIds} from './names.js'
 import {ScanAnomaly, type ScanTarget} from './scan-io.js'
@@ -40,24 +42,30 @@ export async function scanParquet(ids: FieldIds, sink: EntrySink, target: ScanTa
     )
     const roles = needed.map((c) => ids.role[colIds[c.index]!]!)
     const seeds = needed.map((c) => ids.seeds[colIds[c.index]!]!)
-    // a column only compared goes into the row sums as its pages are decoded (RowSums: no slot per row)
-    const summed = new Set(needed.filter((_, i) => roles[i] === ROLE_COMPARED).map((c) => c.index))
+    // a column only compared goes into the row sums: through the kernel (src/changes/kernel/), or as its
+    // pages are decoded here (RowSums: no slot per row)
+    const compared = needed.filter((_, i) => roles[i] === ROLE_COMPARED)
     const seedOf = new Map(needed.map((c, i) => [c.index, seeds[i]!]))
+    const kernel = ParquetSums.get()
     let county: string | undefined
     for (let g = 0; g < file.groups.length; g++) {
       const {first, rows} = file.groups[g]!
       const {sumA, sumB, key, keyA, keyB} = rowArrays(rows)
+      const taken = kernel ? kernelSums(kernel, file, g, compared, seedOf, sumA, sumB) : new Set<number>()
+      const summed = new Set(compared.filter((c) => !taken.has(c.index)).map((c) => c.index))
       const sums: RowSums = {
         summed,
         sumA,
         sumB,
         fingerprint: (v, from, to) => fingerprints(v, seedOf.get(v.column.index)!, from, to),
       }
-      const values = readGroup(file, g, needed, sums)
+      const here = needed.filter((c) => !taken.has(c.index))
+      const values = readGroup(file, g, here, sums)
       let fips: ColumnValues | undefined
-      values.forEach((v, i) => {
-        const role = roles[i]!
-        if (!summed.has(v.column.index)) addColumn(v, seeds[i]!, role, sumA, sumB, key, keyA, keyB)
+      values.forEach((v) => {
+        const role = ids.role[colIds[v.column.index]!]!
+        if (!summed.has(v.column.index))
+          addColumn(v, seedOf.get(v.column.index)!, role, sumA, sumB, key, keyA, keyB)
         if (role & ROLE_FIPS) fips = v
       })
       let fipsSlot = -2
@@ -82,6 +90,45 @@ export async function scanParquet(ids: FieldIds, sink: EntrySink, target: ScanTa
   } finally {
     file.close()
   }
+}
+
+/**
+ * The row group's compared columns that the kernel takes, added into `sumA`, `sumB` (which it sets: call it
+ * first); the others (another codec, a value only JavaScript fingerprints, damage) are left for readGroup,
+ * which decodes them here and names what is wrong with them.
+ */
+function kernelSums(
+  kernel: ParquetSums,
+  file: ParquetColumns,
+  g: number,
+  compared: ParquetColumn[],
+  seedOf: Map<number, Lanes>,
+  sumA: Int32Array,
+  sumB: Int32Array,
+): Set<number> {
+  const taken = new Set<number>()
+  if (!compared.length) return taken
+  let chunks: RawChunk[]
+  try {
+    chunks = file.chunks(g, compared)
+  } catch (error) {
+    if (machineError(error)) throw error
+    return taken // the JavaScript decoder meets the same and says what it is
+  }
+  const rows = file.groups[g]!.rows
+  const most = (f: (c: RawChunk) => number) => Math.max(...chunks.map(f))
+  if (
+    !kernel.begin(
+      rows,
+      most((c) => c.bytes.length),
+      most((c) => Number(c.meta.total_uncompressed_size)),
+    )
+  )
+    return taken
+  for (const chunk of chunks)
+    if (kernel.add(chunk, seedOf.get(chunk.column.index)!)) taken.add(chunk.column.index)
+  kernel.copyInto(sumA, sumB)
+  return taken
 }
 
 /**

@@ -180,6 +180,14 @@ export interface RowGroupInfo {
   rows: number
 }
 
+/** One column chunk of a row group as it lies in the file (`ParquetColumns.chunks`). */
+export interface RawChunk {
+  column: ParquetColumn
+  meta: ColumnMetaData
+  /** Its pages, headers and bodies, compressed as `meta.codec` says. */
+  bytes: Uint8Array
+}
+
 const MAGIC = 0x31524150 // "PAR1" read little-endian
 
 /**
@@ -252,19 +260,12 @@ export class ParquetColumns {
     sums?: RowSums,
     present?: RowPresence,
   ): ColumnValues[] {
-    if (this.fd === undefined) throw new Error(`${this.path}: closed`)
-    const chunks = this.metadata.row_groups[g]!.columns
-    const spans = columns.map((c) => chunkSpan(chunkMeta(chunks[c.index]!.meta_data)))
-    const from = Math.min(...spans.map((s) => s.start))
-    const to = Math.max(...spans.map((s) => s.end))
-    // one read for the group's columns (they lie together); a column chunk far from the others costs bytes, not reads
-    const bytes = spans.length ? readAt(this.fd, from, to - from) : new Uint8Array(0)
     const rows = this.groups[g]!.rows
-    return columns.map((c, i) => {
+    return this.chunks(g, columns).map(({column: c, meta, bytes}) => {
       const v = decodeChunk(
         c,
-        chunkMeta(chunks[c.index]!.meta_data),
-        bytes.subarray(spans[i]!.start - from, spans[i]!.end - from),
+        meta,
+        bytes,
         rows,
         this.last.get(c.index),
         sums?.summed.has(c.index) ? sums : undefined,
@@ -281,22 +282,33 @@ export class ParquetColumns {
    * decompressed, and only the wanted values decoded (a row group's few changed rows, read back).
    */
   readRows(g: number, columns: readonly ParquetColumn[], want: Int32Array): ParquetCell[][] {
-    if (this.fd === undefined) throw new Error(`${this.path}: closed`)
-    const chunks = this.metadata.row_groups[g]!.columns
-    const spans = columns.map((c) => chunkSpan(chunkMeta(chunks[c.index]!.meta_data)))
-    const from = Math.min(...spans.map((s) => s.start))
-    const to = Math.max(...spans.map((s) => s.end))
-    const bytes = spans.length ? readAt(this.fd, from, to - from) : new Uint8Array(0)
     const rows = this.groups[g]!.rows
-    return columns.map((c, i) =>
-      pickChunk(
-        c,
-        chunkMeta(chunks[c.index]!.meta_data),
-        bytes.subarray(spans[i]!.start - from, spans[i]!.end - from),
-        rows,
-        want,
-      ),
-    )
+    return this.chunks(g, columns).map(({column, meta, bytes}) => pickChunk(column, meta, bytes, rows, want))
+  }
+
+  /**
+   * The column chunks of `columns` in row group `g` as they lie in the file (their pages, compressed), read
+   * in one read (a group's columns lie together; one far from the others costs bytes, not reads), each with
+   * its metadata, checked as every reader here checks it (a codec or encoding this reader does not know is
+   * a ParquetLayoutError). For readGroup and readRows, and for a decoder of its own
+   * (src/changes/kernel/parquet-sums.ts).
+   */
+  chunks(g: number, columns: readonly ParquetColumn[]): RawChunk[] {
+    if (this.fd === undefined) throw new Error(`${this.path}: closed`)
+    const metas = this.metadata.row_groups[g]!.columns
+    const found = columns.map((c) => {
+      const meta = chunkMeta(metas[c.index]!.meta_data)
+      return {column: c, meta, span: chunkSpan(meta)}
+    })
+    if (!found.length) return []
+    const from = Math.min(...found.map((f) => f.span.start))
+    const to = Math.max(...found.map((f) => f.span.end))
+    const bytes = readAt(this.fd, from, to - from)
+    return found.map(({column, meta, span}) => ({
+      column,
+      meta,
+      bytes: bytes.subarray(span.start - from, span.end - from),
+    }))
   }
 
   /** The first row group's pages up to each column's first data page (`pagesLookWhole`). */

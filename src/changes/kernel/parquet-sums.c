@@ -1,0 +1,700 @@
+// The Parquet comparison's hot loop in C, built to WebAssembly by scripts/build-wasm.mjs (clang-14,
+// freestanding wasm32, no C library): one column chunk's values fingerprinted and added into its rows'
+// digests, as src/changes/scan-parquet.ts and src/io/parquet-reader.ts do in JavaScript. Why it exists:
+// a comparison runs its decoder once, cold, and V8 spends most of a cold Parquet scan interpreting and
+// compiling it (docs/performance.md, issue 32); WebAssembly is compiled on load and runs at speed from the
+// first page (a side of 100,000 records: 60 ms against 300 ms).
+//
+// The rules are src/changes/row-digest.ts's, bit for bit: the caller (src/changes/kernel/parquet-sums.ts)
+// passes the column's seed, and test/changes/parquet-sums.test.ts holds this kernel to the JavaScript
+// decoder on every kind of column, page and encoding, and on damaged files. It is never more lenient: what
+// it does not take whole (a value whose fingerprint needs JavaScript's number parser, a layout or damage it
+// does not know) it gives back untouched, and the JavaScript decoder reads that column chunk, naming
+// whatever is wrong as before.
+//
+// Formats: Parquet's parquet.thrift (PageHeader) and Encodings.md (PLAIN, RLE_DICTIONARY, the RLE /
+// bit-packing hybrid), Snappy's format_description.txt, Thrift's compact protocol.
+
+typedef unsigned char u8;
+typedef unsigned int u32;
+typedef int i32;
+typedef long long i64;
+typedef unsigned long long u64;
+
+// the answers of sum_chunk
+#define OK 0
+#define REFUSED -1 // a layout, codec or damage left to the JavaScript decoder
+#define SLOW -2    // a value whose fingerprint JavaScript makes (a number its fast path does not read)
+
+extern u8 __heap_base;
+
+/** Where the caller's buffers may start: past the kernel's own data and stack. */
+__attribute__((export_name("heap_base"))) u32 heap_base(void) { return (u32)&__heap_base; }
+
+// ---------------------------------------------------------------------------------------------------
+// Fingerprints (src/changes/row-digest.ts)
+
+#define PRIME_A 0x01000193u
+#define PRIME_B 0x5bd1e995u
+
+static u32 mix_a(u32 h) {
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  return h ^ (h >> 16);
+}
+
+static u32 mix_b(u32 h) {
+  h ^= h >> 16;
+  h *= 0x7feb352du;
+  h ^= h >> 15;
+  h *= 0x846ca68bu;
+  return h ^ (h >> 16);
+}
+
+static u32 seed_a, seed_b; // the column's name's seed
+static u32 out_a, out_b;   // the last value's fingerprint
+static int slow;           // a value met that JavaScript must fingerprint
+
+/** hashBytes: FNV-1a in two lanes over the bytes, their count mixed in. */
+static void hash_bytes(const u8 *p, u32 n) {
+  u32 a = seed_a, b = seed_b;
+  for (u32 i = 0; i < n; i++) {
+    a = (a ^ p[i]) * PRIME_A;
+    b = (b ^ p[i]) * PRIME_B;
+  }
+  out_a = mix_a(a ^ n);
+  out_b = mix_b(b + n);
+}
+
+/** hashNumber: a finite double's 64 bits (-0 as 0). */
+static void hash_number(double x) {
+  if (x == 0) x = 0;
+  u64 bits;
+  __builtin_memcpy(&bits, &x, 8);
+  u32 lo = (u32)bits, hi = (u32)(bits >> 32);
+  out_a = mix_a(((seed_a ^ lo) * PRIME_A) ^ hi ^ 0x9e3779b9u);
+  out_b = mix_b(((seed_b ^ hi) * PRIME_B) ^ lo ^ 0x7f4a7c15u);
+}
+
+static int digit(u8 c) { return c >= '0' && c <= '9'; }
+
+/** JSON's number grammar (RFC 8259 section 6) over the whole of p[0, n): walk.ts numberEnd reaching n. */
+static int json_number(const u8 *p, u32 n) {
+  u32 i = 0;
+  if (i < n && p[i] == '-') i++;
+  if (i >= n) return 0;
+  if (p[i] == '0') i++;
+  else if (p[i] >= '1' && p[i] <= '9')
+    while (i < n && digit(p[i])) i++;
+  else return 0;
+  if (i < n && p[i] == '.') {
+    if (++i >= n || !digit(p[i])) return 0;
+    while (i < n && digit(p[i])) i++;
+  }
+  if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+    if (++i < n && (p[i] == '+' || p[i] == '-')) i++;
+    if (i >= n || !digit(p[i])) return 0;
+    while (i < n && digit(p[i])) i++;
+  }
+  return i == n;
+}
+
+// 10^0 to 10^22, each exact in a double (src/json/values.ts POW10)
+static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/**
+ * hashTextBytes: a text in JSON's number grammar is the number it reads as, read by values.ts
+ * numberValue's fast path (at most 15 significant digits, at most 22 after the point, no exponent: the
+ * same double operations in the same order); any other number is SLOW (JavaScript's parser reads it).
+ * Any other text is its bytes.
+ */
+static void hash_text(const u8 *p, u32 n) {
+  if (n == 0 || !(p[0] == '-' || digit(p[0])) || !json_number(p, n)) {
+    hash_bytes(p, n);
+    return;
+  }
+  u32 i = 0;
+  int neg = p[0] == '-';
+  if (neg) i++;
+  double mant = 0;
+  int digits = 0, scale = -1;
+  for (; i < n; i++) {
+    u8 c = p[i];
+    if (c == '.') {
+      scale = 0;
+      continue;
+    }
+    if (c == 'e' || c == 'E') {
+      slow = 1;
+      return;
+    }
+    mant = mant * 10 + (c - '0');
+    if (mant != 0 || scale >= 0) digits++;
+    if (scale >= 0) scale++;
+  }
+  if (digits > 15 || scale > 22) {
+    slow = 1;
+    return;
+  }
+  double v = scale > 0 ? mant / POW10[scale] : mant;
+  hash_number(neg ? -v : v);
+}
+
+static u8 when[23]; // a date's or timestamp's text
+
+/** A day count from 1970-01-01 as YYYY-MM-DD (H. Hinnant's civil_from_days); 0 for a year outside 0-9999. */
+static int day_text(i64 days) {
+  i64 z = days + 719468;
+  i64 era = (z >= 0 ? z : z - 146096) / 146097;
+  i64 doe = z - era * 146097;
+  i64 yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  i64 doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  i64 mp = (5 * doy + 2) / 153;
+  i64 d = doy - (153 * mp + 2) / 5 + 1;
+  i64 m = mp < 10 ? mp + 3 : mp - 9;
+  i64 y = yoe + era * 400 + (m <= 2);
+  if (y < 0 || y > 9999) return 0;
+  when[0] = '0' + y / 1000;
+  when[1] = '0' + y / 100 % 10;
+  when[2] = '0' + y / 10 % 10;
+  when[3] = '0' + y % 10;
+  when[4] = '-';
+  when[5] = '0' + m / 10;
+  when[6] = '0' + m % 10;
+  when[7] = '-';
+  when[8] = '0' + d / 10;
+  when[9] = '0' + d % 10;
+  return 1;
+}
+
+/** A DATE as parquet-reader.ts cellOf gives it (YYYY-MM-DD), hashed as that text (not a number). */
+static void hash_date(i32 days) {
+  if (day_text(days)) hash_bytes(when, 10);
+  else slow = 1;
+}
+
+static double ms_per_unit; // a TIMESTAMP column's milliseconds per unit
+
+/** A TIMESTAMP as cellOf gives it: YYYY-MM-DDTHH:MM:SS, and .mmm when the milliseconds are not 0. */
+static void hash_timestamp(double units) {
+  double ms = __builtin_trunc(units * ms_per_unit);
+  // JavaScript's Date holds +-8.64e15 ms; the years 0-9999 lie well inside
+  if (!(ms > -1e15 && ms < 1e15)) {
+    slow = 1;
+    return;
+  }
+  i64 t = (i64)ms;
+  i64 days = t >= 0 ? t / 86400000 : -((-t + 86400000 - 1) / 86400000);
+  i64 rest = t - days * 86400000;
+  if (!day_text(days)) {
+    slow = 1;
+    return;
+  }
+  i64 hh = rest / 3600000, mm = rest / 60000 % 60, ss = rest / 1000 % 60, frac = rest % 1000;
+  when[10] = 'T';
+  when[11] = '0' + hh / 10;
+  when[12] = '0' + hh % 10;
+  when[13] = ':';
+  when[14] = '0' + mm / 10;
+  when[15] = '0' + mm % 10;
+  when[16] = ':';
+  when[17] = '0' + ss / 10;
+  when[18] = '0' + ss % 10;
+  u32 n = 19;
+  if (frac) {
+    when[19] = '.';
+    when[20] = '0' + frac / 100;
+    when[21] = '0' + frac / 10 % 10;
+    when[22] = '0' + frac % 10;
+    n = 23;
+  }
+  hash_bytes(when, n);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Snappy (format_description.txt): the decoder of parquet-reader.ts `unsnappy`, with its checks
+
+static int unsnappy(const u8 *in, u32 n, u8 *out, u32 size) {
+  u32 pos = 0, length = 0;
+  for (u32 shift = 0;; shift += 7) {
+    if (pos >= n || shift > 28) return REFUSED;
+    u8 c = in[pos++];
+    length |= (u32)(c & 0x7f) << shift;
+    if (c < 0x80) break;
+  }
+  if (length != size) return REFUSED;
+  u32 o = 0;
+  while (pos < n) {
+    u8 tag = in[pos++];
+    u32 len, offset;
+    if ((tag & 3) == 0) {
+      len = (tag >> 2) + 1;
+      if (len > 60) {
+        u32 k = len - 60;
+        if (pos + k > n) return REFUSED;
+        len = 0;
+        for (u32 j = 0; j < k; j++) len |= (u32)in[pos + j] << (8 * j);
+        if (len == 0xffffffffu) return REFUSED;
+        len += 1;
+        pos += k;
+      }
+      if (len > n - pos || len > size - o) return REFUSED;
+      __builtin_memcpy(out + o, in + pos, len);
+      pos += len;
+      o += len;
+      continue;
+    }
+    if ((tag & 3) == 1) {
+      if (pos >= n) return REFUSED;
+      len = ((tag >> 2) & 7) + 4;
+      offset = ((u32)(tag >> 5) << 8) | in[pos++];
+    } else if ((tag & 3) == 2) {
+      if (pos + 2 > n) return REFUSED;
+      len = (tag >> 2) + 1;
+      offset = in[pos] | (in[pos + 1] << 8);
+      pos += 2;
+    } else {
+      if (pos + 4 > n) return REFUSED;
+      len = (tag >> 2) + 1;
+      offset = in[pos] | (in[pos + 1] << 8) | (in[pos + 2] << 16) | ((u32)in[pos + 3] << 24);
+      pos += 4;
+    }
+    if (offset == 0 || offset > o || len > size - o) return REFUSED;
+    u8 *to = out + o;
+    const u8 *from = to - offset;
+    // an overlapping copy repeats the bytes it is writing: byte by byte, in order
+    if (offset >= len) __builtin_memcpy(to, from, len);
+    else
+      for (u32 j = 0; j < len; j++) to[j] = from[j];
+    o += len;
+  }
+  return o == size ? OK : REFUSED;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// A page header (parquet.thrift PageHeader) in Thrift's compact protocol
+
+typedef struct {
+  i32 type, uncompressed, compressed, values, encoding, def_encoding, def_length, rep_length, compressed_v2;
+} Header;
+
+static const u8 *tp, *te; // the header being read, and the end of the chunk
+static int terr;
+
+static u8 tbyte(void) {
+  if (tp >= te) {
+    terr = 1;
+    return 0;
+  }
+  return *tp++;
+}
+
+static u64 tvarint(void) {
+  u64 v = 0;
+  for (u32 shift = 0; !terr; shift += 7) {
+    u8 c = tbyte();
+    if (shift > 63) terr = 1;
+    v |= (u64)(c & 0x7f) << (shift & 63);
+    if (c < 0x80) return v;
+  }
+  return 0;
+}
+
+/** A zigzag varint that must fit an i32 (sizes and counts); anything else is a header this kernel refuses. */
+static i32 tint(void) {
+  u64 v = tvarint();
+  i64 x = (i64)(v >> 1) ^ -(i64)(v & 1);
+  if (x < -2147483647LL - 1 || x > 2147483647LL) terr = 1;
+  return (i32)x;
+}
+
+static void tskip(int type, int depth);
+
+static void tskip_struct(int depth) {
+  for (;;) {
+    u8 h = tbyte();
+    if (terr || (h & 15) == 0) return;
+    if ((h >> 4) == 0) tint();
+    tskip(h & 15, depth);
+    if (terr) return;
+  }
+}
+
+static void tskip(int type, int depth) {
+  if (depth > 16) {
+    terr = 1;
+    return;
+  }
+  switch (type) {
+    case 1: // true
+    case 2: // false: a field's value is in its type
+      return;
+    case 3:
+      tbyte();
+      return;
+    case 4:
+    case 5:
+    case 6:
+      tvarint();
+      return;
+    case 7:
+      if (te - tp < 8) terr = 1;
+      else tp += 8;
+      return;
+    case 8: {
+      u64 n = tvarint();
+      if (n > (u64)(te - tp)) terr = 1;
+      else tp += n;
+      return;
+    }
+    case 9:
+    case 10: {
+      u8 h = tbyte();
+      u64 n = h >> 4 == 15 ? tvarint() : h >> 4;
+      int t = h & 15;
+      for (u64 i = 0; i < n && !terr; i++) {
+        if (t == 1 || t == 2) tbyte();
+        else tskip(t, depth + 1);
+      }
+      return;
+    }
+    case 11: {
+      u64 n = tvarint();
+      if (n == 0) return;
+      u8 kv = tbyte();
+      for (u64 i = 0; i < n && !terr; i++) {
+        tskip(kv >> 4, depth + 1);
+        tskip(kv & 15, depth + 1);
+      }
+      return;
+    }
+    case 12:
+      tskip_struct(depth + 1);
+      return;
+    default:
+      terr = 1;
+  }
+}
+
+/** The fields parquet-reader.ts reads; any of them in a type other than its own is refused. */
+static void theader(Header *h) {
+  *h = (Header){.type = -1, .def_encoding = 3, .compressed_v2 = 1};
+  i32 id = 0;
+  for (;;) {
+    u8 b = tbyte();
+    if (terr || (b & 15) == 0) return;
+    int type = b & 15;
+    id = b >> 4 ? id + (b >> 4) : tint();
+    if (id >= 1 && id <= 3) {
+      if (type != 5) terr = 1;
+      i32 v = tint();
+      if (id == 1) h->type = v;
+      else if (id == 2) h->uncompressed = v;
+      else h->compressed = v;
+    } else if ((id == 5 || id == 7 || id == 8) && type == 12) {
+      i32 sid = 0;
+      for (;;) {
+        u8 c = tbyte();
+        if (terr || (c & 15) == 0) break;
+        int st = c & 15;
+        sid = c >> 4 ? sid + (c >> 4) : tint();
+        int ints = id == 5 ? sid <= 3 : id == 7 ? sid == 1 : sid == 1 || (sid >= 4 && sid <= 6);
+        if (ints) {
+          if (st != 5) terr = 1;
+          i32 v = tint();
+          if (sid == 1) h->values = v;
+          else if (sid == 2 && id == 5) h->encoding = v;
+          else if (sid == 3) h->def_encoding = v;
+          else if (sid == 4) h->encoding = v;
+          else if (sid == 5) h->def_length = v;
+          else if (sid == 6) h->rep_length = v;
+        } else if (id == 8 && sid == 7) {
+          if (st != 1 && st != 2) terr = 1;
+          h->compressed_v2 = st == 1;
+        } else tskip(st, 1);
+        if (terr) return;
+      }
+    } else tskip(type, 0);
+    if (terr) return;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The RLE / bit-packing hybrid (Encodings.md), with parquet-reader.ts `hybrid`'s checks
+
+/**
+ * n values of `width` bits from b[pos, end) into out; REFUSED for a run header over 4 bytes, a run past
+ * `end`, or a value of `limit` or more. Definition levels (`levels`) are read as parquet-reader.ts
+ * presentCount reads them: a repeated run's byte above 1 is refused before any mask, whatever its count.
+ */
+static int hybrid(const u8 *b, u32 pos, u32 end, u32 width, u32 n, u32 *out, u32 limit, int levels) {
+  if (width > 32) return REFUSED;
+  u32 mask = width == 32 ? 0xffffffffu : (1u << width) - 1;
+  u32 per = (width + 7) / 8, k = 0;
+  while (k < n) {
+    if (pos >= end) return REFUSED;
+    u32 header = 0;
+    for (u32 shift = 0;; shift += 7) {
+      u8 c = b[pos++];
+      header |= (u32)(c & 0x7f) << shift;
+      if (c < 0x80) break;
+      if (pos >= end || shift >= 21) return REFUSED;
+    }
+    if (header & 1) {
+      u64 count = (u64)(header >> 1) * 8;
+      u32 stop = count < n - k ? (u32)count : n - k;
+      if ((u64)pos + ((u64)stop * width + 7) / 8 > end) return REFUSED;
+      u64 acc = 0;
+      u32 bits = 0, p = pos;
+      for (u32 i = 0; i < stop; i++) {
+        while (bits < width) {
+          acc |= (u64)(p < end ? b[p] : 0) << bits;
+          p++;
+          bits += 8;
+        }
+        u32 v = (u32)acc & mask;
+        if (v >= limit) return REFUSED;
+        out[k + i] = v;
+        acc >>= width;
+        bits -= width;
+      }
+      u64 next = (u64)pos + (count * width + 7) / 8;
+      pos = next > end ? end : (u32)next;
+      k += stop;
+    } else {
+      u32 count = header >> 1;
+      if ((u64)pos + per > end) return REFUSED;
+      u32 v = 0;
+      for (u32 j = 0; j < per; j++) v |= (u32)b[pos + j] << (8 * j);
+      pos += per;
+      if (levels && v > 1) return REFUSED;
+      v &= mask;
+      u32 stop = count < n - k ? count : n - k;
+      if (stop > 0 && v >= limit) return REFUSED;
+      for (u32 i = 0; i < stop; i++) out[k + i] = v;
+      k += stop;
+    }
+  }
+  return OK;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// A column chunk
+
+enum { BOOLEAN = 0, INT32 = 1, INT64 = 2, FLOAT = 4, DOUBLE = 5, BYTE_ARRAY = 6 };
+enum { K_STRING = 0, K_NUMBER = 1, K_BOOLEAN = 2, K_DATE = 3, K_TIMESTAMP = 4 };
+enum { C_UNCOMPRESSED = 0, C_SNAPPY = 1 };
+
+static u32 read32(const u8 *p) { return p[0] | (p[1] << 8) | (p[2] << 16) | ((u32)p[3] << 24); }
+
+/**
+ * One PLAIN value at p (before end) fingerprinted into out_a, out_b, as scan-parquet.ts `fingerprints`
+ * does from the table parquet-reader.ts makes; returns its size, 0 when the page ends first.
+ */
+static u32 plain_value(const u8 *p, const u8 *end, int phys, int kind) {
+  u32 room = end - p;
+  switch (phys) {
+    case BYTE_ARRAY: {
+      if (room < 4) return 0;
+      u32 n = read32(p);
+      if (n > room - 4) return 0;
+      hash_text(p + 4, n);
+      return 4 + n;
+    }
+    case DOUBLE: {
+      if (room < 8) return 0;
+      double x;
+      __builtin_memcpy(&x, p, 8);
+      if (__builtin_isfinite(x)) hash_number(x);
+      else slow = 1;
+      return 8;
+    }
+    case FLOAT: {
+      if (room < 4) return 0;
+      float x;
+      __builtin_memcpy(&x, p, 4);
+      if (__builtin_isfinite(x)) hash_number((double)x);
+      else slow = 1;
+      return 4;
+    }
+    case INT32: {
+      if (room < 4) return 0;
+      i32 x = (i32)read32(p);
+      if (kind == K_DATE) hash_date(x);
+      else hash_number((double)x);
+      return 4;
+    }
+    case INT64: {
+      if (room < 8) return 0;
+      i64 x;
+      __builtin_memcpy(&x, p, 8);
+      // a double, as parquet-reader.ts reads INT64 (high word * 2^32 + low word: one rounding)
+      if (kind == K_TIMESTAMP) hash_timestamp((double)x);
+      else hash_number((double)x);
+      return 8;
+    }
+  }
+  return 0;
+}
+
+static u32 true_a, true_b, false_a, false_b; // a boolean is the text true or false
+
+/**
+ * Add the fingerprints of one column chunk's values into its rows' sums (`sums_a`, `sums_b`: the row
+ * group's `rows`), as parquet-reader.ts decodeChunk with RowSums does. The work space: `scratch` for a
+ * decompressed page (`scratch_cap` bytes), `levels`, `idx` and `part_a`, `part_b` for `rows` values each,
+ * `la`, `lb` for `dict_cap` dictionary values. The chunk's own fingerprints go into `part_a`, `part_b`
+ * first and into the sums only when the whole chunk is read: a chunk given back adds nothing.
+ */
+__attribute__((export_name("sum_chunk"))) i32 sum_chunk(
+    const u8 *chunk, u32 length, u32 rows, i32 phys, i32 kind, i32 optional, i32 codec, u32 seed_lane_a,
+    u32 seed_lane_b, double unit_ms, i32 *sums_a, i32 *sums_b, i32 *part_a, i32 *part_b, u8 *scratch,
+    u32 scratch_cap, u32 *levels, u32 *idx, i32 *la, i32 *lb, u32 dict_cap) {
+  if (codec != C_UNCOMPRESSED && codec != C_SNAPPY) return REFUSED;
+  seed_a = seed_lane_a;
+  seed_b = seed_lane_b;
+  ms_per_unit = unit_ms;
+  slow = 0;
+  if (kind == K_BOOLEAN) {
+    hash_bytes((const u8 *)"true", 4);
+    true_a = out_a, true_b = out_b;
+    hash_bytes((const u8 *)"false", 5);
+    false_a = out_a, false_b = out_b;
+  }
+  for (u32 r = 0; r < rows; r++) part_a[r] = part_b[r] = 0;
+  u32 row = 0, dict_size = 0;
+  int dict = 0;
+  tp = chunk;
+  te = chunk + length;
+  terr = 0;
+  while (row < rows) {
+    if (tp >= te) return REFUSED; // a chunk shorter than its rows
+    Header h;
+    theader(&h);
+    if (terr || h.compressed < 0 || h.compressed > te - tp || h.values < 0 || h.def_length < 0 ||
+        h.uncompressed < 0)
+      return REFUSED;
+    const u8 *body = tp;
+    tp += h.compressed;
+    if (h.type == 2) {
+      // the dictionary: its values' fingerprints by index
+      if (dict || row > 0) return REFUSED;
+      const u8 *page = body;
+      u32 size = h.compressed;
+      if (codec == C_SNAPPY) {
+        if ((u32)h.uncompressed > scratch_cap) return REFUSED;
+        if (unsnappy(body, h.compressed, scratch, h.uncompressed)) return REFUSED;
+        page = scratch, size = h.uncompressed;
+      }
+      if ((u32)h.values > dict_cap) return REFUSED;
+      const u8 *p = page, *end = page + size;
+      for (i32 i = 0; i < h.values; i++) {
+        u32 used = plain_value(p, end, phys, kind);
+        if (!used) return REFUSED;
+        p += used;
+        la[i] = out_a;
+        lb[i] = out_b;
+      }
+      if (slow) return SLOW;
+      dict = 1;
+      dict_size = h.values;
+      continue;
+    }
+    if (h.type != 0 && h.type != 3) continue; // an index page
+    u32 n = h.values;
+    if (n > rows - row) return REFUSED; // more values than rows
+    const u8 *vals, *vend, *defs = 0;
+    u32 defs_end = 0;
+    if (h.type == 3) {
+      // DATA_PAGE_V2: the levels first, never compressed; then the values, compressed unless is_compressed
+      if (h.rep_length || h.def_length > h.compressed) return REFUSED;
+      if (optional) defs = body, defs_end = h.def_length;
+      const u8 *v = body + h.def_length;
+      u32 vlen = h.compressed - h.def_length;
+      if (h.compressed_v2 && codec == C_SNAPPY) {
+        if (h.uncompressed < h.def_length) return REFUSED;
+        u32 size = h.uncompressed - h.def_length;
+        if (size > scratch_cap || unsnappy(v, vlen, scratch, size)) return REFUSED;
+        vals = scratch, vend = scratch + size;
+      } else vals = v, vend = v + vlen;
+    } else {
+      const u8 *page = body;
+      u32 size = h.compressed;
+      if (codec == C_SNAPPY) {
+        if ((u32)h.uncompressed > scratch_cap) return REFUSED;
+        if (unsnappy(body, h.compressed, scratch, h.uncompressed)) return REFUSED;
+        page = scratch, size = h.uncompressed;
+      }
+      vals = page, vend = page + size;
+      if (optional) {
+        // the levels: a 4-byte length, then the hybrid at bit width 1
+        if (h.def_encoding != 3 || size < 4) return REFUSED;
+        u32 dl = read32(page);
+        if (dl > size - 4) return REFUSED;
+        defs = page + 4, defs_end = dl;
+        vals = page + 4 + dl;
+      }
+    }
+    // the definition levels, one a row (0: null, 1: a value; a level above 1 is refused)
+    u32 present = n;
+    if (defs) {
+      if (hybrid(defs, 0, defs_end, 1, n, levels, 2, 1)) return REFUSED;
+      present = 0;
+      for (u32 i = 0; i < n; i++) present += levels[i];
+    }
+    i32 *pa = part_a + row, *pb = part_b + row;
+    if (h.encoding == 8 || h.encoding == 2) {
+      // RLE_DICTIONARY (PLAIN_DICTIONARY): a bit width, then the indices
+      if (!dict) return REFUSED;
+      if (vals >= vend) return REFUSED;
+      if (hybrid(vals, 1, vend - vals, vals[0], present, idx, dict_size, 0)) return REFUSED;
+      for (u32 r = 0, k = 0; r < n; r++) {
+        if (defs && !levels[r]) continue;
+        u32 x = idx[k++];
+        pa[r] += la[x];
+        pb[r] += lb[x];
+      }
+    } else if (h.encoding == 3 && phys == BOOLEAN) {
+      // booleans, RLE: a 4-byte length, then the hybrid at bit width 1
+      if (vend - vals < 4) return REFUSED;
+      u32 bl = read32(vals);
+      if (bl > (u32)(vend - vals) - 4) return REFUSED;
+      if (hybrid(vals + 4, 0, bl, 1, present, idx, 2, 0)) return REFUSED;
+      for (u32 r = 0, k = 0; r < n; r++) {
+        if (defs && !levels[r]) continue;
+        int bit = idx[k++];
+        pa[r] += bit ? true_a : false_a;
+        pb[r] += bit ? true_b : false_b;
+      }
+    } else if (h.encoding == 0 && phys == BOOLEAN) {
+      if ((u32)(vend - vals) < (present + 7) / 8) return REFUSED;
+      for (u32 r = 0, k = 0; r < n; r++) {
+        if (defs && !levels[r]) continue;
+        int bit = (vals[k >> 3] >> (k & 7)) & 1;
+        k++;
+        pa[r] += bit ? true_a : false_a;
+        pb[r] += bit ? true_b : false_b;
+      }
+    } else if (h.encoding == 0) {
+      const u8 *p = vals;
+      for (u32 r = 0; r < n; r++) {
+        if (defs && !levels[r]) continue;
+        u32 used = plain_value(p, vend, phys, kind);
+        if (!used) return REFUSED;
+        p += used;
+        pa[r] += out_a;
+        pb[r] += out_b;
+      }
+      if (slow) return SLOW;
+    } else return REFUSED;
+    row += n;
+  }
+  for (u32 r = 0; r < rows; r++) {
+    sums_a[r] += part_a[r];
+    sums_b[r] += part_b[r];
+  }
+  return OK;
+}

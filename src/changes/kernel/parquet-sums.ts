@@ -1,0 +1,170 @@
+import type {ParquetColumn, RawChunk} from '../../io/parquet-reader.js'
+import type {Lanes} from '../row-digest.js'
+import {WASM_BASE64} from './parquet-sums-wasm.js'
+
+/**
+ * The Parquet comparison's kernel (parquet-sums.c, WebAssembly) with its work space: a row group's column
+ * chunks, each fingerprinted and added into the group's row sums as src/changes/scan-parquet.ts does in
+ * JavaScript, at full speed from the first page (a cold scan spends most of its time in V8 warming up its
+ * JavaScript decoder: docs/performance.md, issue 32). A chunk it gives back (`add` false: a codec other
+ * than Snappy or none, a number only JavaScript reads, damage) has added nothing, and the caller decodes it
+ * in JavaScript, which names what is wrong. One a thread (`get`), made at first use.
+ */
+export class ParquetSums {
+  private static made: ParquetSums | null | undefined
+
+  /** This thread's kernel; undefined where WebAssembly cannot be instantiated (the caller decodes in JavaScript). */
+  static get(): ParquetSums | undefined {
+    if (ParquetSums.made === undefined) {
+      try {
+        ParquetSums.made = new ParquetSums()
+      } catch {
+        ParquetSums.made = null
+      }
+    }
+    return ParquetSums.made ?? undefined
+  }
+
+  private readonly memory = new wasm.Memory({initial: 16})
+  private readonly sumChunk: (...args: number[]) => number
+  private readonly base: number
+  private rows = 0
+  private at = {sumsA: 0, sumsB: 0, partA: 0, partB: 0, levels: 0, idx: 0, la: 0, lb: 0, scratch: 0, chunk: 0}
+  private cap = {scratch: 0, chunk: 0, dict: 0}
+
+  private constructor() {
+    const module = new wasm.Module(Buffer.from(WASM_BASE64, 'base64'))
+    const instance = new wasm.Instance(module, {env: {memory: this.memory}})
+    const exports = instance.exports as unknown as {
+      sum_chunk: (...args: number[]) => number
+      heap_base: () => number
+    }
+    this.sumChunk = exports.sum_chunk
+    this.base = (exports.heap_base() + 15) & ~15
+  }
+
+  /**
+   * Start a row group of `rows` rows whose chunks are at most `chunkBytes` long and decompress to at most
+   * `pageBytes` a page: its sums zeroed, the memory laid out (grown when it must). False when the room
+   * would pass `MAX_BYTES` (a file whose metadata claims chunks of gigabytes): the JavaScript decoder reads
+   * that group, and refuses what the file does not hold.
+   */
+  begin(rows: number, chunkBytes: number, pageBytes: number): boolean {
+    // sizes from a file's metadata: whole numbers, or the JavaScript decoder says what is wrong
+    if (![rows, chunkBytes, pageBytes].every((x) => Number.isSafeInteger(x) && x >= 0)) return false
+    const dict = Math.max(rows, 1 << 16)
+    const words = 6 * rows + 2 * dict
+    const need = this.base + 4 * words + pageBytes + chunkBytes + 64
+    if (need > MAX_BYTES) return false
+    const have = this.memory.buffer.byteLength
+    if (need > have) this.memory.grow(Math.ceil((need - have) / 65536))
+    let p = this.base
+    const take = (bytes: number) => {
+      const at = p
+      p += (bytes + 7) & ~7
+      return at
+    }
+    this.rows = rows
+    this.at = {
+      sumsA: take(4 * rows),
+      sumsB: take(4 * rows),
+      partA: take(4 * rows),
+      partB: take(4 * rows),
+      levels: take(4 * rows),
+      idx: take(4 * rows),
+      la: take(4 * dict),
+      lb: take(4 * dict),
+      scratch: take(pageBytes),
+      chunk: take(chunkBytes),
+    }
+    this.cap = {scratch: pageBytes, chunk: chunkBytes, dict}
+    new Int32Array(this.memory.buffer, this.at.sumsA, rows).fill(0)
+    new Int32Array(this.memory.buffer, this.at.sumsB, rows).fill(0)
+    return true
+  }
+
+  /** Add one chunk of the group begun; false when given back (nothing added). */
+  add(chunk: RawChunk, seed: Lanes): boolean {
+    const {column, meta, bytes} = chunk
+    const codec = CODECS[meta.codec]
+    const kind = KINDS[column.kind]
+    if (codec === undefined || kind === undefined || bytes.length > this.cap.chunk) return false
+    new Uint8Array(this.memory.buffer, this.at.chunk, bytes.length).set(bytes)
+    const a = this.at
+    try {
+      return (
+        this.sumChunk(
+          a.chunk,
+          bytes.length,
+          this.rows,
+          PHYSICAL[column.physical],
+          kind,
+          column.optional ? 1 : 0,
+          codec,
+          seed.a,
+          seed.b,
+          column.msPerUnit,
+          a.sumsA,
+          a.sumsB,
+          a.partA,
+          a.partB,
+          a.scratch,
+          this.cap.scratch,
+          a.levels,
+          a.idx,
+          a.la,
+          a.lb,
+          this.cap.dict,
+        ) === 0
+      )
+    } catch {
+      // a trap (the kernel checks its bounds, so none is expected): the chunk goes to JavaScript
+      return false
+    }
+  }
+
+  /** The group's sums so far, copied into `sumA`, `sumB` (the group's first `rows` rows). */
+  copyInto(sumA: Int32Array, sumB: Int32Array): void {
+    sumA.set(new Int32Array(this.memory.buffer, this.at.sumsA, this.rows))
+    sumB.set(new Int32Array(this.memory.buffer, this.at.sumsB, this.rows))
+  }
+}
+
+/**
+ * The WebAssembly API, as far as this file uses it (the project's TypeScript library is ES2023 without the
+ * DOM's, where its types live).
+ */
+interface WasmMemory {
+  readonly buffer: ArrayBuffer
+  grow(pages: number): number
+}
+const wasm = (
+  globalThis as unknown as {
+    WebAssembly: {
+      Memory: new (d: {initial: number}) => WasmMemory
+      Module: new (bytes: Uint8Array) => object
+      Instance: new (m: object, imports: object) => {exports: object}
+    }
+  }
+).WebAssembly
+
+/** The kernel's memory at most: 1 GiB (a group of 16,384 rows takes about 2 MB besides its chunks). */
+const MAX_BYTES = 1 << 30
+
+// parquet-sums.c's codes
+const PHYSICAL: Record<ParquetColumn['physical'], number> = {
+  BOOLEAN: 0,
+  INT32: 1,
+  INT64: 2,
+  FLOAT: 4,
+  DOUBLE: 5,
+  BYTE_ARRAY: 6,
+}
+const KINDS: Partial<Record<ParquetColumn['kind'], number>> = {
+  string: 0,
+  number: 1,
+  boolean: 2,
+  date: 3,
+  timestamp: 4,
+}
+const CODECS: Partial<Record<string, number>> = {UNCOMPRESSED: 0, SNAPPY: 1}

@@ -1,0 +1,539 @@
+import {execFileSync} from 'node:child_process'
+import {createHash} from 'node:crypto'
+import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {DuckDBInstance, type DuckDBConnection} from '@duckdb/node-api'
+import fc from 'fast-check'
+import {afterAll, afterEach, beforeAll, describe, expect, it, vi} from 'vitest'
+
+import {FileTarget} from '../../src/io/output.js'
+import {ParquetColumns, readParquetRecords, type ParquetRecord} from '../../src/io/parquet-reader.js'
+import {writeParquet} from '../../src/io/parquet-writer.js'
+import {ParquetSums} from '../../src/changes/kernel/parquet-sums.js'
+import {SOURCE_SHA256} from '../../src/changes/kernel/parquet-sums-wasm.js'
+import {nameSeed, valueLanes} from '../../src/changes/row-digest.js'
+import {loadEntries} from '../../src/changes/entries.js'
+import {scanSide} from '../../src/changes/scan.js'
+
+/**
+ * The comparison's kernel (src/changes/kernel/parquet-sums.c, WebAssembly) against the rules it stands in
+ * for: every column chunk it takes adds, row by row, the fingerprint row-digest.ts gives the value an
+ * independent reader (hyparquet's) reads there; what it gives back adds nothing; and a scan with it finds
+ * what a scan without it finds, on damaged files too, so it is never more lenient than the JavaScript
+ * decoder. The module committed is the one its C source builds to.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'sfl-parquet-sums-'))
+let db: DuckDBInstance
+let con: DuckDBConnection
+beforeAll(async () => {
+  db = await DuckDBInstance.create(':memory:')
+  con = await db.connect()
+})
+afterAll(() => {
+  con.closeSync()
+  db.closeSync()
+  rmSync(dir, {recursive: true, force: true})
+})
+afterEach(() => {
+  vi.restoreAllMocks()
+})
+let n = 0
+
+interface Verdict {
+  /** Column chunks the kernel took (each checked row by row). */
+  taken: number
+  /** Columns of chunks it gave back. */
+  given: Set<string>
+}
+
+/** Every column chunk of `path` through the kernel, each one taken checked against the records' fingerprints. */
+async function kernelAgrees(path: string): Promise<Verdict> {
+  const recs: ParquetRecord[] = []
+  for await (const r of readParquetRecords(path)) recs.push(r)
+  const kernel = ParquetSums.get()!
+  const pq = await ParquetColumns.open(path)
+  const verdict: Verdict = {taken: 0, given: new Set()}
+  try {
+    for (let g = 0; g < pq.groups.length; g++) {
+      const {first, rows} = pq.groups[g]!
+      for (const c of pq.columns) {
+        const [chunk] = pq.chunks(g, [c])
+        const seed = nameSeed(c.name)
+        const m = chunk!.meta
+        expect(kernel.begin(rows, chunk!.bytes.length, Number(m.total_uncompressed_size))).toBe(true)
+        if (!kernel.add(chunk!, seed)) {
+          verdict.given.add(c.name)
+          continue
+        }
+        verdict.taken++
+        const a = new Int32Array(rows)
+        const b = new Int32Array(rows)
+        kernel.copyInto(a, b)
+        const want = {a: new Int32Array(rows), b: new Int32Array(rows)}
+        const out = {a: 0, b: 0}
+        for (let r = 0; r < rows; r++)
+          if (valueLanes(recs[first + r]![c.name], seed, out)) {
+            want.a[r] = out.a
+            want.b[r] = out.b
+          }
+        expect(a, `${c.name}, group ${g}`).toEqual(want.a)
+        expect(b, `${c.name}, group ${g}`).toEqual(want.b)
+      }
+    }
+  } finally {
+    pq.close()
+  }
+  return verdict
+}
+
+async function sflParquet(
+  recs: Array<Record<string, unknown>>,
+  opts?: {pageBytes?: number; rowGroupRows?: number; compression?: 'snappy' | 'none'},
+) {
+  const part = join(dir, `${n++}-part.ndjson`)
+  writeFileSync(part, recs.map((r) => `${JSON.stringify(r)}\n`).join(''))
+  const path = join(dir, `${n++}-sfl.parquet`)
+  const target = await FileTarget.create(path, () => undefined)
+  await writeParquet(target, [part], opts)
+  await target.commit()
+  return path
+}
+
+// spec-typed fields (src/io/parquet-types.ts), each with nulls, texts that read as numbers and some that do not
+const numberText = fc.constantFrom(
+  '688600.0',
+  '06067',
+  '-0',
+  '0.10',
+  '3.25',
+  '123456789012345', // 15 digits: the fast path
+  '1234567890123456', // 16: JavaScript's parser (given back)
+  '1e5',
+  '0.0000000000000000000001', // 22 after the point
+  '-12.5',
+  '12.',
+  '',
+  'x1',
+)
+const textValue = fc.oneof(
+  numberText,
+  fc.string({maxLength: 10}),
+  fc.string({unit: 'grapheme', maxLength: 4}),
+)
+const day = fc
+  .integer({min: -719_000, max: 2_900_000})
+  .map((d) => new Date(d * 86_400_000).toISOString().slice(0, 10))
+const record = fc.record(
+  {
+    Fips: fc.constantFrom('06067', '48201'),
+    ServicePropertyID: fc.oneof(fc.integer({min: 0, max: 2 ** 40}), fc.constant(null)),
+    APN: fc.oneof(textValue, fc.constant(null)),
+    City: fc.oneof(fc.constantFrom('Aa', 'Bb', null), textValue),
+    FinalValue: fc.oneof(
+      fc.double({noNaN: true, noDefaultInfinity: true}),
+      fc.constantFrom(1.5, 2, -0, null),
+    ),
+    ConfidenceScore: fc.oneof(fc.integer({min: -(2 ** 31), max: 2 ** 31 - 1}), fc.constant(null)),
+    FHAEligible: fc.oneof(fc.boolean(), fc.constant(null)),
+    ValuationDate: fc.oneof(
+      fc.constantFrom('2026-10-01T00:00:00', '2026-11-01T10:20:30.250', '1969-12-31T23:59:59.999', null),
+      day.map((d) => `${d}T12:00:00`),
+    ),
+    AssumableMortgage: fc.oneof(
+      fc.record({RecordingDate: fc.oneof(day, fc.constant(null)), LoanType: textValue}),
+      fc.constant(null),
+    ),
+  },
+  {requiredKeys: ['Fips']},
+)
+
+describe('the kernel adds what the rules add', () => {
+  it('files sfl writes (data pages v2, Snappy; dictionaries, plain pages, nulls): every chunk taken agrees', async () => {
+    let taken = 0
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(record, {minLength: 1, maxLength: 80}),
+        fc.integer({min: 1, max: 300}),
+        fc.integer({min: 3, max: 50}),
+        async (recs, pageBytes, rowGroupRows) => {
+          taken += (await kernelAgrees(await sflParquet(recs, {pageBytes, rowGroupRows}))).taken
+        },
+      ),
+      {numRuns: 60},
+    )
+    expect(taken).toBeGreaterThan(1000)
+  })
+
+  it('every column of an ordinary export is taken', async () => {
+    const recs = Array.from({length: 3000}, (_, i) => ({
+      Fips: '06067',
+      ServicePropertyID: 50_000_000_000 + i,
+      APN: `078-${String(i).padStart(4, '0')}-045`,
+      City: i % 3 ? 'SACRAMENTO' : 'ELK GROVE',
+      Zip: String(95_800 + (i % 40)),
+      FinalValue: 100_000 + i * 7.5,
+      ConfidenceScore: i % 100,
+      FHAEligible: i % 2 === 0,
+      ValuationDate: '2026-10-01T00:00:00',
+      AssumableMortgage: i % 4 ? null : {RecordingDate: '2019-05-01', TermMonths: 360},
+    }))
+    const v = await kernelAgrees(await sflParquet(recs, {rowGroupRows: 1000}))
+    expect(v.given).toEqual(new Set())
+    expect(v.taken).toBeGreaterThan(0)
+  })
+
+  it('a number only JavaScript reads (16 digits, an exponent) gives its chunk back, the others are taken', async () => {
+    const path = await sflParquet([
+      {Fips: '06067', APN: '1234567890123456', City: 'x', FinalValue: 1},
+      {Fips: '06067', APN: '12', City: '1e5', FinalValue: 2},
+    ])
+    const v = await kernelAgrees(path)
+    expect(v.given).toEqual(new Set(['APN', 'City']))
+    expect(v.taken).toBeGreaterThan(0)
+  })
+
+  const SELECT = `SELECT i AS id, CASE WHEN i % 5 = 0 THEN NULL ELSE 'x' || (i % 7) END AS s,
+    (i % 300)::VARCHAR AS digits, CASE WHEN i % 3 = 0 THEN NULL ELSE (i * 1.5)::DOUBLE END AS d,
+    (i / 7)::FLOAT AS f, (i % 9)::INTEGER AS i32, (i % 4)::UINTEGER AS u32, i % 2 = 0 AS b,
+    CASE WHEN i % 11 = 0 THEN NULL ELSE i % 3 = 0 END AS nb, DATE '1999-12-25' + i::INTEGER AS dt,
+    TIMESTAMP '2024-01-01 10:00:00' + INTERVAL (i) SECOND AS ts,
+    TIMESTAMP_MS '1969-12-31 23:59:58' + INTERVAL (i * 7) MILLISECOND AS tms,
+    TIMESTAMP_NS '2024-02-29 00:00:00' + INTERVAL (i) MICROSECOND AS tns,
+    'ünïcode ' || i AS u FROM range(3000) t(i)`
+
+  it.each(['snappy', 'uncompressed'])(
+    'files DuckDB writes (%s, data pages v1, its own dictionaries): every column taken agrees',
+    async (codec) => {
+      const path = join(dir, `${n++}-duck.parquet`)
+      await con.run(
+        `COPY (${SELECT}) TO '${path}' (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE 1000)`,
+      )
+      const v = await kernelAgrees(path)
+      expect(v.given).toEqual(new Set())
+    },
+  )
+
+  it('every day from 1600 to 2147, and days outside the years 0-9999 given back', async () => {
+    const path = join(dir, `${n++}-days.parquet`)
+    await con.run(
+      `COPY (SELECT DATE '1600-01-01' + i::INTEGER AS dt, TIMESTAMP '1600-01-01 00:00:00.001' + INTERVAL (i) DAY AS ts
+        FROM range(200000) t(i)) TO '${path}' (FORMAT parquet, ROW_GROUP_SIZE 50000)`,
+    )
+    expect(await kernelAgrees(path)).toEqual({taken: 8, given: new Set()})
+    const far = join(dir, `${n++}-far.parquet`)
+    await con.run(
+      `COPY (SELECT DATE '9999-12-31' + i::INTEGER AS late, DATE '0001-01-01' - (i * 400)::INTEGER AS early
+        FROM range(3) t(i)) TO '${far}' (FORMAT parquet)`,
+    )
+    expect((await kernelAgrees(far)).given).toEqual(new Set(['late', 'early']))
+  })
+
+  it.each(['gzip', 'brotli'])(
+    'a codec the kernel does not hold (%s): every chunk given back',
+    async (codec) => {
+      const path = join(dir, `${n++}-duck.parquet`)
+      await con.run(`COPY (${SELECT}) TO '${path}' (FORMAT parquet, COMPRESSION ${codec})`)
+      const v = await kernelAgrees(path)
+      expect(v.taken).toBe(0)
+    },
+  )
+
+  it('values JavaScript writes as text (NaN, infinities) give their chunk back', async () => {
+    const path = join(dir, `${n++}-duck.parquet`)
+    await con.run(
+      `COPY (SELECT CASE WHEN i = 3 THEN 'NaN'::DOUBLE WHEN i = 4 THEN 'inf'::DOUBLE ELSE i END AS d,
+        CASE WHEN i = 5 THEN '-inf'::FLOAT ELSE i END AS f, i AS ok FROM range(10) t(i)) TO '${path}' (FORMAT parquet)`,
+    )
+    const v = await kernelAgrees(path)
+    expect(v.given).toEqual(new Set(['d', 'f']))
+    expect(v.taken).toBe(1)
+  })
+})
+
+// Column chunks made byte by byte (Thrift's compact protocol, parquet.thrift PageHeader), for the checks
+// a damaged file rarely reaches by chance: each one taken by the kernel only when the bytes are whole.
+const varint = (v: number): number[] => {
+  const out: number[] = []
+  for (; v >= 0x80; v = Math.floor(v / 128)) out.push((v & 0x7f) | 0x80)
+  return [...out, v]
+}
+const i32 = (v: number) => varint(v >= 0 ? v * 2 : -v * 2 - 1)
+/** A struct of i32 fields (id, value) and bool fields (id, true/false), in order, with its stop byte. */
+const struct = (fields: Array<[number, number | boolean]>): number[] => {
+  const out: number[] = []
+  let last = 0
+  for (const [id, v] of fields) {
+    const type = typeof v === 'boolean' ? (v ? 1 : 2) : 5
+    out.push(((id - last) << 4) | type, ...(typeof v === 'boolean' ? [] : i32(v)))
+    last = id
+  }
+  return [...out, 0]
+}
+/** A page: its header (type, sizes, and the page-type header as field `sub`) and its body. */
+const page = (
+  type: number,
+  sub: number,
+  fields: Array<[number, number | boolean]>,
+  body: number[],
+  size = body.length,
+) => [
+  ...struct([
+    [1, type],
+    [2, size],
+    [3, body.length],
+  ]).slice(0, -1),
+  ((sub - 3) << 4) | 12,
+  ...struct(fields),
+  0,
+  ...body,
+]
+const DICT_AB = page(
+  2,
+  7,
+  [
+    [1, 2],
+    [2, 0],
+  ],
+  [1, 0, 0, 0, 0x61, 1, 0, 0, 0, 0x62],
+) // 'a', 'b'
+/** A DATA_PAGE_V2 of `rows` rows, RLE_DICTIONARY, its levels (`defs`) and values as given. */
+const dataV2 = (rows: number, defs: number[], values: number[]) =>
+  page(
+    3,
+    8,
+    [
+      [1, rows],
+      [2, 0],
+      [3, rows],
+      [4, 8],
+      [5, defs.length],
+      [6, 0],
+      [7, false],
+    ],
+    [...defs, ...values],
+  )
+const textColumn = (optional: boolean) =>
+  ({name: 'x', index: 0, kind: 'string', physical: 'BYTE_ARRAY', optional, msPerUnit: 0}) as const
+
+function kernelTakes(
+  bytes: number[],
+  rows: number,
+  optional = false,
+  codec = 'UNCOMPRESSED',
+): Int32Array | undefined {
+  const kernel = ParquetSums.get()!
+  expect(kernel.begin(rows, bytes.length, 1024)).toBe(true)
+  const chunk = {column: textColumn(optional), meta: {codec} as never, bytes: Uint8Array.from(bytes)}
+  if (!kernel.add(chunk, nameSeed('x'))) return undefined
+  const a = new Int32Array(rows)
+  kernel.copyInto(a, new Int32Array(rows))
+  return a
+}
+const laneOf = (text: string) => {
+  const out = {a: 0, b: 0}
+  valueLanes(text, nameSeed('x'), out)
+  return out.a
+}
+
+describe('the kernel takes a column chunk only when its bytes are whole', () => {
+  it('a dictionary index at the dictionary size is refused, one below it read (repeated and bit-packed runs)', () => {
+    // bit width 1; a repeated run of 4 rows (header 4 << 1), then its value
+    expect(kernelTakes([...DICT_AB, ...dataV2(4, [], [1, 8, 1])], 4)).toEqual(
+      Int32Array.from([1, 1, 1, 1], () => laneOf('b')),
+    )
+    // bit width 2, so that 2 (the dictionary's size) can be written
+    expect(kernelTakes([...DICT_AB, ...dataV2(4, [], [2, 8, 2])], 4)).toBeUndefined()
+    // a bit-packed run (header 1 << 1 | 1: one group of 8 values), values 0 1 2 0 at 2 bits: 0b00100100
+    expect(kernelTakes([...DICT_AB, ...dataV2(4, [], [2, 3, 0b00100100, 0])], 4)).toBeUndefined()
+    expect(kernelTakes([...DICT_AB, ...dataV2(4, [], [2, 3, 0b00000100, 0])], 4)).toEqual(
+      Int32Array.from([0, 1, 0, 0], (i) => laneOf(i === 1 ? 'b' : 'a')),
+    )
+  })
+
+  it('a definition level above 1 is refused, whatever the run; levels of 0 and 1 read', () => {
+    // levels: a repeated run of 4 rows at level 1
+    expect(kernelTakes([...DICT_AB, ...dataV2(4, [8, 1], [1, 8, 0])], 4, true)).toEqual(
+      Int32Array.from([1, 1, 1, 1], () => laneOf('a')),
+    )
+    expect(kernelTakes([...DICT_AB, ...dataV2(4, [8, 2], [1, 8, 0])], 4, true)).toBeUndefined()
+    // rows 2 and 3 null: two runs, the second at level 0
+    expect(kernelTakes([...DICT_AB, ...dataV2(4, [4, 1, 4, 0], [1, 4, 1])], 4, true)).toEqual(
+      Int32Array.from([laneOf('b'), laneOf('b'), 0, 0]),
+    )
+  })
+
+  it('a Snappy copy from offset 0, or past what is written, is refused', () => {
+    const values = [1, 8, 1] // the data page's values, as above
+    // a literal of the three bytes (tag (3 - 1) << 2), as Snappy writes them: taken
+    const literal = [3, (3 - 1) << 2, ...values]
+    const snappyPage = (body: number[]) =>
+      page(
+        3,
+        8,
+        [
+          [1, 4],
+          [2, 0],
+          [3, 4],
+          [4, 8],
+          [5, 0],
+          [6, 0],
+          [7, true],
+        ],
+        body,
+        3,
+      )
+    const dict = page(
+      2,
+      7,
+      [
+        [1, 2],
+        [2, 0],
+      ],
+      [10, 36, ...[1, 0, 0, 0, 0x61, 1, 0, 0, 0, 0x62]],
+      10,
+    )
+    expect(kernelTakes([...dict, ...snappyPage(literal)], 4, false, 'SNAPPY')).toEqual(
+      Int32Array.from([1, 1, 1, 1], () => laneOf('b')),
+    )
+    // the same three bytes and a fourth (not read) copied: a copy-2 (tag 2) of length 1 from `offset` back
+    const copied = (offset: number) =>
+      page(
+        3,
+        8,
+        [
+          [1, 4],
+          [2, 0],
+          [3, 4],
+          [4, 8],
+          [5, 0],
+          [6, 0],
+          [7, true],
+        ],
+        [4, 2 << 2, ...values, 2, offset, 0],
+        4,
+      )
+    expect(kernelTakes([...dict, ...copied(1)], 4, false, 'SNAPPY')).toEqual(
+      Int32Array.from([1, 1, 1, 1], () => laneOf('b')),
+    )
+    expect(kernelTakes([...dict, ...copied(3)], 4, false, 'SNAPPY')).toBeDefined()
+    expect(kernelTakes([...dict, ...copied(0)], 4, false, 'SNAPPY')).toBeUndefined()
+    expect(kernelTakes([...dict, ...copied(4)], 4, false, 'SNAPPY')).toBeUndefined()
+  })
+})
+
+/** A side's scan, as entries by county; the error's message when it fails. */
+async function scanOf(path: string): Promise<unknown> {
+  const scratch = mkdtempSync(join(dir, 'scratch-'))
+  try {
+    const side = await scanSide({
+      label: 'side',
+      scratch,
+      files: [{path, format: 'parquet'}],
+      ignore: ['ValuationDate'],
+    })
+    return {
+      bytes: side.bytes,
+      groups: side.groups.map((g) => ({fips: g.fips, unkeyed: g.unkeyed, entries: [...loadEntries(g)]})),
+    }
+  } catch (error) {
+    return {error: (error as Error).message}
+  } finally {
+    rmSync(scratch, {recursive: true, force: true})
+  }
+}
+
+describe('a scan with the kernel finds what a scan without it finds', () => {
+  it('takes chunks through the kernel on an sfl export, and the entries are the same without it', async () => {
+    const recs = Array.from({length: 500}, (_, i) => ({
+      Fips: i % 2 ? '06067' : '48201',
+      ServicePropertyID: i,
+      FinalValue: i * 2.5,
+      City: `c${i % 9}`,
+    }))
+    const path = await sflParquet(recs, {rowGroupRows: 100})
+    const add = vi.spyOn(ParquetSums.prototype, 'add')
+    const withKernel = await scanOf(path)
+    expect(add.mock.results.filter((r) => r.value === true).length).toBeGreaterThan(0)
+    vi.spyOn(ParquetSums, 'get').mockReturnValue(undefined)
+    expect(await scanOf(path)).toEqual(withKernel)
+  })
+
+  // uncompressed pages too: there a changed byte is a changed level, index, length or value, not a Snappy
+  // stream that no longer decodes
+  it.each(['snappy', 'none'] as const)(
+    'damaged files (%s; bytes changed anywhere in the pages): the same entries, or the same error, with and without it',
+    async (compression) => {
+      const recs = Array.from({length: 300}, (_, i) => ({
+        Fips: '06067',
+        ServicePropertyID: i,
+        APN: `A-${i % 50}`,
+        FinalValue: i % 7 ? i * 2.5 : null,
+        City: `c${i % 9}`,
+        FHAEligible: i % 3 === 0,
+        AssumableMortgage: i % 5 ? null : {RecordingDate: '2020-01-02', LoanType: 'FHA'},
+      }))
+      const whole = readFileSync(await sflParquet(recs, {rowGroupRows: 60, pageBytes: 200, compression}))
+      const meta = await ParquetColumns.open(join(dir, `${n - 1}-sfl.parquet`))
+      // the pages only: a damaged footer is refused before any scan
+      const end = whole.length - 8 - whole.readUInt32LE(whole.length - 8)
+      meta.close()
+      let compared = 0
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(
+            fc.tuple(
+              fc.integer({min: 4, max: end - 1}),
+              // small values half the time: levels (0, 1), dictionary indices, bit widths, short lengths
+              fc.oneof(fc.integer({min: 0, max: 255}), fc.integer({min: 0, max: 9})),
+            ),
+            {
+              minLength: 1,
+              maxLength: 4,
+            },
+          ),
+          async (changes) => {
+            const bytes = Buffer.from(whole)
+            for (const [at, v] of changes) bytes[at] = v
+            const path = join(dir, `${n++}-damaged.parquet`)
+            writeFileSync(path, bytes)
+            const withKernel = await scanOf(path)
+            vi.spyOn(ParquetSums, 'get').mockReturnValue(undefined)
+            const without = await scanOf(path)
+            vi.restoreAllMocks()
+            expect(withKernel).toEqual(without)
+            compared++
+          },
+        ),
+        {numRuns: 300},
+      )
+      expect(compared).toBe(300)
+    },
+  )
+})
+
+describe('the module committed', () => {
+  const source = join(import.meta.dirname, '..', '..', 'src', 'changes', 'kernel', 'parquet-sums.c')
+
+  it('was built from parquet-sums.c as it is (npm run build:wasm after any change to it)', () => {
+    expect(createHash('sha256').update(readFileSync(source)).digest('hex')).toBe(SOURCE_SHA256)
+  })
+
+  const clang = (() => {
+    try {
+      execFileSync('clang-14', ['--version'], {stdio: 'ignore'})
+      execFileSync('wasm-ld-14', ['--version'], {stdio: 'ignore'})
+      return true
+    } catch {
+      return false
+    }
+  })()
+  it.runIf(clang || process.env.CI === 'true')(
+    'is the bytes clang-14 builds from it (a reproducible build)',
+    () => {
+      const script = join(import.meta.dirname, '..', '..', 'scripts', 'build-wasm.mjs')
+      expect(() => execFileSync(process.execPath, [script, '--check'], {stdio: 'pipe'})).not.toThrow()
+    },
+  )
+})
