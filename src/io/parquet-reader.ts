@@ -291,7 +291,7 @@ export class ParquetColumns {
    * in one read (a group's columns lie together; one far from the others costs bytes, not reads), each with
    * its metadata, checked as every reader here checks it (a codec or encoding this reader does not know is
    * a ParquetLayoutError). For readGroup and readRows, and for a decoder of its own
-   * (src/changes/kernel/parquet-sums.ts).
+   * (src/changes/kernel/parquet-kernel.ts).
    */
   chunks(g: number, columns: readonly ParquetColumn[]): RawChunk[] {
     if (this.fd === undefined) throw new Error(`${this.path}: closed`)
@@ -814,6 +814,7 @@ function hybridAt(b: Uint8Array, pos: number, end: number, width: number, ks: In
       for (let j = 0; j < bytesPerValue; j++) v |= b[pos + j]! << (8 * j)
       pos += bytesPerValue
       if (pos > end) throw new ParquetLayoutError('a repeated run past its page')
+      if (width < 32 && v >>> width !== 0) throw wider()
       for (; i < ks.length && ks[i]! < k + count; i++) out[i] = v
       k += count
     }
@@ -1196,8 +1197,9 @@ function hybrid(
       for (let j = 0; j < bytesPerValue; j++) v |= b[pos + j]! << (8 * j)
       pos += bytesPerValue
       if (pos > end) throw new ParquetLayoutError('a repeated run past its page')
-      if ((v & mask) >>> 0 >= limit && count > 0 && k < n) return undefined
-      out.fill(v & mask, k, Math.min(n, k + count))
+      if ((v & ~mask) !== 0) throw wider()
+      if (v >>> 0 >= limit && count > 0 && k < n) return undefined
+      out.fill(v, k, Math.min(n, k + count))
       k += count
     }
   }
@@ -1205,6 +1207,15 @@ function hybrid(
 }
 
 let hybridOut = new Int32Array(1 << 14)
+
+/**
+ * A repeated run's value with bits set past the run's bit width: damage (a writer pads the value's bytes
+ * with zeros). Refused by both hybrid readers alike, so that a scan and a read-back of the same page cannot
+ * read one value two ways.
+ */
+function wider(): ParquetLayoutError {
+  return new ParquetLayoutError('a repeated value wider than its bit width')
+}
 
 /** A bit-packed run of values wider than 24 bits, a bit at a time (rare: dictionaries of over 16 million values). */
 function unpackWide(
