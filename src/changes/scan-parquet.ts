@@ -8,7 +8,7 @@ import {
   type RawChunk,
   type RowSums,
 } from '../io/parquet-reader.js'
-import {ParquetSums} from './kernel/parquet-sums.js'
+import {ParquetKernel} from './kernel/parquet-kernel.js'
 import type {EntrySink} from './entries.js'
 import {ROLE_APN, ROLE_COMPARED, ROLE_FIPS, ROLE_ID, type FieldIds} from './names.js'
 import {ScanAnomaly, type ScanTarget} from './scan-io.js'
@@ -46,7 +46,7 @@ export async function scanParquet(ids: FieldIds, sink: EntrySink, target: ScanTa
     // pages are decoded here (RowSums: no slot per row)
     const compared = needed.filter((_, i) => roles[i] === ROLE_COMPARED)
     const seedOf = new Map(needed.map((c, i) => [c.index, seeds[i]!]))
-    const kernel = ParquetSums.get()
+    const kernel = ParquetKernel.get()
     let county: string | undefined
     for (let g = 0; g < file.groups.length; g++) {
       const {first, rows} = file.groups[g]!
@@ -98,7 +98,7 @@ export async function scanParquet(ids: FieldIds, sink: EntrySink, target: ScanTa
  * which decodes them here and names what is wrong with them.
  */
 function kernelSums(
-  kernel: ParquetSums,
+  kernel: ParquetKernel,
   file: ParquetColumns,
   g: number,
   compared: ParquetColumn[],

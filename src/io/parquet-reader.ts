@@ -1544,7 +1544,7 @@ function dayText(days: number): string {
 const dayTexts = new Map<number, string>()
 
 /** A value a column holds as a number (a boolean's 0 or 1, a date's days, a timestamp's units) as `cellOf` gives it. */
-function numberValueOf(c: ParquetColumn, x: number): ParquetCell {
+export function numberValueOf(c: ParquetColumn, x: number): ParquetCell {
   switch (c.kind) {
     case 'boolean':
       return x === 1

@@ -1,32 +1,35 @@
-import type {ParquetColumn, RawChunk} from '../../io/parquet-reader.js'
+import {numberValueOf, type ParquetCell, type ParquetColumn, type RawChunk} from '../../io/parquet-reader.js'
 import type {Lanes} from '../row-digest.js'
-import {WASM_BASE64} from './parquet-sums-wasm.js'
+import {WASM_BASE64} from './parquet-kernel-wasm.js'
 
 /**
- * The Parquet comparison's kernel (parquet-sums.c, WebAssembly) with its work space: a row group's column
- * chunks, each fingerprinted and added into the group's row sums as src/changes/scan-parquet.ts does in
- * JavaScript, at full speed from the first page (a cold scan spends most of its time in V8 warming up its
- * JavaScript decoder: docs/performance.md, issue 32). A chunk it gives back (`add` false: a codec other
- * than Snappy or none, a number only JavaScript reads, damage) has added nothing, and the caller decodes it
- * in JavaScript, which names what is wrong. One a thread (`get`), made at first use.
+ * The Parquet comparison's kernel (parquet-kernel.c, WebAssembly) with its work space, at full speed from
+ * the first page where the JavaScript decoder runs cold (a comparison spent most of its time in V8 warming
+ * that decoder up: docs/performance.md, issue 32). For the scan, a row group's column chunks, each
+ * fingerprinted and added into the group's row sums as src/changes/scan-parquet.ts does (`begin`, `add`,
+ * `copyInto`); for the read-back, one chunk's values at a few rows as parquet-reader.ts `readRows` gives
+ * them (`pick`). A chunk it gives back (a codec other than Snappy or none, a number only JavaScript reads,
+ * damage) has added nothing, and the caller decodes it in JavaScript, which names what is wrong. One a
+ * thread (`get`), made at first use.
  */
-export class ParquetSums {
-  private static made: ParquetSums | null | undefined
+export class ParquetKernel {
+  private static made: ParquetKernel | null | undefined
 
   /** This thread's kernel; undefined where WebAssembly cannot be instantiated (the caller decodes in JavaScript). */
-  static get(): ParquetSums | undefined {
-    if (ParquetSums.made === undefined) {
+  static get(): ParquetKernel | undefined {
+    if (ParquetKernel.made === undefined) {
       try {
-        ParquetSums.made = new ParquetSums()
+        ParquetKernel.made = new ParquetKernel()
       } catch {
-        ParquetSums.made = null
+        ParquetKernel.made = null
       }
     }
-    return ParquetSums.made ?? undefined
+    return ParquetKernel.made ?? undefined
   }
 
   private readonly memory = new wasm.Memory({initial: 16})
   private readonly sumChunk: (...args: number[]) => number
+  private readonly pickChunk: (...args: number[]) => number
   private readonly base: number
   private rows = 0
   private at = {sumsA: 0, sumsB: 0, partA: 0, partB: 0, levels: 0, idx: 0, la: 0, lb: 0, scratch: 0, chunk: 0}
@@ -37,9 +40,11 @@ export class ParquetSums {
     const instance = new wasm.Instance(module, {env: {memory: this.memory}})
     const exports = instance.exports as unknown as {
       sum_chunk: (...args: number[]) => number
+      pick_chunk: (...args: number[]) => number
       heap_base: () => number
     }
     this.sumChunk = exports.sum_chunk
+    this.pickChunk = exports.pick_chunk
     this.base = (exports.heap_base() + 15) & ~15
   }
 
@@ -123,6 +128,94 @@ export class ParquetSums {
     }
   }
 
+  /**
+   * The values of one column chunk (of a group of `rows` rows) at the rows `want` (group-relative,
+   * ascending), as parquet-reader.ts readRows gives them; undefined when given back (the caller reads the
+   * chunk in JavaScript). Its own layout of the memory, which a scan's group no longer needs.
+   */
+  pick(chunk: RawChunk, rows: number, want: Int32Array): ParquetCell[] | undefined {
+    const {column, meta, bytes} = chunk
+    const codec = CODECS[meta.codec]
+    const size = Number(meta.total_uncompressed_size)
+    const n = want.length
+    if (codec === undefined || !Number.isSafeInteger(size) || size < 0) return undefined
+    const values = Math.max(rows, 1 << 16)
+    let p = this.base
+    const take = (b: number) => {
+      const at = p
+      p += (b + 7) & ~7
+      return at
+    }
+    const a = {
+      num: take(8 * n),
+      want: take(4 * n),
+      start: take(4 * n),
+      len: take(4 * n),
+      tag: take(n),
+      levels: take(4 * rows),
+      idx: take(4 * rows),
+      dstart: take(4 * values),
+      dlen: take(4 * values),
+      arena: take(size),
+      scratch: take(size),
+      dict: take(size),
+      chunk: take(bytes.length),
+    }
+    if (p > MAX_BYTES) return undefined
+    const have = this.memory.buffer.byteLength
+    if (p > have) this.memory.grow(Math.ceil((p - have) / 65536))
+    const buffer = this.memory.buffer
+    new Uint8Array(buffer, a.chunk, bytes.length).set(bytes)
+    new Int32Array(buffer, a.want, n).set(want)
+    let answer: number
+    try {
+      answer = this.pickChunk(
+        a.chunk,
+        bytes.length,
+        rows,
+        PHYSICAL[column.physical],
+        column.optional ? 1 : 0,
+        codec,
+        a.want,
+        n,
+        a.tag,
+        a.num,
+        a.start,
+        a.len,
+        a.arena,
+        size,
+        a.scratch,
+        size,
+        a.dict,
+        size,
+        a.levels,
+        a.idx,
+        a.dstart,
+        a.dlen,
+        values,
+      )
+    } catch {
+      return undefined
+    }
+    if (answer !== 0) return undefined
+    const tag = new Uint8Array(buffer, a.tag, n)
+    const num = new Float64Array(buffer, a.num, n)
+    const start = new Uint32Array(buffer, a.start, n)
+    const len = new Uint32Array(buffer, a.len, n)
+    const text = Buffer.from(buffer)
+    const out = new Array<ParquetCell>(n)
+    for (let i = 0; i < n; i++) {
+      const t = tag[i]!
+      out[i] =
+        t === 0
+          ? null
+          : t === 1
+            ? numberValueOf(column, num[i]!)
+            : text.toString('utf8', start[i], start[i]! + len[i]!)
+    }
+    return out
+  }
+
   /** The group's sums so far, copied into `sumA`, `sumB` (the group's first `rows` rows). */
   copyInto(sumA: Int32Array, sumB: Int32Array): void {
     sumA.set(new Int32Array(this.memory.buffer, this.at.sumsA, this.rows))
@@ -151,7 +244,7 @@ const wasm = (
 /** The kernel's memory at most: 1 GiB (a group of 16,384 rows takes about 2 MB besides its chunks). */
 const MAX_BYTES = 1 << 30
 
-// parquet-sums.c's codes
+// parquet-kernel.c's codes
 const PHYSICAL: Record<ParquetColumn['physical'], number> = {
   BOOLEAN: 0,
   INT32: 1,

@@ -5,8 +5,8 @@
 // compiling it (docs/performance.md, issue 32); WebAssembly is compiled on load and runs at speed from the
 // first page (a side of 100,000 records: 60 ms against 300 ms).
 //
-// The rules are src/changes/row-digest.ts's, bit for bit: the caller (src/changes/kernel/parquet-sums.ts)
-// passes the column's seed, and test/changes/parquet-sums.test.ts holds this kernel to the JavaScript
+// The rules are src/changes/row-digest.ts's, bit for bit: the caller (src/changes/kernel/parquet-kernel.ts)
+// passes the column's seed, and test/changes/parquet-kernel.test.ts holds this kernel to the JavaScript
 // decoder on every kind of column, page and encoding, and on damaged files. It is never more lenient: what
 // it does not take whole (a value whose fingerprint needs JavaScript's number parser, a layout or damage it
 // does not know) it gives back untouched, and the JavaScript decoder reads that column chunk, naming
@@ -427,10 +427,10 @@ static void theader(Header *h) {
 
 /**
  * n values of `width` bits from b[pos, end) into out; REFUSED for a run header over 4 bytes, a run past
- * `end`, or a value of `limit` or more. Definition levels (`levels`) are read as parquet-reader.ts
- * presentCount reads them: a repeated run's byte above 1 is refused before any mask, whatever its count.
+ * `end`, a repeated run's value with bits past `width` (a definition level above 1, say: whatever the run's
+ * count, as parquet-reader.ts checks it), or a value of `limit` or more.
  */
-static int hybrid(const u8 *b, u32 pos, u32 end, u32 width, u32 n, u32 *out, u32 limit, int levels) {
+static int hybrid(const u8 *b, u32 pos, u32 end, u32 width, u32 n, u32 *out, u32 limit) {
   if (width > 32) return REFUSED;
   u32 mask = width == 32 ? 0xffffffffu : (1u << width) - 1;
   u32 per = (width + 7) / 8, k = 0;
@@ -470,8 +470,7 @@ static int hybrid(const u8 *b, u32 pos, u32 end, u32 width, u32 n, u32 *out, u32
       u32 v = 0;
       for (u32 j = 0; j < per; j++) v |= (u32)b[pos + j] << (8 * j);
       pos += per;
-      if (levels && v > 1) return REFUSED;
-      v &= mask;
+      if (v & ~mask) return REFUSED;
       u32 stop = count < n - k ? count : n - k;
       if (stop > 0 && v >= limit) return REFUSED;
       for (u32 i = 0; i < stop; i++) out[k + i] = v;
@@ -641,7 +640,7 @@ __attribute__((export_name("sum_chunk"))) i32 sum_chunk(
     // the definition levels, one a row (0: null, 1: a value; a level above 1 is refused)
     u32 present = n;
     if (defs) {
-      if (hybrid(defs, 0, defs_end, 1, n, levels, 2, 1)) return REFUSED;
+      if (hybrid(defs, 0, defs_end, 1, n, levels, 2)) return REFUSED;
       present = 0;
       for (u32 i = 0; i < n; i++) present += levels[i];
     }
@@ -650,7 +649,7 @@ __attribute__((export_name("sum_chunk"))) i32 sum_chunk(
       // RLE_DICTIONARY (PLAIN_DICTIONARY): a bit width, then the indices
       if (!dict) return REFUSED;
       if (vals >= vend) return REFUSED;
-      if (hybrid(vals, 1, vend - vals, vals[0], present, idx, dict_size, 0)) return REFUSED;
+      if (hybrid(vals, 1, vend - vals, vals[0], present, idx, dict_size)) return REFUSED;
       for (u32 r = 0, k = 0; r < n; r++) {
         if (defs && !levels[r]) continue;
         u32 x = idx[k++];
@@ -662,7 +661,7 @@ __attribute__((export_name("sum_chunk"))) i32 sum_chunk(
       if (vend - vals < 4) return REFUSED;
       u32 bl = read32(vals);
       if (bl > (u32)(vend - vals) - 4) return REFUSED;
-      if (hybrid(vals + 4, 0, bl, 1, present, idx, 2, 0)) return REFUSED;
+      if (hybrid(vals + 4, 0, bl, 1, present, idx, 2)) return REFUSED;
       for (u32 r = 0, k = 0; r < n; r++) {
         if (defs && !levels[r]) continue;
         int bit = idx[k++];
@@ -697,4 +696,222 @@ __attribute__((export_name("sum_chunk"))) i32 sum_chunk(
     sums_b[r] += part_b[r];
   }
   return OK;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Rows read back (src/changes/read.ts): the values of one column chunk at a few rows
+
+enum { TAG_NULL = 0, TAG_NUMBER = 1, TAG_BYTES = 2 };
+
+/**
+ * One PLAIN value's place at p (before end): its size, 0 when the page ends first. `num` gets a number
+ * (a BOOLEAN has no PLAIN place of its own: its bits are read by the caller).
+ */
+static u32 plain_place(const u8 *p, const u8 *end, int phys, double *num) {
+  u32 room = end - p;
+  switch (phys) {
+    case BYTE_ARRAY: {
+      if (room < 4) return 0;
+      u32 n = read32(p);
+      return n > room - 4 ? 0 : 4 + n;
+    }
+    case DOUBLE:
+      if (room < 8) return 0;
+      __builtin_memcpy(num, p, 8);
+      return 8;
+    case FLOAT: {
+      if (room < 4) return 0;
+      float x;
+      __builtin_memcpy(&x, p, 4);
+      *num = x;
+      return 4;
+    }
+    case INT32:
+      if (room < 4) return 0;
+      *num = (double)(i32)read32(p);
+      return 4;
+    case INT64: {
+      if (room < 8) return 0;
+      i64 x;
+      __builtin_memcpy(&x, p, 8);
+      *num = (double)x;
+      return 8;
+    }
+  }
+  return 0;
+}
+
+/**
+ * The values of one column chunk at the rows `want` (`wanted` of them, ascending, within `rows`), as
+ * parquet-reader.ts pickChunk reads them: for each, `tag` null, a number (`num`: a number column's value, a
+ * DATE's days, a TIMESTAMP's units, a boolean's 0 or 1) or a text's bytes (`len` of them at the address
+ * `start`, in the arena or the dictionary's buffer, until the next call). A page
+ * holding no wanted row is not read (as pickChunk); one that holds some is read whole, so this is
+ * stricter than pickChunk, never less: what it refuses, pickChunk reads and judges. Work space as
+ * sum_chunk's, with `dict` for the dictionary page (`dict_cap` bytes) and `dstart`, `dlen` for its values.
+ */
+__attribute__((export_name("pick_chunk"))) i32 pick_chunk(
+    const u8 *chunk, u32 length, u32 rows, i32 phys, i32 optional, i32 codec, const u32 *want, u32 wanted,
+    u8 *tag, double *num, u32 *start, u32 *len, u8 *arena, u32 arena_cap, u8 *scratch, u32 scratch_cap,
+    u8 *dict, u32 dict_cap, u32 *levels, u32 *idx, u32 *dstart, u32 *dlen, u32 dict_values_cap) {
+  if (codec != C_UNCOMPRESSED && codec != C_SNAPPY) return REFUSED;
+  for (u32 i = 0; i < wanted; i++)
+    if (want[i] >= rows || (i > 0 && want[i] <= want[i - 1])) return REFUSED;
+  u32 row = 0, wi = 0, used = 0, dict_size = 0;
+  const u8 *dpage = 0;
+  u32 dpage_len = 0, dvalues = 0;
+  int have_dict_page = 0, dict_read = 0;
+  tp = chunk;
+  te = chunk + length;
+  terr = 0;
+  while (row < rows && wi < wanted) {
+    if (tp >= te) return REFUSED;
+    Header h;
+    theader(&h);
+    if (terr || h.compressed < 0 || h.compressed > te - tp || h.values < 0 || h.def_length < 0 ||
+        h.uncompressed < 0)
+      return REFUSED;
+    const u8 *body = tp;
+    tp += h.compressed;
+    if (h.type == 2) {
+      if (have_dict_page || row > 0) return REFUSED;
+      have_dict_page = 1;
+      dpage = body, dpage_len = h.compressed, dvalues = h.values;
+      dict_size = h.uncompressed;
+      continue;
+    }
+    if (h.type != 0 && h.type != 3) continue;
+    u32 n = h.values;
+    if (n > rows - row) return REFUSED;
+    u32 wj = wi;
+    while (wj < wanted && want[wj] < row + n) wj++;
+    if (wj == wi) {
+      row += n; // no wanted row here: not even decompressed
+      continue;
+    }
+    int dictionary = h.encoding == 8 || h.encoding == 2;
+    if (dictionary && !dict_read) {
+      // the dictionary, into its own buffer (the data pages use the scratch one)
+      if (!have_dict_page) return REFUSED;
+      const u8 *page = dpage;
+      u32 size = dpage_len;
+      if (codec == C_SNAPPY) {
+        if (dict_size > dict_cap || unsnappy(dpage, dpage_len, dict, dict_size)) return REFUSED;
+        page = dict, size = dict_size;
+      }
+      if (dvalues > dict_values_cap) return REFUSED;
+      const u8 *p = page, *end = page + size;
+      for (u32 i = 0; i < dvalues; i++) {
+        double x;
+        u32 s = plain_place(p, end, phys, &x);
+        if (!s) return REFUSED;
+        dstart[i] = p - page;
+        dlen[i] = s;
+        p += s;
+      }
+      dpage = page; // the decoded page, which dstart indexes
+      dict_read = 1;
+    }
+    const u8 *vals, *vend, *defs = 0;
+    u32 defs_end = 0;
+    if (h.type == 3) {
+      if (h.rep_length || h.def_length > h.compressed) return REFUSED;
+      if (optional) defs = body, defs_end = h.def_length;
+      const u8 *v = body + h.def_length;
+      u32 vlen = h.compressed - h.def_length;
+      if (h.compressed_v2 && codec == C_SNAPPY) {
+        if (h.uncompressed < h.def_length) return REFUSED;
+        u32 size = h.uncompressed - h.def_length;
+        if (size > scratch_cap || unsnappy(v, vlen, scratch, size)) return REFUSED;
+        vals = scratch, vend = scratch + size;
+      } else vals = v, vend = v + vlen;
+    } else {
+      const u8 *page = body;
+      u32 size = h.compressed;
+      if (codec == C_SNAPPY) {
+        if ((u32)h.uncompressed > scratch_cap) return REFUSED;
+        if (unsnappy(body, h.compressed, scratch, h.uncompressed)) return REFUSED;
+        page = scratch, size = h.uncompressed;
+      }
+      vals = page, vend = page + size;
+      if (optional) {
+        if (h.def_encoding != 3 || size < 4) return REFUSED;
+        u32 dl = read32(page);
+        if (dl > size - 4) return REFUSED;
+        defs = page + 4, defs_end = dl;
+        vals = page + 4 + dl;
+      }
+    }
+    u32 present = n;
+    if (defs) {
+      if (hybrid(defs, 0, defs_end, 1, n, levels, 2)) return REFUSED;
+      present = 0;
+      for (u32 i = 0; i < n; i++) present += levels[i];
+    }
+    // every value of the page decoded to its index or place: the wanted ones are then looked up
+    if (dictionary) {
+      if (vals >= vend) return REFUSED;
+      if (hybrid(vals, 1, vend - vals, vals[0], present, idx, dvalues)) return REFUSED;
+    } else if (h.encoding == 3 && phys == BOOLEAN) {
+      if (vend - vals < 4) return REFUSED;
+      u32 bl = read32(vals);
+      if (bl > (u32)(vend - vals) - 4) return REFUSED;
+      if (hybrid(vals + 4, 0, bl, 1, present, idx, 2)) return REFUSED;
+    } else if (h.encoding == 0 && phys == BOOLEAN) {
+      if ((u32)(vend - vals) < (present + 7) / 8) return REFUSED;
+      for (u32 k = 0; k < present; k++) idx[k] = (vals[k >> 3] >> (k & 7)) & 1;
+    } else if (h.encoding == 0) {
+      const u8 *p = vals;
+      for (u32 k = 0; k < present; k++) {
+        double x;
+        u32 s = plain_place(p, vend, phys, &x);
+        if (!s) return REFUSED;
+        idx[k] = p - vals; // a value's place in the page
+        p += s;
+      }
+    } else return REFUSED;
+    // the wanted rows of the page
+    u32 k = 0; // values before row r
+    for (u32 r = 0; wi < wj; r++) {
+      u32 at = want[wi] - row;
+      if (r < at) {
+        if (!defs || levels[r]) k++;
+        continue;
+      }
+      if (defs && !levels[r]) {
+        tag[wi++] = TAG_NULL;
+        continue;
+      }
+      const u8 *p;
+      const u8 *end;
+      if (dictionary) {
+        u32 x = idx[k];
+        p = dpage + dstart[x], end = p + dlen[x];
+      } else if (phys == BOOLEAN) {
+        tag[wi] = TAG_NUMBER;
+        num[wi++] = idx[k++];
+        continue;
+      } else p = vals + idx[k], end = vend;
+      k++;
+      if (phys == BYTE_ARRAY) {
+        // a dictionary's text stays where it is (its buffer outlives the call's pages); a page's is copied
+        // out before the next page is decompressed over it: the arena holds at most the chunk's texts
+        u32 n2 = read32(p);
+        tag[wi] = TAG_BYTES;
+        len[wi] = n2;
+        if (dictionary) start[wi++] = (u32)(p + 4);
+        else {
+          if (n2 > arena_cap - used) return REFUSED;
+          __builtin_memcpy(arena + used, p + 4, n2);
+          start[wi++] = (u32)(arena + used);
+          used += n2;
+        }
+      } else {
+        tag[wi] = TAG_NUMBER;
+        plain_place(p, end, phys, &num[wi++]);
+      }
+    }
+    row += n;
+  }
+  return wi == wanted ? OK : REFUSED;
 }

@@ -11,20 +11,20 @@ import {afterAll, afterEach, beforeAll, describe, expect, it, vi} from 'vitest'
 import {FileTarget} from '../../src/io/output.js'
 import {ParquetColumns, readParquetRecords, type ParquetRecord} from '../../src/io/parquet-reader.js'
 import {writeParquet} from '../../src/io/parquet-writer.js'
-import {ParquetSums} from '../../src/changes/kernel/parquet-sums.js'
-import {SOURCE_SHA256} from '../../src/changes/kernel/parquet-sums-wasm.js'
+import {ParquetKernel} from '../../src/changes/kernel/parquet-kernel.js'
+import {SOURCE_SHA256} from '../../src/changes/kernel/parquet-kernel-wasm.js'
 import {nameSeed, valueLanes} from '../../src/changes/row-digest.js'
 import {loadEntries} from '../../src/changes/entries.js'
 import {scanSide} from '../../src/changes/scan.js'
 
 /**
- * The comparison's kernel (src/changes/kernel/parquet-sums.c, WebAssembly) against the rules it stands in
+ * The comparison's kernel (src/changes/kernel/parquet-kernel.c, WebAssembly) against the rules it stands in
  * for: every column chunk it takes adds, row by row, the fingerprint row-digest.ts gives the value an
  * independent reader (hyparquet's) reads there; what it gives back adds nothing; and a scan with it finds
  * what a scan without it finds, on damaged files too, so it is never more lenient than the JavaScript
  * decoder. The module committed is the one its C source builds to.
  */
-const dir = mkdtempSync(join(tmpdir(), 'sfl-parquet-sums-'))
+const dir = mkdtempSync(join(tmpdir(), 'sfl-parquet-kernel-'))
 let db: DuckDBInstance
 let con: DuckDBConnection
 beforeAll(async () => {
@@ -52,7 +52,7 @@ interface Verdict {
 async function kernelAgrees(path: string): Promise<Verdict> {
   const recs: ParquetRecord[] = []
   for await (const r of readParquetRecords(path)) recs.push(r)
-  const kernel = ParquetSums.get()!
+  const kernel = ParquetKernel.get()!
   const pq = await ParquetColumns.open(path)
   const verdict: Verdict = {taken: 0, given: new Set()}
   try {
@@ -149,6 +149,15 @@ const record = fc.record(
   {requiredKeys: ['Fips']},
 )
 
+const SELECT = `SELECT i AS id, CASE WHEN i % 5 = 0 THEN NULL ELSE 'x' || (i % 7) END AS s,
+    (i % 300)::VARCHAR AS digits, CASE WHEN i % 3 = 0 THEN NULL ELSE (i * 1.5)::DOUBLE END AS d,
+    (i / 7)::FLOAT AS f, (i % 9)::INTEGER AS i32, (i % 4)::UINTEGER AS u32, i % 2 = 0 AS b,
+    CASE WHEN i % 11 = 0 THEN NULL ELSE i % 3 = 0 END AS nb, DATE '1999-12-25' + i::INTEGER AS dt,
+    TIMESTAMP '2024-01-01 10:00:00' + INTERVAL (i) SECOND AS ts,
+    TIMESTAMP_MS '1969-12-31 23:59:58' + INTERVAL (i * 7) MILLISECOND AS tms,
+    TIMESTAMP_NS '2024-02-29 00:00:00' + INTERVAL (i) MICROSECOND AS tns,
+    'ünïcode ' || i AS u FROM range(3000) t(i)`
+
 describe('the kernel adds what the rules add', () => {
   it('files sfl writes (data pages v2, Snappy; dictionaries, plain pages, nulls): every chunk taken agrees', async () => {
     let taken = 0
@@ -193,15 +202,6 @@ describe('the kernel adds what the rules add', () => {
     expect(v.given).toEqual(new Set(['APN', 'City']))
     expect(v.taken).toBeGreaterThan(0)
   })
-
-  const SELECT = `SELECT i AS id, CASE WHEN i % 5 = 0 THEN NULL ELSE 'x' || (i % 7) END AS s,
-    (i % 300)::VARCHAR AS digits, CASE WHEN i % 3 = 0 THEN NULL ELSE (i * 1.5)::DOUBLE END AS d,
-    (i / 7)::FLOAT AS f, (i % 9)::INTEGER AS i32, (i % 4)::UINTEGER AS u32, i % 2 = 0 AS b,
-    CASE WHEN i % 11 = 0 THEN NULL ELSE i % 3 = 0 END AS nb, DATE '1999-12-25' + i::INTEGER AS dt,
-    TIMESTAMP '2024-01-01 10:00:00' + INTERVAL (i) SECOND AS ts,
-    TIMESTAMP_MS '1969-12-31 23:59:58' + INTERVAL (i * 7) MILLISECOND AS tms,
-    TIMESTAMP_NS '2024-02-29 00:00:00' + INTERVAL (i) MICROSECOND AS tns,
-    'ünïcode ' || i AS u FROM range(3000) t(i)`
 
   it.each(['snappy', 'uncompressed'])(
     'files DuckDB writes (%s, data pages v1, its own dictionaries): every column taken agrees',
@@ -323,7 +323,7 @@ function kernelTakes(
   optional = false,
   codec = 'UNCOMPRESSED',
 ): Int32Array | undefined {
-  const kernel = ParquetSums.get()!
+  const kernel = ParquetKernel.get()!
   expect(kernel.begin(rows, bytes.length, 1024)).toBe(true)
   const chunk = {column: textColumn(optional), meta: {codec} as never, bytes: Uint8Array.from(bytes)}
   if (!kernel.add(chunk, nameSeed('x'))) return undefined
@@ -423,6 +423,23 @@ describe('the kernel takes a column chunk only when its bytes are whole', () => 
   })
 })
 
+/** An export a few bytes of which the damage tests change: dictionaries, plain values, nulls, booleans, dates. */
+const damageable = Array.from({length: 300}, (_, i) => ({
+  Fips: '06067',
+  ServicePropertyID: i,
+  APN: `A-${i % 50}`,
+  FinalValue: i % 7 ? i * 2.5 : null,
+  City: `c${i % 9}`,
+  FHAEligible: i % 3 === 0,
+  AssumableMortgage: i % 5 ? null : {RecordingDate: '2020-01-02', LoanType: 'FHA'},
+}))
+/** A byte of the pages (before `end`) and its new value: small values half the time (levels, indices, bit widths, lengths). */
+const change = (end: number) =>
+  fc.tuple(
+    fc.integer({min: 4, max: end - 1}),
+    fc.oneof(fc.integer({min: 0, max: 255}), fc.integer({min: 0, max: 9})),
+  )
+
 /** A side's scan, as entries by county; the error's message when it fails. */
 async function scanOf(path: string): Promise<unknown> {
   const scratch = mkdtempSync(join(dir, 'scratch-'))
@@ -453,10 +470,10 @@ describe('a scan with the kernel finds what a scan without it finds', () => {
       City: `c${i % 9}`,
     }))
     const path = await sflParquet(recs, {rowGroupRows: 100})
-    const add = vi.spyOn(ParquetSums.prototype, 'add')
+    const add = vi.spyOn(ParquetKernel.prototype, 'add')
     const withKernel = await scanOf(path)
     expect(add.mock.results.filter((r) => r.value === true).length).toBeGreaterThan(0)
-    vi.spyOn(ParquetSums, 'get').mockReturnValue(undefined)
+    vi.spyOn(ParquetKernel, 'get').mockReturnValue(undefined)
     expect(await scanOf(path)).toEqual(withKernel)
   })
 
@@ -465,47 +482,25 @@ describe('a scan with the kernel finds what a scan without it finds', () => {
   it.each(['snappy', 'none'] as const)(
     'damaged files (%s; bytes changed anywhere in the pages): the same entries, or the same error, with and without it',
     async (compression) => {
-      const recs = Array.from({length: 300}, (_, i) => ({
-        Fips: '06067',
-        ServicePropertyID: i,
-        APN: `A-${i % 50}`,
-        FinalValue: i % 7 ? i * 2.5 : null,
-        City: `c${i % 9}`,
-        FHAEligible: i % 3 === 0,
-        AssumableMortgage: i % 5 ? null : {RecordingDate: '2020-01-02', LoanType: 'FHA'},
-      }))
-      const whole = readFileSync(await sflParquet(recs, {rowGroupRows: 60, pageBytes: 200, compression}))
-      const meta = await ParquetColumns.open(join(dir, `${n - 1}-sfl.parquet`))
+      const whole = readFileSync(
+        await sflParquet(damageable, {rowGroupRows: 60, pageBytes: 200, compression}),
+      )
       // the pages only: a damaged footer is refused before any scan
       const end = whole.length - 8 - whole.readUInt32LE(whole.length - 8)
-      meta.close()
       let compared = 0
       await fc.assert(
-        fc.asyncProperty(
-          fc.array(
-            fc.tuple(
-              fc.integer({min: 4, max: end - 1}),
-              // small values half the time: levels (0, 1), dictionary indices, bit widths, short lengths
-              fc.oneof(fc.integer({min: 0, max: 255}), fc.integer({min: 0, max: 9})),
-            ),
-            {
-              minLength: 1,
-              maxLength: 4,
-            },
-          ),
-          async (changes) => {
-            const bytes = Buffer.from(whole)
-            for (const [at, v] of changes) bytes[at] = v
-            const path = join(dir, `${n++}-damaged.parquet`)
-            writeFileSync(path, bytes)
-            const withKernel = await scanOf(path)
-            vi.spyOn(ParquetSums, 'get').mockReturnValue(undefined)
-            const without = await scanOf(path)
-            vi.restoreAllMocks()
-            expect(withKernel).toEqual(without)
-            compared++
-          },
-        ),
+        fc.asyncProperty(fc.array(change(end), {minLength: 1, maxLength: 4}), async (changes) => {
+          const bytes = Buffer.from(whole)
+          for (const [at, v] of changes) bytes[at] = v
+          const path = join(dir, `${n++}-damaged.parquet`)
+          writeFileSync(path, bytes)
+          const withKernel = await scanOf(path)
+          vi.spyOn(ParquetKernel, 'get').mockReturnValue(undefined)
+          const without = await scanOf(path)
+          vi.restoreAllMocks()
+          expect(withKernel).toEqual(without)
+          compared++
+        }),
         {numRuns: 300},
       )
       expect(compared).toBe(300)
@@ -513,10 +508,125 @@ describe('a scan with the kernel finds what a scan without it finds', () => {
   )
 })
 
-describe('the module committed', () => {
-  const source = join(import.meta.dirname, '..', '..', 'src', 'changes', 'kernel', 'parquet-sums.c')
+/**
+ * Every column chunk of `path` read back at the rows `every` apart (from `from`) through the kernel, each
+ * one taken checked against readRows (the JavaScript reader); the chunks given back are counted. When
+ * readRows fails on a chunk the kernel took, the kernel was more lenient: the check fails.
+ */
+async function picksAgree(path: string, every: number, from = 0): Promise<Verdict> {
+  const kernel = ParquetKernel.get()!
+  const pq = await ParquetColumns.open(path)
+  const verdict: Verdict = {taken: 0, given: new Set()}
+  try {
+    for (let g = 0; g < pq.groups.length; g++) {
+      const rows = pq.groups[g]!.rows
+      const want = Int32Array.from(
+        {length: Math.max(0, Math.ceil((rows - from) / every))},
+        (_, i) => from + i * every,
+      )
+      for (const chunk of pq.chunks(g, pq.columns)) {
+        const got = kernel.pick(chunk, rows, want)
+        if (!got) {
+          verdict.given.add(chunk.column.name)
+          continue
+        }
+        verdict.taken++
+        expect(got, `${chunk.column.name}, group ${g}`).toEqual(pq.readRows(g, [chunk.column], want)[0])
+      }
+    }
+  } finally {
+    pq.close()
+  }
+  return verdict
+}
 
-  it('was built from parquet-sums.c as it is (npm run build:wasm after any change to it)', () => {
+describe('the kernel reads rows back as readRows does', () => {
+  it('files sfl writes: any rows of any column, every chunk taken', async () => {
+    let taken = 0
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(record, {minLength: 1, maxLength: 80}),
+        fc.integer({min: 1, max: 300}),
+        fc.integer({min: 3, max: 50}),
+        fc.integer({min: 1, max: 7}),
+        fc.nat(3),
+        async (recs, pageBytes, rowGroupRows, every, from) => {
+          const v = await picksAgree(await sflParquet(recs, {pageBytes, rowGroupRows}), every, from)
+          expect(v.given).toEqual(new Set())
+          taken += v.taken
+        },
+      ),
+      {numRuns: 60},
+    )
+    expect(taken).toBeGreaterThan(1000)
+  })
+
+  it('rows past the group, twice or out of order are given back (readRows decides)', async () => {
+    const path = await sflParquet(damageable.slice(0, 50))
+    const pq = await ParquetColumns.open(path)
+    try {
+      const [chunk] = pq.chunks(0, [pq.column('City')!])
+      const kernel = ParquetKernel.get()!
+      expect(kernel.pick(chunk!, 50, Int32Array.from([1, 49]))).toEqual(['c1', 'c4'])
+      for (const want of [
+        [1, 50],
+        [3, 3],
+        [4, 2],
+      ])
+        expect(kernel.pick(chunk!, 50, Int32Array.from(want))).toBeUndefined()
+    } finally {
+      pq.close()
+    }
+  })
+
+  it.each(['snappy', 'uncompressed'])(
+    'files DuckDB writes (%s): every chunk taken, every value as readRows',
+    async (codec) => {
+      const path = join(dir, `${n++}-duck.parquet`)
+      await con.run(
+        `COPY (${SELECT}) TO '${path}' (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE 1000)`,
+      )
+      expect((await picksAgree(path, 13, 5)).given).toEqual(new Set())
+      expect((await picksAgree(path, 1)).given).toEqual(new Set())
+    },
+  )
+
+  it.each(['snappy', 'none'] as const)(
+    'damaged files (%s): a chunk the kernel reads back, readRows reads back the same',
+    async (compression) => {
+      const whole = readFileSync(
+        await sflParquet(damageable, {rowGroupRows: 60, pageBytes: 200, compression}),
+      )
+      const end = whole.length - 8 - whole.readUInt32LE(whole.length - 8)
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(change(end), {minLength: 1, maxLength: 4}),
+          fc.integer({min: 1, max: 9}),
+          async (changes, every) => {
+            const bytes = Buffer.from(whole)
+            for (const [at, v] of changes) bytes[at] = v
+            const path = join(dir, `${n++}-damaged.parquet`)
+            writeFileSync(path, bytes)
+            let pq: ParquetColumns
+            try {
+              pq = await ParquetColumns.open(path)
+            } catch {
+              return // a footer or schema refused before any page is read
+            }
+            pq.close()
+            await picksAgree(path, every)
+          },
+        ),
+        {numRuns: 300},
+      )
+    },
+  )
+})
+
+describe('the module committed', () => {
+  const source = join(import.meta.dirname, '..', '..', 'src', 'changes', 'kernel', 'parquet-kernel.c')
+
+  it('was built from parquet-kernel.c as it is (npm run build:wasm after any change to it)', () => {
     expect(createHash('sha256').update(readFileSync(source)).digest('hex')).toBe(SOURCE_SHA256)
   })
 
