@@ -42,16 +42,21 @@ export async function scanParquet(ids: FieldIds, sink: EntrySink, target: ScanTa
     )
     const roles = needed.map((c) => ids.role[colIds[c.index]!]!)
     const seeds = needed.map((c) => ids.seeds[colIds[c.index]!]!)
-    // a column only compared goes into the row sums: through the kernel (src/changes/kernel/), or as its
-    // pages are decoded here (RowSums: no slot per row)
+    // a column only compared goes into the row sums, and a key's into the keys, through the kernel
+    // (src/changes/kernel/); what it gives back, and the county's column, are decoded here (a column only
+    // compared into the row sums as its pages are decoded, RowSums: no slot per row)
     const compared = needed.filter((_, i) => roles[i] === ROLE_COMPARED)
+    const byKernel = needed.filter((_, i) => (roles[i]! & ROLE_FIPS) === 0)
+    const roleOf = new Map(needed.map((c, i) => [c.index, kernelRole(roles[i]!)]))
     const seedOf = new Map(needed.map((c, i) => [c.index, seeds[i]!]))
     const kernel = ParquetKernel.get()
     let county: string | undefined
     for (let g = 0; g < file.groups.length; g++) {
       const {first, rows} = file.groups[g]!
       const {sumA, sumB, key, keyA, keyB} = rowArrays(rows)
-      const taken = kernel ? kernelSums(kernel, file, g, compared, seedOf, sumA, sumB) : new Set<number>()
+      const taken = kernel
+        ? kernelSums(kernel, file, g, byKernel, seedOf, roleOf, {sumA, sumB, key, keyA, keyB})
+        : new Set<number>()
       const summed = new Set(compared.filter((c) => !taken.has(c.index)).map((c) => c.index))
       const sums: RowSums = {
         summed,
@@ -92,42 +97,51 @@ export async function scanParquet(ids: FieldIds, sink: EntrySink, target: ScanTa
   }
 }
 
+/** What the kernel does with a column of these roles (src/changes/names.ts): its sums, its key's rank. */
+function kernelRole(role: number): {compared: boolean; rank: number} {
+  return {
+    compared: (role & ROLE_COMPARED) !== 0,
+    rank: role & ROLE_ID ? 2 : role & ROLE_APN ? 1 : 0,
+  }
+}
+
 /**
- * The row group's compared columns that the kernel takes, added into `sumA`, `sumB` (which it sets: call it
- * first); the others (another codec, a value only JavaScript fingerprints, damage) are left for readGroup,
- * which decodes them here and names what is wrong with them.
+ * The row group's `columns` that the kernel takes, added into the sums and keys of `rows` (which it sets:
+ * call it first); the others (another codec, a value only JavaScript fingerprints, damage) are left for
+ * readGroup, which decodes them here and names what is wrong with them.
  */
 function kernelSums(
   kernel: ParquetKernel,
   file: ParquetColumns,
   g: number,
-  compared: ParquetColumn[],
+  columns: ParquetColumn[],
   seedOf: Map<number, Lanes>,
-  sumA: Int32Array,
-  sumB: Int32Array,
+  roleOf: Map<number, {compared: boolean; rank: number}>,
+  rows: {sumA: Int32Array; sumB: Int32Array; key: Uint8Array; keyA: Int32Array; keyB: Int32Array},
 ): Set<number> {
   const taken = new Set<number>()
-  if (!compared.length) return taken
+  if (!columns.length) return taken
   let chunks: RawChunk[]
   try {
-    chunks = file.chunks(g, compared)
+    chunks = file.chunks(g, columns)
   } catch (error) {
     if (machineError(error)) throw error
     return taken // the JavaScript decoder meets the same and says what it is
   }
-  const rows = file.groups[g]!.rows
   const most = (f: (c: RawChunk) => number) => Math.max(...chunks.map(f))
   if (
     !kernel.begin(
-      rows,
+      file.groups[g]!.rows,
       most((c) => c.bytes.length),
       most((c) => Number(c.meta.total_uncompressed_size)),
     )
   )
     return taken
-  for (const chunk of chunks)
-    if (kernel.add(chunk, seedOf.get(chunk.column.index)!)) taken.add(chunk.column.index)
-  kernel.copyInto(sumA, sumB)
+  for (const chunk of chunks) {
+    const i = chunk.column.index
+    if (kernel.add(chunk, seedOf.get(i)!, roleOf.get(i))) taken.add(i)
+  }
+  kernel.copyInto(rows.sumA, rows.sumB, rows)
   return taken
 }
 

@@ -462,17 +462,23 @@ async function scanOf(path: string): Promise<unknown> {
 }
 
 describe('a scan with the kernel finds what a scan without it finds', () => {
-  it('takes chunks through the kernel on an sfl export, and the entries are the same without it', async () => {
+  it('takes chunks through the kernel on an sfl export, keys too, and the entries are the same without it', async () => {
+    // keys of both ranks, some rows with neither (unkeyed), an empty APN (no key), the id missing
     const recs = Array.from({length: 500}, (_, i) => ({
       Fips: i % 2 ? '06067' : '48201',
-      ServicePropertyID: i,
+      ServicePropertyID: i % 3 ? i : null,
+      APN: i % 4 === 0 ? '' : i % 5 === 0 ? null : `A-${i % 70}`,
       FinalValue: i * 2.5,
       City: `c${i % 9}`,
     }))
     const path = await sflParquet(recs, {rowGroupRows: 100})
     const add = vi.spyOn(ParquetKernel.prototype, 'add')
     const withKernel = await scanOf(path)
-    expect(add.mock.results.filter((r) => r.value === true).length).toBeGreaterThan(0)
+    const taken = add.mock.calls.filter((_, i) => add.mock.results[i]!.value === true)
+    expect(taken.map(([c]) => c.column.name)).toEqual(
+      expect.arrayContaining(['ServicePropertyID', 'APN', 'City']),
+    )
+    expect((withKernel as {groups: Array<{unkeyed: number}>}).groups.some((g) => g.unkeyed > 0)).toBe(true)
     vi.spyOn(ParquetKernel, 'get').mockReturnValue(undefined)
     expect(await scanOf(path)).toEqual(withKernel)
   })

@@ -489,6 +489,8 @@ enum { C_UNCOMPRESSED = 0, C_SNAPPY = 1 };
 
 static u32 read32(const u8 *p) { return p[0] | (p[1] << 8) | (p[2] << 16) | ((u32)p[3] << 24); }
 
+static int value_empty; // the last PLAIN value was an empty text (no key: export-reader.ts asText gives '')
+
 /**
  * One PLAIN value at p (before end) fingerprinted into out_a, out_b, as scan-parquet.ts `fingerprints`
  * does from the table parquet-reader.ts makes; returns its size, 0 when the page ends first.
@@ -501,6 +503,7 @@ static u32 plain_value(const u8 *p, const u8 *end, int phys, int kind) {
       u32 n = read32(p);
       if (n > room - 4) return 0;
       hash_text(p + 4, n);
+      value_empty = n == 0;
       return 4 + n;
     }
     case DOUBLE: {
@@ -543,15 +546,19 @@ static u32 true_a, true_b, false_a, false_b; // a boolean is the text true or fa
 
 /**
  * Add the fingerprints of one column chunk's values into its rows' sums (`sums_a`, `sums_b`: the row
- * group's `rows`), as parquet-reader.ts decodeChunk with RowSums does. The work space: `scratch` for a
- * decompressed page (`scratch_cap` bytes), `levels`, `idx` and `part_a`, `part_b` for `rows` values each,
- * `la`, `lb` for `dict_cap` dictionary values. The chunk's own fingerprints go into `part_a`, `part_b`
- * first and into the sums only when the whole chunk is read: a chunk given back adds nothing.
+ * group's `rows`) when it is `compared`, as parquet-reader.ts decodeChunk with RowSums does; and when it is
+ * a key (`rank`: 2 the property id, 1 the APN, 0 none), make each row's non-empty value its key unless a
+ * key of the same or a higher rank is there (`key`, `key_a`, `key_b`), as scan-parquet.ts addColumn does.
+ * The work space: `scratch` for a decompressed page (`scratch_cap` bytes), `levels`, `idx`, `part_a`,
+ * `part_b` and `has` for `rows` values each, `la`, `lb`, `dict_empty` for `dict_cap` dictionary values. The
+ * chunk's own fingerprints go into `part_a`, `part_b` (a row's one value's; `has` 0 null, 1 an empty text,
+ * 2 a value) and into the sums and keys only when the whole chunk is read: a chunk given back adds nothing.
  */
 __attribute__((export_name("sum_chunk"))) i32 sum_chunk(
     const u8 *chunk, u32 length, u32 rows, i32 phys, i32 kind, i32 optional, i32 codec, u32 seed_lane_a,
     u32 seed_lane_b, double unit_ms, i32 *sums_a, i32 *sums_b, i32 *part_a, i32 *part_b, u8 *scratch,
-    u32 scratch_cap, u32 *levels, u32 *idx, i32 *la, i32 *lb, u32 dict_cap) {
+    u32 scratch_cap, u32 *levels, u32 *idx, i32 *la, i32 *lb, u32 dict_cap, i32 compared, i32 rank, u8 *has,
+    u8 *dict_empty, u8 *key, i32 *key_a, i32 *key_b) {
   if (codec != C_UNCOMPRESSED && codec != C_SNAPPY) return REFUSED;
   seed_a = seed_lane_a;
   seed_b = seed_lane_b;
@@ -563,7 +570,7 @@ __attribute__((export_name("sum_chunk"))) i32 sum_chunk(
     hash_bytes((const u8 *)"false", 5);
     false_a = out_a, false_b = out_b;
   }
-  for (u32 r = 0; r < rows; r++) part_a[r] = part_b[r] = 0;
+  for (u32 r = 0; r < rows; r++) part_a[r] = part_b[r] = has[r] = 0;
   u32 row = 0, dict_size = 0;
   int dict = 0;
   tp = chunk;
@@ -591,11 +598,13 @@ __attribute__((export_name("sum_chunk"))) i32 sum_chunk(
       if ((u32)h.values > dict_cap) return REFUSED;
       const u8 *p = page, *end = page + size;
       for (i32 i = 0; i < h.values; i++) {
+        value_empty = 0;
         u32 used = plain_value(p, end, phys, kind);
         if (!used) return REFUSED;
         p += used;
         la[i] = out_a;
         lb[i] = out_b;
+        dict_empty[i] = value_empty;
       }
       if (slow) return SLOW;
       dict = 1;
@@ -645,6 +654,7 @@ __attribute__((export_name("sum_chunk"))) i32 sum_chunk(
       for (u32 i = 0; i < n; i++) present += levels[i];
     }
     i32 *pa = part_a + row, *pb = part_b + row;
+    u8 *ph = has + row;
     if (h.encoding == 8 || h.encoding == 2) {
       // RLE_DICTIONARY (PLAIN_DICTIONARY): a bit width, then the indices
       if (!dict) return REFUSED;
@@ -655,6 +665,7 @@ __attribute__((export_name("sum_chunk"))) i32 sum_chunk(
         u32 x = idx[k++];
         pa[r] += la[x];
         pb[r] += lb[x];
+        ph[r] = 2 - dict_empty[x];
       }
     } else if (h.encoding == 3 && phys == BOOLEAN) {
       // booleans, RLE: a 4-byte length, then the hybrid at bit width 1
@@ -667,6 +678,7 @@ __attribute__((export_name("sum_chunk"))) i32 sum_chunk(
         int bit = idx[k++];
         pa[r] += bit ? true_a : false_a;
         pb[r] += bit ? true_b : false_b;
+        ph[r] = 2;
       }
     } else if (h.encoding == 0 && phys == BOOLEAN) {
       if ((u32)(vend - vals) < (present + 7) / 8) return REFUSED;
@@ -676,25 +688,36 @@ __attribute__((export_name("sum_chunk"))) i32 sum_chunk(
         k++;
         pa[r] += bit ? true_a : false_a;
         pb[r] += bit ? true_b : false_b;
+        ph[r] = 2;
       }
     } else if (h.encoding == 0) {
       const u8 *p = vals;
       for (u32 r = 0; r < n; r++) {
         if (defs && !levels[r]) continue;
+        value_empty = 0;
         u32 used = plain_value(p, vend, phys, kind);
         if (!used) return REFUSED;
         p += used;
         pa[r] += out_a;
         pb[r] += out_b;
+        ph[r] = 2 - value_empty;
       }
       if (slow) return SLOW;
     } else return REFUSED;
     row += n;
   }
-  for (u32 r = 0; r < rows; r++) {
-    sums_a[r] += part_a[r];
-    sums_b[r] += part_b[r];
-  }
+  if (compared)
+    for (u32 r = 0; r < rows; r++) {
+      sums_a[r] += part_a[r];
+      sums_b[r] += part_b[r];
+    }
+  if (rank)
+    for (u32 r = 0; r < rows; r++)
+      if (has[r] == 2 && key[r] < rank) {
+        key[r] = rank;
+        key_a[r] = part_a[r];
+        key_b[r] = part_b[r];
+      }
   return OK;
 }
 

@@ -32,7 +32,23 @@ export class ParquetKernel {
   private readonly pickChunk: (...args: number[]) => number
   private readonly base: number
   private rows = 0
-  private at = {sumsA: 0, sumsB: 0, partA: 0, partB: 0, levels: 0, idx: 0, la: 0, lb: 0, scratch: 0, chunk: 0}
+  private at = {
+    sumsA: 0,
+    sumsB: 0,
+    partA: 0,
+    partB: 0,
+    levels: 0,
+    idx: 0,
+    la: 0,
+    lb: 0,
+    scratch: 0,
+    chunk: 0,
+    keyA: 0,
+    keyB: 0,
+    key: 0,
+    has: 0,
+    dictEmpty: 0,
+  }
   private cap = {scratch: 0, chunk: 0, dict: 0}
 
   private constructor() {
@@ -58,8 +74,8 @@ export class ParquetKernel {
     // sizes from a file's metadata: whole numbers, or the JavaScript decoder says what is wrong
     if (![rows, chunkBytes, pageBytes].every((x) => Number.isSafeInteger(x) && x >= 0)) return false
     const dict = Math.max(rows, 1 << 16)
-    const words = 6 * rows + 2 * dict
-    const need = this.base + 4 * words + pageBytes + chunkBytes + 64
+    const words = 8 * rows + 2 * dict
+    const need = this.base + 4 * words + 2 * rows + dict + pageBytes + chunkBytes + 128
     if (need > MAX_BYTES) return false
     const have = this.memory.buffer.byteLength
     if (need > have) this.memory.grow(Math.ceil((need - have) / 65536))
@@ -81,15 +97,25 @@ export class ParquetKernel {
       lb: take(4 * dict),
       scratch: take(pageBytes),
       chunk: take(chunkBytes),
+      keyA: take(4 * rows),
+      keyB: take(4 * rows),
+      key: take(rows),
+      has: take(rows),
+      dictEmpty: take(dict),
     }
     this.cap = {scratch: pageBytes, chunk: chunkBytes, dict}
     new Int32Array(this.memory.buffer, this.at.sumsA, rows).fill(0)
     new Int32Array(this.memory.buffer, this.at.sumsB, rows).fill(0)
+    new Uint8Array(this.memory.buffer, this.at.key, rows).fill(0)
     return true
   }
 
-  /** Add one chunk of the group begun; false when given back (nothing added). */
-  add(chunk: RawChunk, seed: Lanes): boolean {
+  /**
+   * Add one chunk of the group begun: into the sums when `compared`, into the keys when it is one (`rank` 2
+   * the property id, 1 the APN, 0 none: a row's non-empty value is its key unless one of the same or a
+   * higher rank is there). False when given back (nothing added).
+   */
+  add(chunk: RawChunk, seed: Lanes, role: {compared: boolean; rank: number} = EVERY_ROW): boolean {
     const {column, meta, bytes} = chunk
     const codec = CODECS[meta.codec]
     const kind = KINDS[column.kind]
@@ -120,6 +146,13 @@ export class ParquetKernel {
           a.la,
           a.lb,
           this.cap.dict,
+          role.compared ? 1 : 0,
+          role.rank,
+          a.has,
+          a.dictEmpty,
+          a.key,
+          a.keyA,
+          a.keyB,
         ) === 0
       )
     } catch {
@@ -216,10 +249,19 @@ export class ParquetKernel {
     return out
   }
 
-  /** The group's sums so far, copied into `sumA`, `sumB` (the group's first `rows` rows). */
-  copyInto(sumA: Int32Array, sumB: Int32Array): void {
-    sumA.set(new Int32Array(this.memory.buffer, this.at.sumsA, this.rows))
-    sumB.set(new Int32Array(this.memory.buffer, this.at.sumsB, this.rows))
+  /** The group's sums and keys so far, copied into the caller's arrays (their first `rows` rows). */
+  copyInto(
+    sumA: Int32Array,
+    sumB: Int32Array,
+    keys?: {key: Uint8Array; keyA: Int32Array; keyB: Int32Array},
+  ): void {
+    const buffer = this.memory.buffer
+    sumA.set(new Int32Array(buffer, this.at.sumsA, this.rows))
+    sumB.set(new Int32Array(buffer, this.at.sumsB, this.rows))
+    if (!keys) return
+    keys.key.set(new Uint8Array(buffer, this.at.key, this.rows))
+    keys.keyA.set(new Int32Array(buffer, this.at.keyA, this.rows))
+    keys.keyB.set(new Int32Array(buffer, this.at.keyB, this.rows))
   }
 }
 
@@ -240,6 +282,9 @@ const wasm = (
     }
   }
 ).WebAssembly
+
+/** A column only compared (no key). */
+const EVERY_ROW = {compared: true, rank: 0}
 
 /** The kernel's memory at most: 1 GiB (a group of 16,384 rows takes about 2 MB besides its chunks). */
 const MAX_BYTES = 1 << 30
