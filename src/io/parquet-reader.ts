@@ -1411,6 +1411,9 @@ class Thrift {
     })
     if (h.compressed < 0 || this.pos + h.compressed > this.b.length || h.values < 0 || h.defLength < 0)
       throw new ParquetLayoutError('a page header past its column chunk')
+    // a DATA_PAGE_V2's levels lie in its body: longer than the body, they would be read past it
+    if (h.type === DATA_PAGE_V2 && h.defLength + h.repLength > h.compressed)
+      throw new ParquetLayoutError('levels longer than their page')
     return h
   }
 

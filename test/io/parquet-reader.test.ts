@@ -250,6 +250,72 @@ describe('the Parquet column reader', () => {
     expect(tried).toBeGreaterThan(100)
   })
 
+  it('a DATA_PAGE_V2 whose levels run past its body is refused, by the whole read and the picked one', async () => {
+    const part = join(dir, `${n++}-part.ndjson`)
+    const recs = Array.from({length: 40}, (_, i) => ({Fips: '06067', City: i % 3 ? null : `c${i % 4}`}))
+    writeFileSync(part, recs.map((r) => `${JSON.stringify(r)}\n`).join(''))
+    const path = join(dir, `${n++}-v2.parquet`)
+    const target = await FileTarget.create(path, () => undefined)
+    await writeParquet(target, [part], {compression: 'none'})
+    await target.commit()
+    const pq = await ParquetColumns.open(path)
+    const [chunk] = pq.chunks(0, [pq.column('City')!])
+    const start = Number(chunk!.meta.dictionary_page_offset ?? chunk!.meta.data_page_offset)
+    pq.close()
+    // the chunk's pages: each header's compressed_page_size (field 3, a one-byte zigzag varint here) found
+    // by walking Thrift's compact protocol, the data page's set to 1 byte, less than its levels' length
+    const b = chunk!.bytes
+    let pos = 0
+    let sizeAt = -1
+    while (sizeAt < 0 && pos < b.length) {
+      let id = 0
+      let type = -1
+      let size = 0
+      let at = -1
+      const varint = () => {
+        let v = 0
+        for (let shift = 0; ; shift += 7) {
+          const c = b[pos++]!
+          v += (c & 0x7f) * 2 ** shift
+          if (c < 0x80) return v
+        }
+      }
+      const struct = (top: boolean): void => {
+        let last = 0
+        for (;;) {
+          const h = b[pos++]!
+          if ((h & 15) === 0) return
+          last = h >> 4 ? last + (h >> 4) : varint()
+          const t = h & 15
+          if (t === 12) struct(false)
+          else if (t === 5 || t === 6) {
+            if (top && last === 3) at = pos
+            const v = varint() / 2
+            if (top && last === 1) type = v
+            if (top && last === 3) size = v
+          } else if (t === 8) pos += varint()
+        }
+      }
+      struct(true)
+      if (type === 3) sizeAt = at
+      else pos += size
+    }
+    expect(sizeAt).toBeGreaterThan(0)
+    const bytes = readFileSync(path)
+    bytes[start + sizeAt] = 2 // zigzag 1
+    writeFileSync(path, bytes)
+    const damaged = await ParquetColumns.open(path)
+    try {
+      const city = damaged.column('City')!
+      expect(() => damaged.readGroup(0, [city])).toThrow('levels longer than their page')
+      expect(() => damaged.readRows(0, [city], Int32Array.from([0, 3]))).toThrow(
+        'levels longer than their page',
+      )
+    } finally {
+      damaged.close()
+    }
+  })
+
   it('a nested column is left to the record reader, which still reads the file', async () => {
     const path = join(dir, `${n++}-struct.parquet`)
     await con.run(`COPY (SELECT i AS id, {'a': i} AS st FROM range(10) t(i)) TO '${path}' (FORMAT parquet)`)
