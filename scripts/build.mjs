@@ -192,6 +192,24 @@ const placesFile = (where) => ({
   },
 })
 
+/**
+ * The Parquet comparison's kernel (src/changes/kernel/parquet-kernel.wasm, scripts/build-wasm.mjs) is a
+ * file beside the bundles too: its path module, src/changes/kernel/parquet-kernel-file.ts, is replaced with
+ * one that names dist/parquet-kernel.wasm from the chunk's place (`where`, as for llhttpFiles); 10 kB of
+ * bytes rather than 14 kB of base64 in a chunk.
+ */
+const KERNEL = 'parquet-kernel.wasm'
+const kernelFile = (where) => ({
+  name: 'kernel-file',
+  setup(b) {
+    b.onLoad({filter: /[\\/]src[\\/]changes[\\/]kernel[\\/]parquet-kernel-file\.ts$/}, () => {
+      mkdirSync(dist, {recursive: true})
+      copyFileSync(join(ROOT, 'src', 'changes', 'kernel', KERNEL), join(dist, KERNEL))
+      return {contents: `export const KERNEL_FILE = ${where(KERNEL)}\n`, loader: 'js'}
+    })
+  },
+})
+
 // `npm run coverage:e2e` builds with source maps, unminified and without the factory rewrite below (which
 // would move code under the maps), so V8 coverage of the spawned CLI maps back to src/
 const coverage = process.env.SFL_BUILD_COVERAGE === '1'
@@ -286,6 +304,7 @@ const result = await build({
     llhttpFiles((f) => `new URL(${JSON.stringify(`../${f}`)}, __sflChunkUrl)`),
     countiesFile((f) => `new URL(${JSON.stringify(`../${f}`)}, __sflChunkUrl)`),
     placesFile((f) => `new URL(${JSON.stringify(`../${f}`)}, __sflChunkUrl)`),
+    kernelFile((f) => `new URL(${JSON.stringify(`../${f}`)}, __sflChunkUrl)`),
   ],
   metafile: true,
   logLevel: 'warning',
@@ -294,7 +313,7 @@ const result = await build({
 // the llhttp readers and the county table's find their file one folder up (llhttpFiles, countiesFile):
 // they must be in dist/chunks/
 const READERS =
-  /(undici\/lib\/llhttp\/llhttp(_simd)?-wasm\.js|src\/address\/counties-data\.ts|src\/address\/places-file\.ts)$/
+  /(undici\/lib\/llhttp\/llhttp(_simd)?-wasm\.js|src\/address\/counties-data\.ts|src\/address\/places-file\.ts|src\/changes\/kernel\/parquet-kernel-file\.ts)$/
 for (const [out, o] of Object.entries(result.metafile.outputs))
   if (Object.keys(o.inputs).some((i) => READERS.test(i)) && !out.startsWith('dist/chunks/'))
     throw new Error(

@@ -491,6 +491,85 @@ static u32 read32(const u8 *p) { return p[0] | (p[1] << 8) | (p[2] << 16) | ((u3
 
 static int value_empty; // the last PLAIN value was an empty text (no key: export-reader.ts asText gives '')
 
+/** The next page of the chunk: its header, checked, and its body; REFUSED when the chunk ends first. */
+static int next_page(Header *h, const u8 **body) {
+  if (tp >= te) return REFUSED; // a chunk shorter than its rows
+  theader(h);
+  if (terr || h->compressed < 0 || h->compressed > te - tp || h->values < 0 || h->def_length < 0 ||
+      h->uncompressed < 0)
+    return REFUSED;
+  *body = tp;
+  tp += h->compressed;
+  return OK;
+}
+
+/** A page's bytes as the codec left them: `body` itself, or Snappy's output in `into` (`cap` bytes). */
+static int page_bytes(const u8 *body, u32 compressed, u32 uncompressed, int codec, u8 *into, u32 cap,
+                      const u8 **page, u32 *size) {
+  if (codec == C_UNCOMPRESSED) {
+    *page = body, *size = compressed;
+    return OK;
+  }
+  if (uncompressed > cap || unsnappy(body, compressed, into, uncompressed)) return REFUSED;
+  *page = into, *size = uncompressed;
+  return OK;
+}
+
+/** A data page's values [vals, vend) and its definition levels [defs, defs + defs_len) (none: defs 0). */
+typedef struct {
+  const u8 *vals, *vend, *defs;
+  u32 defs_len;
+} Page;
+
+/**
+ * A data page laid open as parquet-reader.ts pageOf does: a DATA_PAGE_V2's levels first, never compressed,
+ * then its values, compressed unless is_compressed says not; a DATA_PAGE's levels (a 4-byte length, then
+ * the hybrid) inside its compressed body. Values decompressed into `scratch`.
+ */
+static int data_page(const Header *h, const u8 *body, int optional, int codec, u8 *scratch, u32 scratch_cap,
+                     Page *pg) {
+  pg->defs = 0, pg->defs_len = 0;
+  if (h->type == 3) {
+    if (h->rep_length || h->def_length > h->compressed) return REFUSED;
+    if (optional) pg->defs = body, pg->defs_len = h->def_length;
+    const u8 *v = body + h->def_length;
+    u32 vlen = h->compressed - h->def_length;
+    if (!h->compressed_v2 || codec == C_UNCOMPRESSED) {
+      pg->vals = v, pg->vend = v + vlen;
+      return OK;
+    }
+    if (h->uncompressed < h->def_length) return REFUSED;
+    const u8 *page;
+    u32 size;
+    if (page_bytes(v, vlen, h->uncompressed - h->def_length, codec, scratch, scratch_cap, &page, &size))
+      return REFUSED;
+    pg->vals = page, pg->vend = page + size;
+    return OK;
+  }
+  const u8 *page;
+  u32 size;
+  if (page_bytes(body, h->compressed, h->uncompressed, codec, scratch, scratch_cap, &page, &size)) return REFUSED;
+  pg->vals = page, pg->vend = page + size;
+  if (!optional) return OK;
+  if (h->def_encoding != 3 || size < 4) return REFUSED;
+  u32 dl = read32(page);
+  if (dl > size - 4) return REFUSED;
+  pg->defs = page + 4, pg->defs_len = dl;
+  pg->vals = page + 4 + dl;
+  return OK;
+}
+
+/** A page's `n` definition levels into `levels` (0 null, 1 a value; none: every row a value), and how many are 1. */
+static int levels_of(const Page *pg, u32 n, u32 *levels, u32 *present) {
+  *present = n;
+  if (!pg->defs) return OK;
+  if (hybrid(pg->defs, 0, pg->defs_len, 1, n, levels, 2)) return REFUSED;
+  u32 k = 0;
+  for (u32 i = 0; i < n; i++) k += levels[i];
+  *present = k;
+  return OK;
+}
+
 /**
  * One PLAIN value at p (before end) fingerprinted into out_a, out_b, as scan-parquet.ts `fingerprints`
  * does from the table parquet-reader.ts makes; returns its size, 0 when the page ends first.
@@ -577,24 +656,16 @@ __attribute__((export_name("sum_chunk"))) i32 sum_chunk(
   te = chunk + length;
   terr = 0;
   while (row < rows) {
-    if (tp >= te) return REFUSED; // a chunk shorter than its rows
     Header h;
-    theader(&h);
-    if (terr || h.compressed < 0 || h.compressed > te - tp || h.values < 0 || h.def_length < 0 ||
-        h.uncompressed < 0)
-      return REFUSED;
-    const u8 *body = tp;
-    tp += h.compressed;
+    const u8 *body;
+    if (next_page(&h, &body)) return REFUSED;
     if (h.type == 2) {
       // the dictionary: its values' fingerprints by index
       if (dict || row > 0) return REFUSED;
-      const u8 *page = body;
-      u32 size = h.compressed;
-      if (codec == C_SNAPPY) {
-        if ((u32)h.uncompressed > scratch_cap) return REFUSED;
-        if (unsnappy(body, h.compressed, scratch, h.uncompressed)) return REFUSED;
-        page = scratch, size = h.uncompressed;
-      }
+      const u8 *page;
+      u32 size;
+      if (page_bytes(body, h.compressed, h.uncompressed, codec, scratch, scratch_cap, &page, &size))
+        return REFUSED;
       if ((u32)h.values > dict_cap) return REFUSED;
       const u8 *p = page, *end = page + size;
       for (i32 i = 0; i < h.values; i++) {
@@ -614,45 +685,12 @@ __attribute__((export_name("sum_chunk"))) i32 sum_chunk(
     if (h.type != 0 && h.type != 3) continue; // an index page
     u32 n = h.values;
     if (n > rows - row) return REFUSED; // more values than rows
-    const u8 *vals, *vend, *defs = 0;
-    u32 defs_end = 0;
-    if (h.type == 3) {
-      // DATA_PAGE_V2: the levels first, never compressed; then the values, compressed unless is_compressed
-      if (h.rep_length || h.def_length > h.compressed) return REFUSED;
-      if (optional) defs = body, defs_end = h.def_length;
-      const u8 *v = body + h.def_length;
-      u32 vlen = h.compressed - h.def_length;
-      if (h.compressed_v2 && codec == C_SNAPPY) {
-        if (h.uncompressed < h.def_length) return REFUSED;
-        u32 size = h.uncompressed - h.def_length;
-        if (size > scratch_cap || unsnappy(v, vlen, scratch, size)) return REFUSED;
-        vals = scratch, vend = scratch + size;
-      } else vals = v, vend = v + vlen;
-    } else {
-      const u8 *page = body;
-      u32 size = h.compressed;
-      if (codec == C_SNAPPY) {
-        if ((u32)h.uncompressed > scratch_cap) return REFUSED;
-        if (unsnappy(body, h.compressed, scratch, h.uncompressed)) return REFUSED;
-        page = scratch, size = h.uncompressed;
-      }
-      vals = page, vend = page + size;
-      if (optional) {
-        // the levels: a 4-byte length, then the hybrid at bit width 1
-        if (h.def_encoding != 3 || size < 4) return REFUSED;
-        u32 dl = read32(page);
-        if (dl > size - 4) return REFUSED;
-        defs = page + 4, defs_end = dl;
-        vals = page + 4 + dl;
-      }
-    }
-    // the definition levels, one a row (0: null, 1: a value; a level above 1 is refused)
-    u32 present = n;
-    if (defs) {
-      if (hybrid(defs, 0, defs_end, 1, n, levels, 2)) return REFUSED;
-      present = 0;
-      for (u32 i = 0; i < n; i++) present += levels[i];
-    }
+    Page pg;
+    u32 present;
+    if (data_page(&h, body, optional, codec, scratch, scratch_cap, &pg) || levels_of(&pg, n, levels, &present))
+      return REFUSED;
+    const u8 *vals = pg.vals, *vend = pg.vend;
+    int defs = pg.defs != 0;
     i32 *pa = part_a + row, *pb = part_b + row;
     u8 *ph = has + row;
     if (h.encoding == 8 || h.encoding == 2) {
@@ -788,14 +826,9 @@ __attribute__((export_name("pick_chunk"))) i32 pick_chunk(
   te = chunk + length;
   terr = 0;
   while (row < rows && wi < wanted) {
-    if (tp >= te) return REFUSED;
     Header h;
-    theader(&h);
-    if (terr || h.compressed < 0 || h.compressed > te - tp || h.values < 0 || h.def_length < 0 ||
-        h.uncompressed < 0)
-      return REFUSED;
-    const u8 *body = tp;
-    tp += h.compressed;
+    const u8 *body;
+    if (next_page(&h, &body)) return REFUSED;
     if (h.type == 2) {
       if (have_dict_page || row > 0) return REFUSED;
       have_dict_page = 1;
@@ -816,12 +849,9 @@ __attribute__((export_name("pick_chunk"))) i32 pick_chunk(
     if (dictionary && !dict_read) {
       // the dictionary, into its own buffer (the data pages use the scratch one)
       if (!have_dict_page) return REFUSED;
-      const u8 *page = dpage;
-      u32 size = dpage_len;
-      if (codec == C_SNAPPY) {
-        if (dict_size > dict_cap || unsnappy(dpage, dpage_len, dict, dict_size)) return REFUSED;
-        page = dict, size = dict_size;
-      }
+      const u8 *page;
+      u32 size;
+      if (page_bytes(dpage, dpage_len, dict_size, codec, dict, dict_cap, &page, &size)) return REFUSED;
       if (dvalues > dict_values_cap) return REFUSED;
       const u8 *p = page, *end = page + size;
       for (u32 i = 0; i < dvalues; i++) {
@@ -835,42 +865,12 @@ __attribute__((export_name("pick_chunk"))) i32 pick_chunk(
       dpage = page; // the decoded page, which dstart indexes
       dict_read = 1;
     }
-    const u8 *vals, *vend, *defs = 0;
-    u32 defs_end = 0;
-    if (h.type == 3) {
-      if (h.rep_length || h.def_length > h.compressed) return REFUSED;
-      if (optional) defs = body, defs_end = h.def_length;
-      const u8 *v = body + h.def_length;
-      u32 vlen = h.compressed - h.def_length;
-      if (h.compressed_v2 && codec == C_SNAPPY) {
-        if (h.uncompressed < h.def_length) return REFUSED;
-        u32 size = h.uncompressed - h.def_length;
-        if (size > scratch_cap || unsnappy(v, vlen, scratch, size)) return REFUSED;
-        vals = scratch, vend = scratch + size;
-      } else vals = v, vend = v + vlen;
-    } else {
-      const u8 *page = body;
-      u32 size = h.compressed;
-      if (codec == C_SNAPPY) {
-        if ((u32)h.uncompressed > scratch_cap) return REFUSED;
-        if (unsnappy(body, h.compressed, scratch, h.uncompressed)) return REFUSED;
-        page = scratch, size = h.uncompressed;
-      }
-      vals = page, vend = page + size;
-      if (optional) {
-        if (h.def_encoding != 3 || size < 4) return REFUSED;
-        u32 dl = read32(page);
-        if (dl > size - 4) return REFUSED;
-        defs = page + 4, defs_end = dl;
-        vals = page + 4 + dl;
-      }
-    }
-    u32 present = n;
-    if (defs) {
-      if (hybrid(defs, 0, defs_end, 1, n, levels, 2)) return REFUSED;
-      present = 0;
-      for (u32 i = 0; i < n; i++) present += levels[i];
-    }
+    Page pg;
+    u32 present;
+    if (data_page(&h, body, optional, codec, scratch, scratch_cap, &pg) || levels_of(&pg, n, levels, &present))
+      return REFUSED;
+    const u8 *vals = pg.vals, *vend = pg.vend;
+    int defs = pg.defs != 0;
     // every value of the page decoded to its index or place: the wanted ones are then looked up
     if (dictionary) {
       if (vals >= vend) return REFUSED;

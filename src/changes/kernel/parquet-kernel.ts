@@ -1,6 +1,8 @@
+import {readFileSync} from 'node:fs'
+
 import {numberValueOf, type ParquetCell, type ParquetColumn, type RawChunk} from '../../io/parquet-reader.js'
 import type {Lanes} from '../row-digest.js'
-import {WASM_BASE64} from './parquet-kernel-wasm.js'
+import {KERNEL_FILE} from './parquet-kernel-file.js'
 
 /**
  * The Parquet comparison's kernel (parquet-kernel.c, WebAssembly) with its work space, at full speed from
@@ -52,7 +54,7 @@ export class ParquetKernel {
   private cap = {scratch: 0, chunk: 0, dict: 0}
 
   private constructor() {
-    const module = new wasm.Module(Buffer.from(WASM_BASE64, 'base64'))
+    const module = new wasm.Module(readFileSync(KERNEL_FILE))
     const instance = new wasm.Instance(module, {env: {memory: this.memory}})
     const exports = instance.exports as unknown as {
       sum_chunk: (...args: number[]) => number
