@@ -268,7 +268,6 @@ describe('the Parquet column reader', () => {
     let pos = 0
     let sizeAt = -1
     while (sizeAt < 0 && pos < b.length) {
-      let id = 0
       let type = -1
       let size = 0
       let at = -1
