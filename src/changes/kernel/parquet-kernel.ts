@@ -79,8 +79,7 @@ export class ParquetKernel {
     const words = 8 * rows + 2 * dict
     const need = this.base + 4 * words + 2 * rows + dict + pageBytes + chunkBytes + 128
     if (need > MAX_BYTES) return false
-    const have = this.memory.buffer.byteLength
-    if (need > have) this.memory.grow(Math.ceil((need - have) / 65536))
+    if (!this.room(need)) return false
     let p = this.base
     const take = (bytes: number) => {
       const at = p
@@ -196,9 +195,7 @@ export class ParquetKernel {
       dict: take(size),
       chunk: take(bytes.length),
     }
-    if (p > MAX_BYTES) return undefined
-    const have = this.memory.buffer.byteLength
-    if (p > have) this.memory.grow(Math.ceil((p - have) / 65536))
+    if (p > MAX_BYTES || !this.room(p)) return undefined
     const buffer = this.memory.buffer
     new Uint8Array(buffer, a.chunk, bytes.length).set(bytes)
     new Int32Array(buffer, a.want, n).set(want)
@@ -249,6 +246,18 @@ export class ParquetKernel {
             : text.toString('utf8', start[i], start[i]! + len[i]!)
     }
     return out
+  }
+
+  /** The memory grown to `bytes` at least; false when it cannot be (the caller decodes in JavaScript). */
+  private room(bytes: number): boolean {
+    const have = this.memory.buffer.byteLength
+    if (bytes <= have) return true
+    try {
+      this.memory.grow(Math.ceil((bytes - have) / 65536))
+      return true
+    } catch {
+      return false
+    }
   }
 
   /** The group's sums and keys so far, copied into the caller's arrays (their first `rows` rows). */
