@@ -157,18 +157,20 @@ const SELECT = `SELECT i AS id, CASE WHEN i % 5 = 0 THEN NULL ELSE 'x' || (i % 7
     TIMESTAMP_NS '2024-02-29 00:00:00' + INTERVAL (i) MICROSECOND AS tns,
     'ünïcode ' || i AS u FROM range(3000) t(i)`
 
+/** Files sfl writes of these records, pages of about this many bytes, row groups of this many rows. */
+const sflFiles = [
+  fc.array(record, {minLength: 1, maxLength: 80}),
+  fc.integer({min: 1, max: 300}),
+  fc.integer({min: 3, max: 50}),
+] as const
+
 describe('the kernel adds what the rules add', () => {
   it('files sfl writes (data pages v2, Snappy; dictionaries, plain pages, nulls): every chunk taken agrees', async () => {
     let taken = 0
     await fc.assert(
-      fc.asyncProperty(
-        fc.array(record, {minLength: 1, maxLength: 80}),
-        fc.integer({min: 1, max: 300}),
-        fc.integer({min: 3, max: 50}),
-        async (recs, pageBytes, rowGroupRows) => {
-          taken += (await kernelAgrees(await sflParquet(recs, {pageBytes, rowGroupRows}))).taken
-        },
-      ),
+      fc.asyncProperty(...sflFiles, async (recs, pageBytes, rowGroupRows) => {
+        taken += (await kernelAgrees(await sflParquet(recs, {pageBytes, rowGroupRows}))).taken
+      }),
       {numRuns: 60},
     )
     expect(taken).toBeGreaterThan(1000)
@@ -298,21 +300,19 @@ const DICT_AB = page(
   [1, 0, 0, 0, 0x61, 1, 0, 0, 0, 0x62],
 ) // 'a', 'b'
 /** A DATA_PAGE_V2 of `rows` rows, RLE_DICTIONARY, its levels (`defs`) and values as given. */
+/** A DATA_PAGE_V2 header's fields: `rows` rows, RLE_DICTIONARY, `defs` bytes of levels, compressed or not. */
+const v2 = (rows: number, defs: number, compressed: boolean): Array<[number, number | boolean]> => [
+  [1, rows],
+  [2, 0],
+  [3, rows],
+  [4, 8],
+  [5, defs],
+  [6, 0],
+  [7, compressed],
+]
+/** A DATA_PAGE_V2 of `rows` rows, RLE_DICTIONARY, uncompressed, its levels (`defs`) and values as given. */
 const dataV2 = (rows: number, defs: number[], values: number[]) =>
-  page(
-    3,
-    8,
-    [
-      [1, rows],
-      [2, 0],
-      [3, rows],
-      [4, 8],
-      [5, defs.length],
-      [6, 0],
-      [7, false],
-    ],
-    [...defs, ...values],
-  )
+  page(3, 8, v2(rows, defs.length, false), [...defs, ...values])
 const textColumn = (optional: boolean) =>
   ({name: 'x', index: 0, kind: 'string', physical: 'BYTE_ARRAY', optional, msPerUnit: 0}) as const
 
@@ -367,22 +367,7 @@ describe('the kernel takes a column chunk only when its bytes are whole', () => 
     const values = [1, 8, 1] // the data page's values, as above
     // a literal of the three bytes (tag (3 - 1) << 2), as Snappy writes them: taken
     const literal = [3, (3 - 1) << 2, ...values]
-    const snappyPage = (body: number[]) =>
-      page(
-        3,
-        8,
-        [
-          [1, 4],
-          [2, 0],
-          [3, 4],
-          [4, 8],
-          [5, 0],
-          [6, 0],
-          [7, true],
-        ],
-        body,
-        3,
-      )
+    const snappyPage = (body: number[]) => page(3, 8, v2(4, 0, true), body, 3)
     const dict = page(
       2,
       7,
@@ -397,22 +382,7 @@ describe('the kernel takes a column chunk only when its bytes are whole', () => 
       Int32Array.from([1, 1, 1, 1], () => laneOf('b')),
     )
     // the same three bytes and a fourth (not read) copied: a copy-2 (tag 2) of length 1 from `offset` back
-    const copied = (offset: number) =>
-      page(
-        3,
-        8,
-        [
-          [1, 4],
-          [2, 0],
-          [3, 4],
-          [4, 8],
-          [5, 0],
-          [6, 0],
-          [7, true],
-        ],
-        [4, 2 << 2, ...values, 2, offset, 0],
-        4,
-      )
+    const copied = (offset: number) => page(3, 8, v2(4, 0, true), [4, 2 << 2, ...values, 2, offset, 0], 4)
     expect(kernelTakes([...dict, ...copied(1)], 4, false, 'SNAPPY')).toEqual(
       Int32Array.from([1, 1, 1, 1], () => laneOf('b')),
     )
@@ -550,9 +520,7 @@ describe('the kernel reads rows back as readRows does', () => {
     let taken = 0
     await fc.assert(
       fc.asyncProperty(
-        fc.array(record, {minLength: 1, maxLength: 80}),
-        fc.integer({min: 1, max: 300}),
-        fc.integer({min: 3, max: 50}),
+        ...sflFiles,
         fc.integer({min: 1, max: 7}),
         fc.nat(3),
         async (recs, pageBytes, rowGroupRows, every, from) => {

@@ -145,6 +145,11 @@ static void hash_text(const u8 *p, u32 n) {
 
 static u8 when[23]; // a date's or timestamp's text
 
+/** `v` (at least 0) as `n` decimal digits, zeros first. */
+static void digits(u8 *at, i64 v, int n) {
+  for (int i = n - 1; i >= 0; i--, v /= 10) at[i] = '0' + v % 10;
+}
+
 /** A day count from 1970-01-01 as YYYY-MM-DD (H. Hinnant's civil_from_days); 0 for a year outside 0-9999. */
 static int day_text(i64 days) {
   i64 z = days + 719468;
@@ -157,16 +162,11 @@ static int day_text(i64 days) {
   i64 m = mp < 10 ? mp + 3 : mp - 9;
   i64 y = yoe + era * 400 + (m <= 2);
   if (y < 0 || y > 9999) return 0;
-  when[0] = '0' + y / 1000;
-  when[1] = '0' + y / 100 % 10;
-  when[2] = '0' + y / 10 % 10;
-  when[3] = '0' + y % 10;
+  digits(when, y, 4);
   when[4] = '-';
-  when[5] = '0' + m / 10;
-  when[6] = '0' + m % 10;
+  digits(when + 5, m, 2);
   when[7] = '-';
-  when[8] = '0' + d / 10;
-  when[9] = '0' + d % 10;
+  digits(when + 8, d, 2);
   return 1;
 }
 
@@ -193,22 +193,16 @@ static void hash_timestamp(double units) {
     slow = 1;
     return;
   }
-  i64 hh = rest / 3600000, mm = rest / 60000 % 60, ss = rest / 1000 % 60, frac = rest % 1000;
   when[10] = 'T';
-  when[11] = '0' + hh / 10;
-  when[12] = '0' + hh % 10;
+  digits(when + 11, rest / 3600000, 2);
   when[13] = ':';
-  when[14] = '0' + mm / 10;
-  when[15] = '0' + mm % 10;
+  digits(when + 14, rest / 60000 % 60, 2);
   when[16] = ':';
-  when[17] = '0' + ss / 10;
-  when[18] = '0' + ss % 10;
+  digits(when + 17, rest / 1000 % 60, 2);
   u32 n = 19;
-  if (frac) {
+  if (rest % 1000) {
     when[19] = '.';
-    when[20] = '0' + frac / 100;
-    when[21] = '0' + frac / 10 % 10;
-    when[22] = '0' + frac % 10;
+    digits(when + 20, rest % 1000, 3);
     n = 23;
   }
   hash_bytes(when, n);
@@ -571,54 +565,65 @@ static int levels_of(const Page *pg, u32 n, u32 *levels, u32 *present) {
 }
 
 /**
- * One PLAIN value at p (before end) fingerprinted into out_a, out_b, as scan-parquet.ts `fingerprints`
- * does from the table parquet-reader.ts makes; returns its size, 0 when the page ends first.
+ * One PLAIN value's place at p (before end): its size, 0 when the page ends first. `num` gets a number
+ * (a BOOLEAN has no PLAIN place of its own: its bits are read by the caller).
  */
-static u32 plain_value(const u8 *p, const u8 *end, int phys, int kind) {
+static u32 plain_place(const u8 *p, const u8 *end, int phys, double *num) {
   u32 room = end - p;
   switch (phys) {
     case BYTE_ARRAY: {
       if (room < 4) return 0;
       u32 n = read32(p);
-      if (n > room - 4) return 0;
-      hash_text(p + 4, n);
-      value_empty = n == 0;
-      return 4 + n;
+      return n > room - 4 ? 0 : 4 + n;
     }
-    case DOUBLE: {
+    case DOUBLE:
       if (room < 8) return 0;
-      double x;
-      __builtin_memcpy(&x, p, 8);
-      if (__builtin_isfinite(x)) hash_number(x);
-      else slow = 1;
+      __builtin_memcpy(num, p, 8);
       return 8;
-    }
     case FLOAT: {
       if (room < 4) return 0;
       float x;
       __builtin_memcpy(&x, p, 4);
-      if (__builtin_isfinite(x)) hash_number((double)x);
-      else slow = 1;
+      *num = x;
       return 4;
     }
-    case INT32: {
+    case INT32:
       if (room < 4) return 0;
-      i32 x = (i32)read32(p);
-      if (kind == K_DATE) hash_date(x);
-      else hash_number((double)x);
+      *num = (double)(i32)read32(p);
       return 4;
-    }
     case INT64: {
       if (room < 8) return 0;
       i64 x;
       __builtin_memcpy(&x, p, 8);
-      // a double, as parquet-reader.ts reads INT64 (high word * 2^32 + low word: one rounding)
-      if (kind == K_TIMESTAMP) hash_timestamp((double)x);
-      else hash_number((double)x);
+      *num = (double)x;
       return 8;
     }
   }
   return 0;
+}
+
+/**
+ * One PLAIN value at p (before end) fingerprinted into out_a, out_b, as scan-parquet.ts `fingerprints`
+ * does from the table parquet-reader.ts makes (a DATE and a TIMESTAMP by their text, a value only
+ * JavaScript fingerprints noted in `slow`, an empty text in `value_empty`); returns its size, 0 when the
+ * page ends first.
+ */
+static u32 plain_value(const u8 *p, const u8 *end, int phys, int kind) {
+  double x;
+  u32 size = plain_place(p, end, phys, &x);
+  if (!size) return 0;
+  if (phys == BYTE_ARRAY) {
+    hash_text(p + 4, size - 4);
+    value_empty = size == 4;
+  } else if (kind == K_DATE)
+    hash_date((i32)x);
+  else if (kind == K_TIMESTAMP)
+    hash_timestamp(x);
+  else if (__builtin_isfinite(x))
+    hash_number(x);
+  else
+    slow = 1;
+  return size;
 }
 
 static u32 true_a, true_b, false_a, false_b; // a boolean is the text true or false
@@ -763,44 +768,6 @@ __attribute__((export_name("sum_chunk"))) i32 sum_chunk(
 // Rows read back (src/changes/read.ts): the values of one column chunk at a few rows
 
 enum { TAG_NULL = 0, TAG_NUMBER = 1, TAG_BYTES = 2 };
-
-/**
- * One PLAIN value's place at p (before end): its size, 0 when the page ends first. `num` gets a number
- * (a BOOLEAN has no PLAIN place of its own: its bits are read by the caller).
- */
-static u32 plain_place(const u8 *p, const u8 *end, int phys, double *num) {
-  u32 room = end - p;
-  switch (phys) {
-    case BYTE_ARRAY: {
-      if (room < 4) return 0;
-      u32 n = read32(p);
-      return n > room - 4 ? 0 : 4 + n;
-    }
-    case DOUBLE:
-      if (room < 8) return 0;
-      __builtin_memcpy(num, p, 8);
-      return 8;
-    case FLOAT: {
-      if (room < 4) return 0;
-      float x;
-      __builtin_memcpy(&x, p, 4);
-      *num = x;
-      return 4;
-    }
-    case INT32:
-      if (room < 4) return 0;
-      *num = (double)(i32)read32(p);
-      return 4;
-    case INT64: {
-      if (room < 8) return 0;
-      i64 x;
-      __builtin_memcpy(&x, p, 8);
-      *num = (double)x;
-      return 8;
-    }
-  }
-  return 0;
-}
 
 /**
  * The values of one column chunk at the rows `want` (`wanted` of them, ascending, within `rows`), as

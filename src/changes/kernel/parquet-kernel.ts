@@ -80,30 +80,24 @@ export class ParquetKernel {
     const need = this.base + 4 * words + 2 * rows + dict + pageBytes + chunkBytes + 128
     if (need > MAX_BYTES) return false
     if (!this.room(need)) return false
-    let p = this.base
-    const take = (bytes: number) => {
-      const at = p
-      p += (bytes + 7) & ~7
-      return at
-    }
     this.rows = rows
-    this.at = {
-      sumsA: take(4 * rows),
-      sumsB: take(4 * rows),
-      partA: take(4 * rows),
-      partB: take(4 * rows),
-      levels: take(4 * rows),
-      idx: take(4 * rows),
-      la: take(4 * dict),
-      lb: take(4 * dict),
-      scratch: take(pageBytes),
-      chunk: take(chunkBytes),
-      keyA: take(4 * rows),
-      keyB: take(4 * rows),
-      key: take(rows),
-      has: take(rows),
-      dictEmpty: take(dict),
-    }
+    this.at = this.layout({
+      sumsA: 4 * rows,
+      sumsB: 4 * rows,
+      partA: 4 * rows,
+      partB: 4 * rows,
+      levels: 4 * rows,
+      idx: 4 * rows,
+      la: 4 * dict,
+      lb: 4 * dict,
+      scratch: pageBytes,
+      chunk: chunkBytes,
+      keyA: 4 * rows,
+      keyB: 4 * rows,
+      key: rows,
+      has: rows,
+      dictEmpty: dict,
+    })
     this.cap = {scratch: pageBytes, chunk: chunkBytes, dict}
     new Int32Array(this.memory.buffer, this.at.sumsA, rows).fill(0)
     new Int32Array(this.memory.buffer, this.at.sumsB, rows).fill(0)
@@ -174,28 +168,22 @@ export class ParquetKernel {
     const n = want.length
     if (codec === undefined || !Number.isSafeInteger(size) || size < 0) return undefined
     const values = Math.max(rows, 1 << 16)
-    let p = this.base
-    const take = (b: number) => {
-      const at = p
-      p += (b + 7) & ~7
-      return at
-    }
-    const a = {
-      num: take(8 * n),
-      want: take(4 * n),
-      start: take(4 * n),
-      len: take(4 * n),
-      tag: take(n),
-      levels: take(4 * rows),
-      idx: take(4 * rows),
-      dstart: take(4 * values),
-      dlen: take(4 * values),
-      arena: take(size),
-      scratch: take(size),
-      dict: take(size),
-      chunk: take(bytes.length),
-    }
-    if (p > MAX_BYTES || !this.room(p)) return undefined
+    const a = this.layout({
+      num: 8 * n,
+      want: 4 * n,
+      start: 4 * n,
+      len: 4 * n,
+      tag: n,
+      levels: 4 * rows,
+      idx: 4 * rows,
+      dstart: 4 * values,
+      dlen: 4 * values,
+      arena: size,
+      scratch: size,
+      dict: size,
+      chunk: bytes.length,
+    })
+    if (a.end > MAX_BYTES || !this.room(a.end)) return undefined
     const buffer = this.memory.buffer
     new Uint8Array(buffer, a.chunk, bytes.length).set(bytes)
     new Int32Array(buffer, a.want, n).set(want)
@@ -246,6 +234,18 @@ export class ParquetKernel {
             : text.toString('utf8', start[i], start[i]! + len[i]!)
     }
     return out
+  }
+
+  /** Places for buffers of these sizes from the kernel's heap on, each on 8 bytes, and where they `end`. */
+  private layout<K extends string>(sizes: Record<K, number>): Record<K | 'end', number> {
+    let p = this.base
+    const at = {} as Record<K | 'end', number>
+    for (const k in sizes) {
+      at[k] = p
+      p += (sizes[k] + 7) & ~7
+    }
+    at.end = p
+    return at
   }
 
   /** The memory grown to `bytes` at least; false when it cannot be (the caller decodes in JavaScript). */
