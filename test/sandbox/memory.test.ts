@@ -34,8 +34,11 @@ describe('sandbox memory', () => {
           }
         }
         expect(bytes).toBeGreaterThan(500_000_000) // the body really was large (~0.8 GB)
-        // growth while sending the remaining ~750 MB stays under 40 MB: memory does not follow the county
-        expect(peak - baseline).toBeLessThan(40_000)
+        // Memory must not follow the county: a server that held the body would grow by the ~750 MB it
+        // sends after the baseline. The bound is a fifth of that, not a figure to tune: the collector's
+        // own slack moved between 20 and 48 MB across Node 20 and 24 on shared CI machines.
+        const sentAfterBaselineKb = (bytes - 50_000_000) / 1000
+        expect(peak - baseline).toBeLessThan(sentAfterBaselineKb / 5)
       } finally {
         await sb.stop()
       }
