@@ -481,6 +481,56 @@ enum { BOOLEAN = 0, INT32 = 1, INT64 = 2, FLOAT = 4, DOUBLE = 5, BYTE_ARRAY = 6 
 enum { K_STRING = 0, K_NUMBER = 1, K_BOOLEAN = 2, K_DATE = 3, K_TIMESTAMP = 4 };
 enum { C_UNCOMPRESSED = 0, C_SNAPPY = 1 };
 
+/**
+ * The values at `n` places `at` (ascending, each below `count`, the values the hybrid holds), written over
+ * the places: its runs walked up to the last place asked, each run checked as `hybrid` checks it, and
+ * REFUSED likewise, or for a value asked of `limit` or more (parquet-reader.ts hybridAt reads so).
+ */
+static int hybrid_at(const u8 *b, u32 pos, u32 end, u32 width, u32 count, u32 *at, u32 n, u32 limit) {
+  if (width > 32) return REFUSED;
+  u32 mask = width == 32 ? 0xffffffffu : (1u << width) - 1;
+  u32 per = (width + 7) / 8, k = 0, i = 0;
+  while (i < n) {
+    if (pos >= end || k >= count) return REFUSED;
+    u32 header = 0;
+    for (u32 shift = 0;; shift += 7) {
+      u8 c = b[pos++];
+      header |= (u32)(c & 0x7f) << shift;
+      if (c < 0x80) break;
+      if (pos >= end || shift >= 21) return REFUSED;
+    }
+    if (header & 1) {
+      u64 run = (u64)(header >> 1) * 8;
+      u32 stop = run < count - k ? (u32)run : count - k;
+      if ((u64)pos + ((u64)stop * width + 7) / 8 > end) return REFUSED;
+      for (; i < n && at[i] < k + stop; i++) {
+        // the value's bits from the bytes that hold them (at most 5 for 32 bits at an odd offset)
+        u64 bit = (u64)(at[i] - k) * width, acc = 0;
+        u32 first = pos + (u32)(bit >> 3);
+        for (u32 j = 0; j < 5 && first + j < end; j++) acc |= (u64)b[first + j] << (8 * j);
+        u32 v = (u32)(acc >> (bit & 7)) & mask;
+        if (v >= limit) return REFUSED;
+        at[i] = v;
+      }
+      u64 next = (u64)pos + (run * width + 7) / 8;
+      pos = next > end ? end : (u32)next;
+      k += stop;
+    } else {
+      u32 c = header >> 1;
+      if ((u64)pos + per > end) return REFUSED;
+      u32 v = 0;
+      for (u32 j = 0; j < per; j++) v |= (u32)b[pos + j] << (8 * j);
+      pos += per;
+      if (v & ~mask) return REFUSED;
+      u32 stop = c < count - k ? c : count - k;
+      if (stop > 0 && v >= limit) return REFUSED;
+      for (; i < n && at[i] < k + stop; i++) at[i] = v;
+      k += stop;
+    }
+  }
+  return OK;
+}
+
 static u32 read32(const u8 *p) { return p[0] | (p[1] << 8) | (p[2] << 16) | ((u32)p[3] << 24); }
 
 static int value_empty; // the last PLAIN value was an empty text (no key: export-reader.ts asText gives '')
@@ -767,15 +817,16 @@ __attribute__((export_name("sum_chunk"))) i32 sum_chunk(
 // ---------------------------------------------------------------------------------------------------
 // Rows read back (src/changes/read.ts): the values of one column chunk at a few rows
 
-enum { TAG_NULL = 0, TAG_NUMBER = 1, TAG_BYTES = 2 };
+enum { TAG_NULL = 0, TAG_NUMBER = 1, TAG_BYTES = 2, TAG_PENDING = 3 };
 
 /**
  * The values of one column chunk at the rows `want` (`wanted` of them, ascending, within `rows`), as
  * parquet-reader.ts pickChunk reads them: for each, `tag` null, a number (`num`: a number column's value, a
  * DATE's days, a TIMESTAMP's units, a boolean's 0 or 1) or a text's bytes (`len` of them at the address
- * `start`, in the arena or the dictionary's buffer, until the next call). A page
- * holding no wanted row is not read (as pickChunk); one that holds some is read whole, so this is
- * stricter than pickChunk, never less: what it refuses, pickChunk reads and judges. Work space as
+ * `start`, in the arena or the dictionary's buffer, until the next call). A page holding no wanted row is
+ * not read, and of one that holds some only the wanted values are (as pickChunk: its levels whole, its
+ * values walked to the last one wanted), each check of pickChunk made here too or a stricter one: what
+ * this refuses, pickChunk reads and judges. Work space as
  * sum_chunk's, with `dict` for the dictionary page (`dict_cap` bytes) and `dstart`, `dlen` for its values.
  */
 __attribute__((export_name("pick_chunk"))) i32 pick_chunk(
@@ -837,68 +888,77 @@ __attribute__((export_name("pick_chunk"))) i32 pick_chunk(
     if (data_page(&h, body, optional, codec, scratch, scratch_cap, &pg) || levels_of(&pg, n, levels, &present))
       return REFUSED;
     const u8 *vals = pg.vals, *vend = pg.vend;
-    int defs = pg.defs != 0;
-    // every value of the page decoded to its index or place: the wanted ones are then looked up
+    // each wanted row's value: a null, or its place among the page's values (into `idx`, ascending)
+    u32 q = 0;
+    for (u32 w = wi, k = 0, r = 0; w < wj; w++) {
+      u32 at = want[w] - row;
+      if (pg.defs) {
+        for (; r < at; r++) k += levels[r];
+        if (!levels[at]) {
+          tag[w] = TAG_NULL;
+          continue;
+        }
+      } else k = at;
+      tag[w] = TAG_PENDING;
+      idx[q++] = k;
+    }
+    // those values alone: a dictionary index or a bit where it lies, a PLAIN value's place in the page
     if (dictionary) {
       if (vals >= vend) return REFUSED;
-      if (hybrid(vals, 1, vend - vals, vals[0], present, idx, dvalues)) return REFUSED;
+      if (hybrid_at(vals, 1, vend - vals, vals[0], present, idx, q, dvalues)) return REFUSED;
     } else if (h.encoding == 3 && phys == BOOLEAN) {
       if (vend - vals < 4) return REFUSED;
       u32 bl = read32(vals);
       if (bl > (u32)(vend - vals) - 4) return REFUSED;
-      if (hybrid(vals + 4, 0, bl, 1, present, idx, 2)) return REFUSED;
+      if (hybrid_at(vals + 4, 0, bl, 1, present, idx, q, 2)) return REFUSED;
     } else if (h.encoding == 0 && phys == BOOLEAN) {
       if ((u32)(vend - vals) < (present + 7) / 8) return REFUSED;
-      for (u32 k = 0; k < present; k++) idx[k] = (vals[k >> 3] >> (k & 7)) & 1;
-    } else if (h.encoding == 0) {
+      for (u32 i = 0; i < q; i++) idx[i] = (vals[idx[i] >> 3] >> (idx[i] & 7)) & 1;
+    } else if (h.encoding == 0 && phys == BYTE_ARRAY) {
+      // texts lie one after the other: walked to the last one wanted, each length checked on the way
       const u8 *p = vals;
-      for (u32 k = 0; k < present; k++) {
-        double x;
-        u32 s = plain_place(p, vend, phys, &x);
-        if (!s) return REFUSED;
-        idx[k] = p - vals; // a value's place in the page
-        p += s;
+      for (u32 i = 0, v = 0; i < q; i++) {
+        for (; v < idx[i]; v++) {
+          double x;
+          u32 size = plain_place(p, vend, phys, &x);
+          if (!size) return REFUSED;
+          p += size;
+        }
+        idx[i] = p - vals;
       }
+    } else if (h.encoding == 0) {
+      u32 size = phys == INT64 || phys == DOUBLE ? 8 : 4;
+      for (u32 i = 0; i < q; i++) idx[i] *= size; // read below by plain_place, which checks the room
     } else return REFUSED;
-    // the wanted rows of the page
-    u32 k = 0; // values before row r
-    for (u32 r = 0; wi < wj; r++) {
-      u32 at = want[wi] - row;
-      if (r < at) {
-        if (!defs || levels[r]) k++;
-        continue;
-      }
-      if (defs && !levels[r]) {
-        tag[wi++] = TAG_NULL;
-        continue;
-      }
-      const u8 *p;
-      const u8 *end;
-      if (dictionary) {
-        u32 x = idx[k];
-        p = dpage + dstart[x], end = p + dlen[x];
-      } else if (phys == BOOLEAN) {
+    // the wanted rows' cells
+    for (u32 i = 0; wi < wj; wi++) {
+      if (tag[wi] == TAG_NULL) continue;
+      u32 x = idx[i++];
+      if (phys == BOOLEAN) {
         tag[wi] = TAG_NUMBER;
-        num[wi++] = idx[k++];
+        num[wi] = x;
         continue;
-      } else p = vals + idx[k], end = vend;
-      k++;
+      }
+      const u8 *p = dictionary ? dpage + dstart[x] : vals + x;
+      const u8 *end = dictionary ? p + dlen[x] : vend;
       if (phys == BYTE_ARRAY) {
         // a dictionary's text stays where it is (its buffer outlives the call's pages); a page's is copied
         // out before the next page is decompressed over it: the arena holds at most the chunk's texts
+        if (end - p < 4) return REFUSED;
         u32 n2 = read32(p);
+        if (n2 > (u32)(end - p) - 4) return REFUSED;
         tag[wi] = TAG_BYTES;
         len[wi] = n2;
-        if (dictionary) start[wi++] = (u32)(p + 4);
+        if (dictionary) start[wi] = (u32)(p + 4);
         else {
           if (n2 > arena_cap - used) return REFUSED;
           __builtin_memcpy(arena + used, p + 4, n2);
-          start[wi++] = (u32)(arena + used);
+          start[wi] = (u32)(arena + used);
           used += n2;
         }
       } else {
         tag[wi] = TAG_NUMBER;
-        plain_place(p, end, phys, &num[wi++]);
+        if (!plain_place(p, end, phys, &num[wi])) return REFUSED;
       }
     }
     row += n;
