@@ -17,6 +17,11 @@ export interface SentNumber {
 export type Cell = string | boolean | null | SentNumber
 export type ChangeRecord = Record<string, Cell>
 
+/** Whether a value is a number (its text as sent). */
+export function isSentNumber(c: Cell | undefined): c is SentNumber {
+  return c !== null && typeof c === 'object'
+}
+
 /** JSON's number grammar (RFC 8259 section 6). */
 const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/
 

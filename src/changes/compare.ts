@@ -10,7 +10,7 @@ import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
 import {columnsFor, emptyShape, type Shape} from '../model/columns.js'
 import {unknownFormat} from '../model/formats.js'
 import {guardCell} from '../text/csv-cell.js'
-import {compareText, csvCellText, jsonText, type ChangeRecord} from './cells.js'
+import {compareText, csvCellText, isSentNumber, jsonText, type ChangeRecord} from './cells.js'
 import {
   DIGEST_A,
   DIGEST_B,
@@ -57,8 +57,10 @@ export function changedFields(prev: ChangeRecord, cur: ChangeRecord, ignore: Rea
   for (const k in cur) {
     const v = cur[k]
     const p = prev[k]
-    // the same value is the same text: compareText only where they differ (a few fields of an updated record)
-    if (v !== p && !ignore.has(k) && compareText(v) !== compareText(p)) out.push(k)
+    // the same value is the same text: compareText only where they differ (a few fields of an updated
+    // record). Numbers are objects, never the same: the same text as sent is the same number.
+    if (v === p || (isSentNumber(v) && isSentNumber(p) && v.n === p.n)) continue
+    if (!ignore.has(k) && compareText(v) !== compareText(p)) out.push(k)
   }
   for (const k in prev) if (!(k in cur) && !ignore.has(k) && compareText(prev[k]) !== null) out.push(k)
   return out
