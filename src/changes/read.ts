@@ -148,11 +148,16 @@ export class RecordReader {
         g,
         Int32Array.from(want, (r) => r - first),
       )
-      // an index loop, not entries(): this runs for every cell read back, in code not yet optimised
+      // an index loop, not entries(): this runs for every cell read back, in code not yet optimised. Each
+      // record starts as a copy of one with the file's fields (null), so its fields are stored into
+      // places it has, not added one by one (a cold run building 6,000 records of 40 fields: 40-54 ms, and
+      // 27-31 ms so)
       const names = p.file.columns.map((c) => c.name)
+      const blank: ChangeRecord = {}
+      for (const name of names) blank[name] = null
       p.rows = new Map()
       for (let i = 0; i < want.length; i++) {
-        const rec: ChangeRecord = {}
+        const rec: ChangeRecord = {...blank}
         for (let c = 0; c < names.length; c++) {
           const x = values[c]![i]!
           rec[names[c]!] = typeof x === 'number' ? numberCell(x) : x
