@@ -9,8 +9,8 @@ import {removeFileSync, removeTreeSync} from '../io/private-sync.js'
 import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
 import {columnsFor, emptyShape, type Shape} from '../model/columns.js'
 import {unknownFormat} from '../model/formats.js'
-import {guardCell} from '../text/csv-cell.js'
-import {compareText, csvCellText, isSentNumber, jsonText, type ChangeRecord} from './cells.js'
+import {guardCell, quoteCell} from '../text/csv-cell.js'
+import {compareText, csvCellText, isSentNumber, jsonText, type Cell, type ChangeRecord} from './cells.js'
 import {
   DIGEST_A,
   DIGEST_B,
@@ -548,7 +548,7 @@ async function writeChangeFile(
   let put: (row: SpooledRow) => boolean
   switch (req.format) {
     case 'csv':
-      put = (row) => writer.csv(csvCells(row, recordCols, prevCols))
+      put = (row) => writer.csvText(csvRowLine(row, recordCols, prevCols))
       break
     case 'ndjson':
     case 'json':
@@ -574,15 +574,26 @@ async function writeChangeFile(
   }
 }
 
-function csvCells(row: SpooledRow, recordCols: string[], prevCols: string[]): string[] {
-  return [
-    row.k,
-    csvCellText(row.r['ServicePropertyID']),
-    row.f,
-    (row.c ?? []).join(';'),
-    ...recordCols.map((c) => csvCellText(row.r[c])),
-    ...prevCols.map((c) => (row.p && c in row.p ? csvCellText(row.p[c]) : '')),
-  ]
+/**
+ * A change row as one CSV line (CRLF included): each value's cell by csvCellText, quoted by RFC 4180
+ * (src/text/csv-cell.ts), as `csvLine` of the same cells writes it; made in one pass, without the arrays
+ * of cells between (a change file's rows are thousands of cells each, in code run cold).
+ */
+function csvRowLine(row: SpooledRow, recordCols: string[], prevCols: string[]): string {
+  const r = row.r
+  let line = `${quoteCell(row.k)},${cellOf(r['ServicePropertyID'])},${quoteCell(row.f)},${quoteCell((row.c ?? []).join(';'))}`
+  for (let i = 0; i < recordCols.length; i++) line += `,${cellOf(r[recordCols[i]!])}`
+  const p = row.p
+  for (let i = 0; i < prevCols.length; i++) {
+    const c = prevCols[i]!
+    line += p && c in p ? `,${cellOf(p[c])}` : ','
+  }
+  return `${line}\r\n`
+}
+
+/** A value's CSV cell: its text by csvCellText (a number as sent), quoted. */
+function cellOf(c: Cell | undefined): string {
+  return quoteCell(csvCellText(c))
 }
 
 /**
