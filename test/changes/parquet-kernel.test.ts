@@ -349,6 +349,12 @@ describe('the kernel takes a column chunk only when its bytes are whole', () => 
     expect(kernelTakes([...DICT_AB, ...dataV2(4, [], [2, 3, 0b00000100, 0])], 4)).toEqual(
       Int32Array.from([0, 1, 0, 0], (i) => laneOf(i === 1 ? 'b' : 'a')),
     )
+    // eight rows, and eight bytes left in the page from the run on: the group is read as one word
+    const word = (first: number) => dataV2(8, [], [2, 3, first, 0, 0, 0, 0, 0, 0, 0])
+    expect(kernelTakes([...DICT_AB, ...word(0b00100100)], 8)).toBeUndefined()
+    expect(kernelTakes([...DICT_AB, ...word(0b00000100)], 8)).toEqual(
+      Int32Array.from({length: 8}, (_, i) => laneOf(i === 1 ? 'b' : 'a')),
+    )
   })
 
   it('a definition level above 1 is refused, whatever the run; levels of 0 and 1 read', () => {

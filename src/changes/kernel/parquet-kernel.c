@@ -441,9 +441,22 @@ static int hybrid(const u8 *b, u32 pos, u32 end, u32 width, u32 n, u32 *out, u32
       u64 count = (u64)(header >> 1) * 8;
       u32 stop = count < n - k ? (u32)count : n - k;
       if ((u64)pos + ((u64)stop * width + 7) / 8 > end) return REFUSED;
+      u32 i = 0, p = pos;
+      // eight values of a narrow width (levels, booleans, small dictionaries) fill `width` whole bytes:
+      // read as one word while eight bytes remain in the page
+      if (width <= 8)
+        for (; i + 8 <= stop && p + 8 <= end; i += 8, p += width) {
+          u64 word;
+          __builtin_memcpy(&word, b + p, 8);
+          for (u32 j = 0; j < 8; j++) {
+            u32 v = (u32)(word >> (j * width)) & mask;
+            if (v >= limit) return REFUSED;
+            out[k + i + j] = v;
+          }
+        }
       u64 acc = 0;
-      u32 bits = 0, p = pos;
-      for (u32 i = 0; i < stop; i++) {
+      u32 bits = 0;
+      for (; i < stop; i++) {
         while (bits < width) {
           acc |= (u64)(p < end ? b[p] : 0) << bits;
           p++;
