@@ -357,6 +357,39 @@ describe('the kernel takes a column chunk only when its bytes are whole', () => 
     )
   })
 
+  it('a value its levels place past the end of its page is given back when read back', () => {
+    // an optional INT64 column, a DATA_PAGE_V2 of 4 rows, PLAIN: levels say all 4 rows hold a value
+    // (a repeated run: header 4 << 1, level 1), the page holds two (16 bytes)
+    const plainV2: Array<[number, number | boolean]> = [
+      [1, 4],
+      [2, 0],
+      [3, 4],
+      [4, 0],
+      [5, 2],
+      [6, 0],
+      [7, false],
+    ]
+    const values = [7, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0]
+    const bytes = Uint8Array.from(page(3, 8, plainV2, [8, 1, ...values]))
+    const column = {
+      name: 'n',
+      index: 0,
+      kind: 'number',
+      physical: 'INT64',
+      optional: true,
+      msPerUnit: 0,
+    } as const
+    const chunk = {
+      column,
+      meta: {codec: 'UNCOMPRESSED', total_uncompressed_size: bytes.length} as never,
+      bytes,
+    }
+    const kernel = ParquetKernel.get()!
+    expect(kernel.pick(chunk, 4, Int32Array.from([0, 1]))).toEqual([7, 9])
+    expect(kernel.pick(chunk, 4, Int32Array.from([3]))).toBeUndefined()
+    expect(kernel.pick(chunk, 4, Int32Array.from([1, 2]))).toBeUndefined()
+  })
+
   it('a definition level above 1 is refused, whatever the run; levels of 0 and 1 read', () => {
     // levels: a repeated run of 4 rows at level 1
     expect(kernelTakes([...DICT_AB, ...dataV2(4, [8, 1], [1, 8, 0])], 4, true)).toEqual(

@@ -653,6 +653,7 @@ static int levels_of(const Page *pg, u32 n, u32 *levels, u32 *present) {
  * (a BOOLEAN has no PLAIN place of its own: its bits are read by the caller).
  */
 static u32 plain_place(const u8 *p, const u8 *end, int phys, double *num) {
+  if (p > end) return 0;
   u32 room = end - p;
   switch (phys) {
     case BYTE_ARRAY: {
@@ -961,8 +962,12 @@ __attribute__((export_name("pick_chunk"))) i32 pick_chunk(
         idx[i] = p - vals;
       }
     } else if (h.encoding == 0) {
-      u32 size = phys == INT64 || phys == DOUBLE ? 8 : 4;
-      for (u32 i = 0; i < q; i++) idx[i] *= size; // read below by plain_place, which checks the room
+      // fixed widths: a value's place is its index times the width, within the page (as pickChunk checks)
+      u32 size = phys == INT64 || phys == DOUBLE ? 8 : 4, room = vend - vals;
+      for (u32 i = 0; i < q; i++) {
+        if ((u64)idx[i] * size + size > room) return REFUSED;
+        idx[i] *= size;
+      }
     } else return REFUSED;
     // the wanted rows' cells
     for (u32 i = 0; wi < wj; wi++) {
