@@ -190,6 +190,41 @@ export interface RawChunk {
 
 const MAGIC = 0x31524150 // "PAR1" read little-endian
 
+/** A footer's reading: its metadata, its flat columns and its row groups, checked. */
+interface Layout {
+  readonly metadata: FileMetaData
+  readonly columns: ParquetColumn[]
+  readonly groups: RowGroupInfo[]
+}
+
+/**
+ * The footers read last, by their bytes. `sfl changes` opens a file up to three times on one thread (its
+ * check, its scan, its read-back) and parsing a footer is a pure function of its bytes: the same bytes
+ * (compared whole; any change to the file that moves a byte of the footer misses) are not parsed again
+ * (a 1,000,000-record export's footer is 350 kB). A few only, and only what parsed and passed the checks.
+ */
+const LAYOUTS: Array<{footer: Uint8Array; layout: Layout}> = []
+const MAX_LAYOUTS = 4
+
+function layoutOf(footer: Uint8Array, parse: (footer: Uint8Array) => FileMetaData): Layout {
+  const known = LAYOUTS.find((l) => Buffer.compare(l.footer, footer) === 0)
+  if (known) return known.layout
+  const metadata = parse(footer)
+  const columns = flatColumns(metadata.schema)
+  const groups: RowGroupInfo[] = []
+  let first = 0
+  for (const g of metadata.row_groups) {
+    if (g.columns.length !== columns.length) throw new ParquetLayoutError('a row group without every column')
+    groups.push({first, rows: Number(g.num_rows)})
+    first += Number(g.num_rows)
+    for (const c of g.columns) chunkMeta(c.meta_data)
+  }
+  const layout = {metadata, columns, groups}
+  LAYOUTS.unshift({footer: Uint8Array.from(footer), layout})
+  LAYOUTS.length = Math.min(LAYOUTS.length, MAX_LAYOUTS)
+  return layout
+}
+
 /**
  * A Parquet file open for reading by column. `open` reads the footer (hyparquet's `parquetMetadata`)
  * and checks that every column is flat and of a type this reader knows; then `readGroup` decodes the
@@ -229,17 +264,7 @@ export class ParquetColumns {
       const length = new DataView(tail.buffer, tail.byteOffset).getUint32(0, true)
       if (length + 12 > size) throw new ParquetLayoutError('a footer longer than the file')
       const footer = readAt(fd, size - 8 - length, length + 8)
-      const metadata = hp.parquetMetadata(footer)
-      const columns = flatColumns(metadata.schema)
-      const groups: RowGroupInfo[] = []
-      let first = 0
-      for (const g of metadata.row_groups) {
-        if (g.columns.length !== columns.length)
-          throw new ParquetLayoutError('a row group without every column')
-        groups.push({first, rows: Number(g.num_rows)})
-        first += Number(g.num_rows)
-        for (const c of g.columns) chunkMeta(c.meta_data)
-      }
+      const {metadata, columns, groups} = layoutOf(footer, hp.parquetMetadata)
       return new ParquetColumns(path, fd, metadata, columns, groups)
     } catch (error) {
       closeSync(fd)

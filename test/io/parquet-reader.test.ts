@@ -386,3 +386,31 @@ describe('the Parquet column reader', () => {
     expect(await pagesLookWhole(join(dir, 'no-such.parquet'))).toBe(false)
   })
 })
+
+describe('a file opened again', () => {
+  it('is read by the footer it has now: a file replaced between two opens is not taken for the one before', async () => {
+    const path = join(dir, `${n++}-replaced.parquet`)
+    await con.run(`COPY (SELECT i AS a, i * 2 AS b FROM range(5) t(i)) TO '${path}' (FORMAT parquet)`)
+    const first = await ParquetColumns.open(path)
+    first.close()
+    expect(first.columns.map((c) => c.name)).toEqual(['a', 'b'])
+    expect(first.rows).toBe(5)
+    await con.run(`COPY (SELECT i AS a, 'x' AS b, i AS c FROM range(7) t(i)) TO '${path}' (FORMAT parquet)`)
+    const second = await ParquetColumns.open(path)
+    try {
+      expect(second.columns.map((c) => [c.name, c.kind])).toEqual([
+        ['a', 'number'],
+        ['b', 'string'],
+        ['c', 'number'],
+      ])
+      expect(second.rows).toBe(7)
+      expect(second.readGroup(0, [second.column('b')!])[0]!.size).toBeGreaterThan(0)
+    } finally {
+      second.close()
+    }
+    // and the same footer again, after others: the same reading
+    const third = await ParquetColumns.open(path)
+    third.close()
+    expect(third.columns).toEqual(second.columns)
+  })
+})
