@@ -648,6 +648,63 @@ static int levels_of(const Page *pg, u32 n, u32 *levels, u32 *present) {
   return OK;
 }
 
+#define NO_VALUE 0xffffffffu // a row at definition level 0
+
+/**
+ * A page's definition levels walked by runs (parquet-reader.ts valueIndexes does so) for the rows `at`
+ * (`m` of them, ascending, each below the page's `n`): each becomes its value's place among the page's
+ * values, or NO_VALUE at level 0; `present` gets how many values the page holds. Every run to the page's
+ * end is checked as `hybrid` checks it (width 1: a repeated level above 1, a run past the levels), so this
+ * refuses what levels_of refuses, without writing a level a row.
+ */
+static int levels_at(const Page *pg, u32 n, u32 *at, u32 m, u32 *present) {
+  *present = n;
+  if (!pg->defs) return OK;
+  const u8 *b = pg->defs;
+  u32 pos = 0, end = pg->defs_len, r = 0, k = 0, i = 0;
+  while (r < n) {
+    if (pos >= end) return REFUSED;
+    u32 header = 0;
+    for (u32 shift = 0;; shift += 7) {
+      u8 c = b[pos++];
+      header |= (u32)(c & 0x7f) << shift;
+      if (c < 0x80) break;
+      if (pos >= end || shift >= 21) return REFUSED;
+    }
+    if (header & 1) {
+      u64 count = (u64)(header >> 1) * 8;
+      u32 stop = count < n - r ? (u32)count : n - r;
+      if ((u64)pos + (stop + 7) / 8 > end) return REFUSED;
+      const u8 *bits = b + pos;
+      u32 seen = 0, bit = 0; // values among the run's first `bit` rows
+      for (; i < m && at[i] < r + stop; i++) {
+        u32 o = at[i] - r;
+        for (; bit < o; bit++) seen += (bits[bit >> 3] >> (bit & 7)) & 1;
+        at[i] = (bits[o >> 3] >> (o & 7)) & 1 ? k + seen : NO_VALUE;
+      }
+      // the rest of the run counted a byte at a time
+      for (; bit < stop && (bit & 7); bit++) seen += (bits[bit >> 3] >> (bit & 7)) & 1;
+      for (; bit + 8 <= stop; bit += 8) seen += __builtin_popcount(bits[bit >> 3]);
+      for (; bit < stop; bit++) seen += (bits[bit >> 3] >> (bit & 7)) & 1;
+      k += seen;
+      u64 next = (u64)pos + (count + 7) / 8;
+      pos = next > end ? end : (u32)next;
+      r += stop;
+    } else {
+      u32 count = header >> 1;
+      if (pos + 1 > end) return REFUSED;
+      u32 v = b[pos++];
+      if (v > 1) return REFUSED;
+      u32 stop = count < n - r ? count : n - r;
+      for (; i < m && at[i] < r + stop; i++) at[i] = v ? k + at[i] - r : NO_VALUE;
+      k += v * stop;
+      r += stop;
+    }
+  }
+  *present = k;
+  return OK;
+}
+
 /**
  * One PLAIN value's place at p (before end): its size, 0 when the page ends first. `num` gets a number
  * (a BOOLEAN has no PLAIN place of its own: its bits are read by the caller).
@@ -867,7 +924,7 @@ enum { TAG_NULL = 0, TAG_NUMBER = 1, TAG_BYTES = 2, TAG_PENDING = 3 };
 __attribute__((export_name("pick_chunk"))) i32 pick_chunk(
     const u8 *chunk, u32 length, u32 rows, i32 phys, i32 optional, i32 codec, const u32 *want, u32 wanted,
     u8 *tag, double *num, u32 *start, u32 *len, u8 *arena, u32 arena_cap, u8 *scratch, u32 scratch_cap,
-    u8 *dict, u32 dict_cap, u32 *levels, u32 *idx, u32 *dstart, u32 *dlen, u32 dict_values_cap) {
+    u8 *dict, u32 dict_cap, u32 *idx, u32 *dstart, u32 *dlen, u32 dict_values_cap) {
   if (codec != C_UNCOMPRESSED && codec != C_SNAPPY) return REFUSED;
   for (u32 i = 0; i < wanted; i++)
     if (want[i] >= rows || (i > 0 && want[i] <= want[i - 1])) return REFUSED;
@@ -919,23 +976,19 @@ __attribute__((export_name("pick_chunk"))) i32 pick_chunk(
       dict_read = 1;
     }
     Page pg;
-    u32 present;
-    if (data_page(&h, body, optional, codec, scratch, scratch_cap, &pg) || levels_of(&pg, n, levels, &present))
+    u32 present, m = wj - wi;
+    for (u32 i = 0; i < m; i++) idx[i] = want[wi + i] - row;
+    if (data_page(&h, body, optional, codec, scratch, scratch_cap, &pg) || levels_at(&pg, n, idx, m, &present))
       return REFUSED;
     const u8 *vals = pg.vals, *vend = pg.vend;
-    // each wanted row's value: a null, or its place among the page's values (into `idx`, ascending)
+    // each wanted row's value: a null, or its place among the page's values (kept in `idx`, ascending)
     u32 q = 0;
-    for (u32 w = wi, k = 0, r = 0; w < wj; w++) {
-      u32 at = want[w] - row;
-      if (pg.defs) {
-        for (; r < at; r++) k += levels[r];
-        if (!levels[at]) {
-          tag[w] = TAG_NULL;
-          continue;
-        }
-      } else k = at;
-      tag[w] = TAG_PENDING;
-      idx[q++] = k;
+    for (u32 i = 0; i < m; i++) {
+      if (idx[i] == NO_VALUE) tag[wi + i] = TAG_NULL;
+      else {
+        tag[wi + i] = TAG_PENDING;
+        idx[q++] = idx[i];
+      }
     }
     // those values alone: a dictionary index or a bit where it lies, a PLAIN value's place in the page
     if (dictionary) {
