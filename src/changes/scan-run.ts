@@ -50,6 +50,11 @@ export class ScanWorker {
     return url ? new ScanWorker(url) : undefined
   }
 
+  /** The file the scan will likely read, told ahead (src/changes/scan-worker.ts `warm`); nothing is answered. */
+  warm(path: string): void {
+    if (!this.used) this.worker.postMessage({warm: path})
+  }
+
   scan(req: ScanRequest): Promise<SideScan> {
     if (this.used) throw new Error('a scan worker scans one side')
     this.used = true

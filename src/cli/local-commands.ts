@@ -156,6 +156,7 @@ export async function runChanges(input: ChangesInput, io: LocalIo): Promise<Chan
     // an s3:// side is read through a private local copy (src/io/export-source.ts), then checked as a file
     const {withLocalExports} = await import('../io/export-source.js')
     const s = await withLocalExports([input.previous, input.current], async ([previous, current]) => {
+      worker?.warm(current!)
       const req = await changesRequest({...flags, previous: previous!, current: current!})
       // a closed stdout (`| head`) ends it with OutputClosedError: exit 141, quietly (src/cli/report-error.ts)
       return withCleanInterrupt(() => changes.compareExports({...req, worker}))

@@ -298,6 +298,33 @@ describe('against the sandbox', () => {
     for (const [i, r] of b.entries())
       for (const [k, v] of Object.entries(r)) expect(v, k).toEqual(a[i]![k] ?? null)
   })
+  it('a current Parquet side whose footer is damaged: one line naming it, exit 2, no change file (the worker told of it ahead says nothing)', async () => {
+    const d = tmp()
+    for (const [name, seed] of [
+      ['a', 1],
+      ['b', 2],
+    ] as const)
+      expect(
+        (
+          await exportHarris({records: 50, seed}, [
+            '--output',
+            'parquet',
+            '--out',
+            join(d, `${name}.parquet`),
+          ])
+        ).code,
+      ).toBe(0)
+    const whole = readFileSync(join(d, 'b.parquet'))
+    // the footer's length says more bytes than the file has
+    whole.writeUInt32LE(whole.length * 4, whole.length - 8)
+    writeFileSync(join(d, 'b.parquet'), whole)
+    const r = await sfl(['changes', join(d, 'a.parquet'), join(d, 'b.parquet'), '--out', join(d, 'c.csv')])
+    expect(r.code).toBe(2)
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      expect.stringMatching(/^Error: .*b\.parquet: not a readable Parquet file/),
+    ])
+    expect(existsSync(join(d, 'c.csv'))).toBe(false)
+  })
 
   it('another seed: the same ids with other values, each updated row naming fields that really differ', async () => {
     const d = tmp()
