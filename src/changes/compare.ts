@@ -305,19 +305,23 @@ async function compareCounty(
   // county's added ones are out, so each side is read once, forwards (a Parquet row group decoded once).
   let a = 0
   for (let i = 0; i < np; i++) {
-    if (state[i] === PREVIOUS) await rows.emit('deleted', fips, read(prev, P, i), undefined, undefined, true)
+    if (state[i] === PREVIOUS) rows.emit('deleted', fips, read(prev, P, i), undefined, undefined, true)
     else if (state[i] === UPDATED) {
       const j = P[i * ENTRY_WORDS + DIGEST_A]!
-      for (; a < added.length && added[a]! < j; a++) await rows.emit('added', fips, read(cur, C, added[a]!))
+      for (; a < added.length && added[a]! < j; a++) rows.emit('added', fips, read(cur, C, added[a]!))
       const old = read(prev, P, i)
       const rec = read(cur, C, j)
       const changed = changedFields(old, rec, ignore)
       // a bytes digest differs for bytes that mean the same (`1.0` and `1`): no field changed, unchanged
       if (changed.length === 0) s.unchanged++
-      else await rows.emit('updated', fips, rec, changed, old, true)
+      else rows.emit('updated', fips, rec, changed, old, true)
     }
+    if (rows.due()) await breathe()
   }
-  for (; a < added.length; a++) await rows.emit('added', fips, read(cur, C, added[a]!))
+  for (; a < added.length; a++) {
+    rows.emit('added', fips, read(cur, C, added[a]!))
+    if (rows.due()) await breathe()
+  }
   await rows.endCounty()
 }
 
@@ -340,6 +344,9 @@ function plan(side: Side, entries: Uint32Array, read: (i: number) => boolean, n:
   }
   for (const [file, rows] of byFile) side.reader.plan(file, rows)
 }
+
+/** The event loop let in (a signal's handler, a closed stdout) before the work goes on. */
+const breathe = () => new Promise((resolve) => setImmediate(resolve))
 
 function read(side: Side, entries: Uint32Array, i: number): ChangeRecord {
   const {file, offset} = entryRef(entries, i)
@@ -364,6 +371,7 @@ class Emitter {
   private readonly waiting: SpooledRow[] = []
   private waitingSpool: Spool | undefined
   private n = 0
+  private breathed = 0
 
   constructor(
     readonly path: string,
@@ -372,20 +380,26 @@ class Emitter {
     this.spool = new Spool(path)
   }
 
-  /** Every row emitted, in order. */
-  async *rows(): AsyncGenerator<SpooledRow> {
-    if (this.held) yield* this.held
-    else for await (const l of readLines(this.path)) yield JSON.parse(l.bytes.toString('utf8')) as SpooledRow
+  /**
+   * Every row emitted, in order: the rows held in memory as they are (walked without an await a row), or
+   * those of the spool as they are read back.
+   */
+  rows(): SpooledRow[] | AsyncIterable<SpooledRow> {
+    return this.held ?? this.spooled()
   }
 
-  async emit(
+  private async *spooled(): AsyncGenerator<SpooledRow> {
+    for await (const l of readLines(this.path)) yield JSON.parse(l.bytes.toString('utf8')) as SpooledRow
+  }
+
+  emit(
     kind: ChangeKind,
     fips: string,
     rec: ChangeRecord,
     changed?: string[],
     old?: ChangeRecord,
     later = false,
-  ): Promise<void> {
+  ): void {
     this.s[kind]++
     this.cols.addAll(rec)
     const row: SpooledRow = {k: kind, f: fips, r: rec}
@@ -404,8 +418,18 @@ class Emitter {
       this.waiting.length = 0
       this.waitingSpool.append(`${JSON.stringify(row)}\n`)
     }
-    // a county of many changes: let Ctrl-C in now and then (the reads here are synchronous)
-    if (++this.n % 4096 === 0) await new Promise((resolve) => setImmediate(resolve))
+    this.n++
+  }
+
+  /**
+   * Whether 4,096 rows or more were emitted since the caller last let the event loop in (`breathe`): a
+   * county of many changes lets Ctrl-C in now and then (the reads here are synchronous), and a row costs
+   * no await of its own (thousands of them were a few ms of a comparison's main thread).
+   */
+  due(): boolean {
+    if (this.n - this.breathed < 4096) return false
+    this.breathed = this.n
+    return true
   }
 
   /** The county's rows that waited go out after its added ones. */
@@ -528,7 +552,7 @@ export const CHANGE_COLUMNS = ['Change', 'ServicePropertyID', 'Fips', 'ChangedFi
  * changed in some row, or NDJSON/JSON with `ChangedFields` as a list and `Previous` as an object.
  */
 async function writeChangeFile(
-  rows: AsyncIterable<SpooledRow>,
+  rows: SpooledRow[] | AsyncIterable<SpooledRow>,
   cols: string[],
   prevCols: string[],
   req: ChangeRequest,
@@ -561,11 +585,15 @@ async function writeChangeFile(
       unknownFormat(req.format)
   }
   try {
-    for await (const row of rows) {
-      const ok = put(row)
-      if (!ok) await target.drain()
+    // a row written is awaited only when the target asks to drain
+    const step = (row: SpooledRow): boolean => {
       if (failure) throw failure
+      return put(row)
     }
+    if (Array.isArray(rows)) {
+      for (const row of rows) if (!step(row)) await target.drain()
+    } else for await (const row of rows) if (!step(row)) await target.drain()
+    if (failure) throw failure
     writer.end()
     await target.commit()
   } catch (error) {
