@@ -252,6 +252,45 @@ async function compareCounty(
   const np = P.length / ENTRY_WORDS
   const nc = C.length / ENTRY_WORDS
   const table = new IdTable(P, C, np + nc)
+  const state = keyPrevious(P, np, table, s)
+  const added = classifyCurrent(P, C, np, nc, table, state, s)
+  s.tableBytes = Math.max(s.tableBytes, P.byteLength + C.byteLength + table.bytes + state.byteLength)
+  plan(prev, P, (i) => state[i] === PREVIOUS || state[i] === UPDATED, np)
+  const wanted = new Uint8Array(nc)
+  for (const j of added) wanted[j] = 1
+  for (let i = 0; i < np; i++) if (state[i] === UPDATED) wanted[P[i * ENTRY_WORDS + DIGEST_A]!] = 1
+  plan(cur, C, (j) => wanted[j] === 1, nc)
+  // Rows go out added first (the current export's order), then deleted and updated (the previous one's).
+  // Reads go in file order on both sides: an added record is read as the sweep of updated ones passes
+  // its place in the current export, and the deleted and updated rows wait (Emitter `later`) until the
+  // county's added ones are out, so each side is read once, forwards (a Parquet row group decoded once).
+  let a = 0
+  for (let i = 0; i < np; i++) {
+    if (state[i] === PREVIOUS) rows.emit('deleted', fips, read(prev, P, i), undefined, undefined, true)
+    else if (state[i] === UPDATED) {
+      const j = P[i * ENTRY_WORDS + DIGEST_A]!
+      for (; a < added.length && added[a]! < j; a++) rows.emit('added', fips, read(cur, C, added[a]!))
+      const old = read(prev, P, i)
+      const rec = read(cur, C, j)
+      const changed = changedFields(old, rec, ignore)
+      // a bytes digest differs for bytes that mean the same (`1.0` and `1`): no field changed, unchanged
+      if (changed.length === 0) s.unchanged++
+      else rows.emit('updated', fips, rec, changed, old, true)
+    }
+    if (rows.due()) await breathe()
+  }
+  for (; a < added.length; a++) {
+    rows.emit('added', fips, read(cur, C, added[a]!))
+    if (rows.due()) await breathe()
+  }
+  await rows.endCounty()
+}
+
+/**
+ * Step 2a: the previous side's keys into the table, each entry's state PREVIOUS, or REPEATED for a key met
+ * before (the table holds the first).
+ */
+function keyPrevious(P: Uint32Array, np: number, table: IdTable, s: ChangeSummary): Uint8Array {
   const state = new Uint8Array(np)
   for (let i = 0; i < np; i++) {
     const at = i * ENTRY_WORDS
@@ -260,6 +299,23 @@ async function compareCounty(
       s.duplicates++
     } else table.put(i)
   }
+  return state
+}
+
+/**
+ * Step 2b: each current entry classified against the previous side: added (returned, in order), a
+ * duplicate, or the previous entry it matches made UNCHANGED or UPDATED (its digest slot then says which
+ * current entry it became).
+ */
+function classifyCurrent(
+  P: Uint32Array,
+  C: Uint32Array,
+  np: number,
+  nc: number,
+  table: IdTable,
+  state: Uint8Array,
+  s: ChangeSummary,
+): number[] {
   const added: number[] = []
   // Two exports of a county list its properties in one order, so the current record j is nearly always
   // the previous record after the last one matched: checked there first, its entry read in order, before
@@ -293,36 +349,7 @@ async function compareCounty(
       }
     }
   }
-  s.tableBytes = Math.max(s.tableBytes, P.byteLength + C.byteLength + table.bytes + state.byteLength)
-  plan(prev, P, (i) => state[i] === PREVIOUS || state[i] === UPDATED, np)
-  const wanted = new Uint8Array(nc)
-  for (const j of added) wanted[j] = 1
-  for (let i = 0; i < np; i++) if (state[i] === UPDATED) wanted[P[i * ENTRY_WORDS + DIGEST_A]!] = 1
-  plan(cur, C, (j) => wanted[j] === 1, nc)
-  // Rows go out added first (the current export's order), then deleted and updated (the previous one's).
-  // Reads go in file order on both sides: an added record is read as the sweep of updated ones passes
-  // its place in the current export, and the deleted and updated rows wait (Emitter `later`) until the
-  // county's added ones are out, so each side is read once, forwards (a Parquet row group decoded once).
-  let a = 0
-  for (let i = 0; i < np; i++) {
-    if (state[i] === PREVIOUS) rows.emit('deleted', fips, read(prev, P, i), undefined, undefined, true)
-    else if (state[i] === UPDATED) {
-      const j = P[i * ENTRY_WORDS + DIGEST_A]!
-      for (; a < added.length && added[a]! < j; a++) rows.emit('added', fips, read(cur, C, added[a]!))
-      const old = read(prev, P, i)
-      const rec = read(cur, C, j)
-      const changed = changedFields(old, rec, ignore)
-      // a bytes digest differs for bytes that mean the same (`1.0` and `1`): no field changed, unchanged
-      if (changed.length === 0) s.unchanged++
-      else rows.emit('updated', fips, rec, changed, old, true)
-    }
-    if (rows.due()) await breathe()
-  }
-  for (; a < added.length; a++) {
-    rows.emit('added', fips, read(cur, C, added[a]!))
-    if (rows.due()) await breathe()
-  }
-  await rows.endCounty()
+  return added
 }
 
 /** The current county's scan; its field names join the change file's columns (even when nothing changed). */
