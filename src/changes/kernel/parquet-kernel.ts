@@ -221,15 +221,25 @@ export class ParquetKernel {
     const start = new Uint32Array(buffer, a.start, n)
     const len = new Uint32Array(buffer, a.len, n)
     const text = Buffer.from(buffer)
+    // a dictionary's text (its bytes outside the arena) decoded once a call, as readRows makes each
+    // dictionary value a cell once: the rows of a county share a few cities, loan types, dates
+    const arenaEnd = a.arena + size
+    const dictText = new Map<number, string>()
     const out = new Array<ParquetCell>(n)
     for (let i = 0; i < n; i++) {
       const t = tag[i]!
-      out[i] =
-        t === 0
-          ? null
-          : t === 1
-            ? numberValueOf(column, num[i]!)
-            : text.toString('utf8', start[i], start[i]! + len[i]!)
+      if (t !== 2) {
+        out[i] = t === 0 ? null : numberValueOf(column, num[i]!)
+        continue
+      }
+      const at = start[i]!
+      if (at >= a.arena && at < arenaEnd) {
+        out[i] = text.toString('utf8', at, at + len[i]!)
+        continue
+      }
+      let known = dictText.get(at)
+      if (known === undefined) dictText.set(at, (known = text.toString('utf8', at, at + len[i]!)))
+      out[i] = known
     }
     return out
   }
