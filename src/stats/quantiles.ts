@@ -1,4 +1,4 @@
-import {linearQuantiles, type Runs} from './ranks.js'
+import {linearQuantiles, selectRanks, type Runs} from './ranks.js'
 import {LogSketch, RELATIVE_ERROR} from './sketch.js'
 
 /**
@@ -62,6 +62,7 @@ export class QuantileTracker {
   private exact: Float64Array = NONE
   private sketch: LogSketch | undefined
   private readonly pool: ExactPool
+  private nan = false
   count = 0
 
   /** Exact up to `bound` values, drawn from `pool` (by default a pool of its own, `bound` slots). */
@@ -82,6 +83,7 @@ export class QuantileTracker {
   }
 
   add(x: number): void {
+    if (x !== x) this.nan = true // NaN: its exact values are sorted, not selected (ranks.ts selectRanks)
     if (!this.sketch && (this.count < this.exact.length || this.reserve(this.count + 1))) {
       this.exact[this.count++] = x
       return
@@ -94,6 +96,7 @@ export class QuantileTracker {
   /** Add `other`'s values: exact while both are and the total fits (bound and pool), else a sketch. */
   merge(other: QuantileTracker): void {
     if (other.count === 0) return
+    this.nan ||= other.nan
     if (!this.sketch && !other.sketch && this.reserve(this.count + other.count)) {
       this.exact.set(other.exact.subarray(0, other.count), this.count)
       this.count += other.count
@@ -117,6 +120,7 @@ export class QuantileTracker {
     if (n === 0) return {count: 0, values: qs.map(() => null), approximate: false}
     let pick: (ranks: number[]) => number[]
     if (this.sketch) pick = (ranks) => this.sketch!.atRanks(ranks)
+    else if (!this.nan) pick = (ranks) => selectRanks(this.exact.subarray(0, n), ranks)
     else {
       const sorted = this.exact.slice(0, n).sort()
       pick = (ranks) => ranks.map((r) => sorted[r]!)
