@@ -1,11 +1,10 @@
 import {join} from 'node:path'
 
 import {OPTION_NAMES} from '../api/spec.js'
-import {onImmediateExit} from '../io/atomic-file.js'
 import {readLines} from '../io/lines.js'
 import {openOutput, StdoutTarget, type OutputTarget} from '../io/output.js'
-import {AppendFile, makeScratchDir, removeTree} from '../io/private-files.js'
-import {removeFileSync, removeTreeSync} from '../io/private-sync.js'
+import {AppendFile, makeScratchDir} from '../io/private-files.js'
+import {removeFileSync} from '../io/private-sync.js'
 import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
 import {columnsFor, emptyShape, type Shape} from '../model/columns.js'
 import {unknownFormat} from '../model/formats.js'
@@ -134,8 +133,8 @@ export interface ChangeRequest {
  * fields that changed anywhere) before its first row.
  */
 export async function compareExports(req: ChangeRequest): Promise<ChangeSummary> {
-  const scratch = await makeScratchDir('sfl-changes-')
-  const forget = onImmediateExit(() => removeTreeSync(scratch))
+  const dir = makeScratchDir('sfl-changes-')
+  const scratch = dir.path
   try {
     const [prevSide, curSide] = [await sideFiles(req.previous), await sideFiles(req.current)]
     const digest = await digestOf([...prevSide.files, ...curSide.files])
@@ -186,8 +185,7 @@ export async function compareExports(req: ChangeRequest): Promise<ChangeSummary>
     }
     return s
   } finally {
-    forget()
-    await removeTree(scratch)
+    await dir.remove()
   }
 }
 

@@ -5,7 +5,7 @@ import {gunzipToFile} from './gzip.js'
 import {ExportFileError} from './export-reader.js'
 import {InputFormatError} from './input-error.js'
 import type {LocalExport} from './object-export.js'
-import {makeScratchDir, removeTree} from './private-files.js'
+import {makeScratchDir} from './private-files.js'
 import type {InflateCaps} from './zip-reader.js'
 
 /**
@@ -52,15 +52,15 @@ export async function expandGzipExport(
   limits: ExpandLimits = {},
 ): Promise<LocalExport | undefined> {
   if (!(await lstat(file).catch(() => undefined))?.isFile()) return undefined
-  const scratch = await makeScratchDir('sfl-gz-export-')
-  const path = join(scratch, basename(file).replace(/\.gz$/i, '') || 'export')
+  const scratch = makeScratchDir('sfl-gz-export-')
+  const path = join(scratch.path, basename(file).replace(/\.gz$/i, '') || 'export')
   const caps = {...EXPORT_CAPS, maxBytes: Math.min(EXPORT_CAPS.maxBytes, limits.maxBytes ?? Infinity)}
   try {
     await gunzipToFile(file, path, caps, limits.signal)
   } catch (error) {
-    await removeTree(scratch)
+    await scratch.remove()
     if (error instanceof InputFormatError) throw new ExportFileError(`${shown}: ${error.message}`)
     throw error
   }
-  return {path, release: () => removeTree(scratch), shown: [[path, shown]]}
+  return {path, release: () => scratch.remove(), shown: [[path, shown]]}
 }

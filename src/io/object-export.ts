@@ -6,7 +6,7 @@ import {ExportFileError} from './export-reader.js'
 import {parseManifest} from './manifest.js'
 import {MANIFEST, MANIFEST_FILE, MANIFEST_PLACES, SIDE_DIR} from './out-dir-layout.js'
 import {downloadObject, objectStore, readObjectText} from './object-store.js'
-import {createPrivateDir, makeScratchDir, removeTree} from './private-files.js'
+import {createPrivateDir, makeScratchDir} from './private-files.js'
 
 /** A local path for an export argument (src/io/export-source.ts `localExport`): the copy, and how to drop it. */
 export interface LocalExport {
@@ -101,8 +101,9 @@ export async function checkObjectExport(value: string, what: string): Promise<vo
 /** A private local copy of the export `value` names; `release` removes it. */
 export async function copyObjectExport(value: string, what: string): Promise<LocalExport> {
   const {named, folder} = await resolveExport(value, what)
-  const scratch = await makeScratchDir('sfl-s3-export-')
-  const release = () => removeTree(scratch)
+  const dir = makeScratchDir('sfl-s3-export-')
+  const scratch = dir.path
+  const release = () => dir.remove()
   try {
     if (named.kind === 'object') {
       const path = join(scratch, posix.basename(named.url.key))

@@ -4,19 +4,22 @@ import {
   createWriteStream,
   fstatSync,
   ftruncateSync,
+  mkdtempSync,
   openSync,
   writeSync,
   type Stats,
   type WriteStream,
 } from 'node:fs'
-import {lstat, mkdir, mkdtemp, rm, rmdir} from 'node:fs/promises'
+import {lstat, mkdir, rm, rmdir} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {pipeline} from 'node:stream/promises'
 
 import {UsageError} from '../errors.js'
+import {onImmediateExit} from './atomic-file.js'
 import {localIoError} from './fs-errors.js'
 import {ownerProblem} from './owner-rule.js'
+import {removeTreeSync} from './private-sync.js'
 
 /**
  * The output gate's primitives for a run's private files (src/io/output.ts says what the gate is): the
@@ -95,12 +98,33 @@ export async function statPrivateFile(path: string, what: string): Promise<Stats
   return st
 }
 
-/** A fresh folder in the system's temp folder, 0700 (mkdtemp), for a run that writes nothing beside its output. */
-export async function makeScratchDir(prefix: string): Promise<string> {
+/** A run's scratch folder: where it is, and its removal (which also ends its removal at an immediate exit). */
+export interface ScratchDir {
+  readonly path: string
+  remove(): Promise<void>
+}
+
+/**
+ * A fresh folder in the system's temp folder, 0700 (mkdtemp), for a run that writes nothing beside its
+ * output, removed by an immediate exit (Ctrl-C: src/io/atomic-file.ts removeTempFilesSync) from the moment
+ * it exists. It is made and its removal registered in one synchronous step, so no signal's handler runs
+ * between them: with an await there a Ctrl-C could land after the folder was made and before its removal
+ * was registered, and leave it behind (test/e2e/changes.e2e.test.ts, "Ctrl-C during a comparison").
+ */
+export function makeScratchDir(prefix: string): ScratchDir {
+  let path: string
   try {
-    return await mkdtemp(join(tmpdir(), prefix))
+    path = mkdtempSync(join(tmpdir(), prefix))
   } catch (error) {
     throw localIoError(error, 'creating a temp folder in', tmpdir())
+  }
+  const forget = onImmediateExit(() => removeTreeSync(path))
+  return {
+    path,
+    remove: async () => {
+      await removeTree(path)
+      forget()
+    },
   }
 }
 
@@ -211,9 +235,9 @@ export async function copyToScratch(
   from: NodeJS.ReadableStream,
   prefix: string,
 ): Promise<{path: string; cleanup: () => Promise<void>}> {
-  const dir = await makeScratchDir(prefix)
-  const path = join(dir, 'stdin')
-  const cleanup = () => removeTree(dir)
+  const dir = makeScratchDir(prefix)
+  const path = join(dir.path, 'stdin')
+  const cleanup = () => dir.remove()
   try {
     await streamToPrivateFile(from, path)
   } catch (error) {

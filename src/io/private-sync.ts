@@ -88,7 +88,18 @@ export function removeFileSync(path: string): void {
   rmSync(path, {force: true})
 }
 
-/** Remove a folder of the run's own and everything in it (a link is removed, never followed). */
+/**
+ * Remove a folder of the run's own and everything in it (a link is removed, never followed). Tried again
+ * when a file appeared in it meanwhile (ENOTEMPTY): Ctrl-C removes a comparison's scratch folder while its
+ * scan worker may still be making its first files there (nothing makes the folder itself again).
+ */
 export function removeTreeSync(path: string): void {
-  rmSync(path, {recursive: true, force: true})
+  for (let attempt = 1; ; attempt++) {
+    try {
+      rmSync(path, {recursive: true, force: true})
+      return
+    } catch (error) {
+      if ((error as {code?: string}).code !== 'ENOTEMPTY' || attempt === 5) throw error
+    }
+  }
 }

@@ -14,7 +14,7 @@ import {SflError, UsageError} from '../errors.js'
 import {validateLookup, type LookupQuery} from '../api/validate.js'
 import {CsvSyntaxError, readCsv} from '../io/csv-reader.js'
 import {InputFormatError} from '../io/input-error.js'
-import {makeScratchDir, removeTree, streamToPrivateFile} from '../io/private-files.js'
+import {makeScratchDir, streamToPrivateFile, type ScratchDir} from '../io/private-files.js'
 import {readLines} from '../io/lines.js'
 import {sniffInput, type InputShape} from '../io/text-input.js'
 import {decodeInput} from './batch-input-decode.js'
@@ -561,11 +561,11 @@ export async function openBatchInput(
   opts: {sheet?: string | undefined} = {},
 ): Promise<{input: BatchInput; inputId: string; cleanup: () => Promise<void>}> {
   const name = source === '-' ? 'stdin' : source
-  let dir: string | undefined
+  let dir: ScratchDir | undefined
   // a private scratch folder (0700) through the output gate, for stdin's copy and a decoded input
-  const scratch = async () => (dir ??= await makeScratchDir('sfl-input-'))
+  const scratch = async () => (dir ??= makeScratchDir('sfl-input-')).path
   const cleanup = async () => {
-    if (dir !== undefined) await removeTree(dir)
+    await dir?.remove()
   }
   try {
     let path = source

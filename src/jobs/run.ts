@@ -7,8 +7,7 @@ import {isObjectUrl} from '../text/object-url.js'
 import {onImmediateExit} from '../io/atomic-file.js'
 import {limitError} from '../io/fs-errors.js'
 import {FileTarget, gzipNamed, openOutput, StdoutTarget, type OutputTarget} from '../io/output.js'
-import {makeScratchDir, removeTree} from '../io/private-files.js'
-import {removeTreeSync} from '../io/private-sync.js'
+import {makeScratchDir, type ScratchDir} from '../io/private-files.js'
 import {assertWritableTarget} from '../io/target-kind.js'
 import {Journal, journalPaths, outDirJournalPaths, type JournalHeader} from './journal.js'
 import {acquireLock, type Lock} from './lock.js'
@@ -62,7 +61,7 @@ export class RunState {
     private readonly deps: JobDeps,
     readonly journal: Journal,
     private readonly lock: Lock | undefined,
-    private readonly scratch: string | undefined,
+    private readonly scratch: ScratchDir | undefined,
   ) {
     const onAbort = () => this.stop(new InterruptedError('interrupted'))
     if (deps.signal.aborted) onAbort()
@@ -77,10 +76,13 @@ export class RunState {
     // the checkpoint is private and the run cannot be continued, as on stdout
     const stream = o.out !== undefined && (await assertWritableTarget(o.out)).kind === 'stream'
     if ((!o.out && !o.dir) || stream) {
-      const scratch = await makeScratchDir('sfl-run-')
-      const run = new RunState(deps, await Journal.scratch(scratch, o.header), undefined, scratch)
-      run.unregister.push(onImmediateExit(() => removeTreeSync(scratch)))
-      return run
+      const scratch = makeScratchDir('sfl-run-')
+      try {
+        return new RunState(deps, await Journal.scratch(scratch.path, o.header), undefined, scratch)
+      } catch (error) {
+        await scratch.remove()
+        throw error
+      }
     }
     const paths = o.dir ? outDirJournalPaths(o.dir) : journalPaths(o.out!)
     const lock = await acquireLock(paths.lock, deps.notice)
@@ -252,7 +254,7 @@ export class RunState {
     )
     this.lock?.release()
     for (const u of this.unregister) u()
-    if (this.scratch) await removeTree(this.scratch)
+    await this.scratch?.remove()
     // an s3:// run's state folder has nothing left to continue: removed, so the cache does not grow
     if (this.finished) await this.forgetPlace?.().catch(() => undefined)
   }

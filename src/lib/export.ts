@@ -4,7 +4,7 @@ import type {SpecialFinancingRecord} from '../api/record.js'
 import {fipsProblem} from '../api/validate.js'
 import {abortedBy, InterruptedError, NotFoundError, ServerError, UsageError} from '../errors.js'
 import {readLines} from '../io/lines.js'
-import {makeScratchDir, removeFile, removeTree} from '../io/private-files.js'
+import {makeScratchDir, removeFile} from '../io/private-files.js'
 import {parseWhere, type Where} from '../model/where.js'
 import {cutOff, fetchCounty, type CountyUnit} from '../pipeline/county.js'
 import {IdSet} from '../pipeline/ids.js'
@@ -65,7 +65,8 @@ export async function* exportCounty(
   if (signal?.aborted) throw abortedBy(signal)
   if (input.from) checkPosition(input.from, input.fips, core.baseUrl)
   if (input.from && input.from.next === undefined) return
-  const dir = await makeScratchDir('sfl-export-')
+  const scratch = makeScratchDir('sfl-export-')
+  const dir = scratch.path
   const stop = new AbortController()
   const onAbort = () => stop.abort()
   signal?.addEventListener('abort', onAbort, {once: true})
@@ -127,7 +128,7 @@ export async function* exportCounty(
     pages.close()
     await producer
     signal?.removeEventListener('abort', onAbort)
-    await removeTree(dir)
+    await scratch.remove()
   }
 }
 

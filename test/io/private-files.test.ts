@@ -1,11 +1,28 @@
-import {chownSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync} from 'node:fs'
+import {
+  chownSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import {join} from 'node:path'
 import {Readable} from 'node:stream'
 
 import {describe, expect, it} from 'vitest'
 
 import {UsageError} from '../../src/errors.js'
-import {AppendFile, copyToScratch, makePrivateDir, statPrivateFile} from '../../src/io/private-files.js'
+import {removeTempFilesSync} from '../../src/io/atomic-file.js'
+import {
+  AppendFile,
+  copyToScratch,
+  makePrivateDir,
+  makeScratchDir,
+  statPrivateFile,
+} from '../../src/io/private-files.js'
 import {makePrivateDirSync, writeFileAtomicSync} from '../../src/io/private-sync.js'
 import {tempDir} from '../helpers/tmp.js'
 
@@ -71,5 +88,24 @@ describe('private folders and files', () => {
     writeFileAtomicSync(join(d, 'a', 'cache', 'x.v8cache'), Buffer.from('data'), {sync: false})
     expect(readdirSync(join(d, 'a', 'cache'))).toEqual(['x.v8cache'])
     expect(lstatSync(join(d, 'a', 'cache', 'x.v8cache')).mode & 0o777).toBe(0o600)
+  })
+})
+
+describe('a run scratch folder', () => {
+  it('is removed by an immediate exit (Ctrl-C) from the moment it exists, and by its own removal after', async () => {
+    const a = makeScratchDir('sfl-test-scratch-')
+    expect(lstatSync(a.path).mode & 0o777).toBe(0o700)
+    writeFileSync(join(a.path, 'part'), 'x')
+    // no await between making it and a Ctrl-C's clean-up: the clean-up already knows it
+    removeTempFilesSync()
+    expect(existsSync(a.path)).toBe(false)
+    const b = makeScratchDir('sfl-test-scratch-')
+    await b.remove()
+    expect(existsSync(b.path)).toBe(false)
+    // removed, it is no longer the clean-up's: a folder made later at that path is not touched
+    mkdirSync(b.path, {mode: 0o700})
+    removeTempFilesSync()
+    expect(existsSync(b.path)).toBe(true)
+    rmSync(b.path, {recursive: true})
   })
 })
