@@ -440,6 +440,30 @@ static void theader(Header *h) {
 // ---------------------------------------------------------------------------------------------------
 // The RLE / bit-packing hybrid (Encodings.md), with parquet-reader.ts `hybrid`'s checks
 
+/** A run's header at b[*pos] (before `end`): a ULEB128 of at most 4 bytes; REFUSED when longer or cut. */
+static int run_header(const u8 *b, u32 *pos, u32 end, u32 *header) {
+  u32 h = 0, p = *pos;
+  for (u32 shift = 0;; shift += 7) {
+    u8 c = b[p++];
+    h |= (u32)(c & 0x7f) << shift;
+    if (c < 0x80) break;
+    if (p >= end || shift >= 21) return REFUSED;
+  }
+  *pos = p, *header = h;
+  return OK;
+}
+
+/** A repeated run's value at b[*pos]: `per` bytes, little-endian; REFUSED past `end` or with bits past `mask`. */
+static int run_value(const u8 *b, u32 *pos, u32 end, u32 per, u32 mask, u32 *value) {
+  if ((u64)*pos + per > end) return REFUSED;
+  u32 v = 0;
+  for (u32 j = 0; j < per; j++) v |= (u32)b[*pos + j] << (8 * j);
+  *pos += per;
+  if (v & ~mask) return REFUSED;
+  *value = v;
+  return OK;
+}
+
 /**
  * n values of `width` bits from b[pos, end) into out; REFUSED for a run header over 4 bytes, a run past
  * `end`, a repeated run's value with bits past `width` (a definition level above 1, say: whatever the run's
@@ -451,13 +475,8 @@ static int hybrid(const u8 *b, u32 pos, u32 end, u32 width, u32 n, u32 *out, u32
   u32 per = (width + 7) / 8, k = 0;
   while (k < n) {
     if (pos >= end) return REFUSED;
-    u32 header = 0;
-    for (u32 shift = 0;; shift += 7) {
-      u8 c = b[pos++];
-      header |= (u32)(c & 0x7f) << shift;
-      if (c < 0x80) break;
-      if (pos >= end || shift >= 21) return REFUSED;
-    }
+    u32 header;
+    if (run_header(b, &pos, end, &header)) return REFUSED;
     if (header & 1) {
       u64 count = (u64)(header >> 1) * 8;
       u32 stop = count < n - k ? (u32)count : n - k;
@@ -493,12 +512,8 @@ static int hybrid(const u8 *b, u32 pos, u32 end, u32 width, u32 n, u32 *out, u32
       pos = next > end ? end : (u32)next;
       k += stop;
     } else {
-      u32 count = header >> 1;
-      if ((u64)pos + per > end) return REFUSED;
-      u32 v = 0;
-      for (u32 j = 0; j < per; j++) v |= (u32)b[pos + j] << (8 * j);
-      pos += per;
-      if (v & ~mask) return REFUSED;
+      u32 count = header >> 1, v;
+      if (run_value(b, &pos, end, per, mask, &v)) return REFUSED;
       u32 stop = count < n - k ? count : n - k;
       if (stop > 0 && v >= limit) return REFUSED;
       for (u32 i = 0; i < stop; i++) out[k + i] = v;
@@ -526,13 +541,8 @@ static int hybrid_at(const u8 *b, u32 pos, u32 end, u32 width, u32 count, u32 *a
   u32 per = (width + 7) / 8, k = 0, i = 0;
   while (i < n) {
     if (pos >= end || k >= count) return REFUSED;
-    u32 header = 0;
-    for (u32 shift = 0;; shift += 7) {
-      u8 c = b[pos++];
-      header |= (u32)(c & 0x7f) << shift;
-      if (c < 0x80) break;
-      if (pos >= end || shift >= 21) return REFUSED;
-    }
+    u32 header;
+    if (run_header(b, &pos, end, &header)) return REFUSED;
     if (header & 1) {
       u64 run = (u64)(header >> 1) * 8;
       u32 stop = run < count - k ? (u32)run : count - k;
@@ -550,12 +560,8 @@ static int hybrid_at(const u8 *b, u32 pos, u32 end, u32 width, u32 count, u32 *a
       pos = next > end ? end : (u32)next;
       k += stop;
     } else {
-      u32 c = header >> 1;
-      if ((u64)pos + per > end) return REFUSED;
-      u32 v = 0;
-      for (u32 j = 0; j < per; j++) v |= (u32)b[pos + j] << (8 * j);
-      pos += per;
-      if (v & ~mask) return REFUSED;
+      u32 c = header >> 1, v;
+      if (run_value(b, &pos, end, per, mask, &v)) return REFUSED;
       u32 stop = c < count - k ? c : count - k;
       if (stop > 0 && v >= limit) return REFUSED;
       for (; i < n && at[i] < k + stop; i++) at[i] = v;
@@ -664,13 +670,8 @@ static int levels_at(const Page *pg, u32 n, u32 *at, u32 m, u32 *present) {
   u32 pos = 0, end = pg->defs_len, r = 0, k = 0, i = 0;
   while (r < n) {
     if (pos >= end) return REFUSED;
-    u32 header = 0;
-    for (u32 shift = 0;; shift += 7) {
-      u8 c = b[pos++];
-      header |= (u32)(c & 0x7f) << shift;
-      if (c < 0x80) break;
-      if (pos >= end || shift >= 21) return REFUSED;
-    }
+    u32 header;
+    if (run_header(b, &pos, end, &header)) return REFUSED;
     if (header & 1) {
       u64 count = (u64)(header >> 1) * 8;
       u32 stop = count < n - r ? (u32)count : n - r;
@@ -692,9 +693,8 @@ static int levels_at(const Page *pg, u32 n, u32 *at, u32 m, u32 *present) {
       r += stop;
     } else {
       u32 count = header >> 1;
-      if (pos + 1 > end) return REFUSED;
-      u32 v = b[pos++];
-      if (v > 1) return REFUSED;
+      u32 v;
+      if (run_value(b, &pos, end, 1, 1, &v)) return REFUSED;
       u32 stop = count < n - r ? count : n - r;
       for (; i < m && at[i] < r + stop; i++) at[i] = v ? k + at[i] - r : NO_VALUE;
       k += v * stop;
