@@ -295,14 +295,12 @@ export class RecordReader {
 }
 
 /**
- * A row group's wanted rows, every column. The scan never decoded the columns it leaves out of the digest
- * (`--ignore-fields`, ValuationDate by default), so a page of one of those damaged in the file is first
- * met here: one line naming the file (exit 2), as the export reader says it, not an unexpected failure.
- */
-/**
  * Every column's values at the rows `want` of row group `g`: through the kernel (src/changes/kernel/), which
  * decodes at full speed where the JavaScript decoder would run cold, and through `readRows` for the chunks
- * it gives back, which names what is wrong with them.
+ * it gives back, which names what is wrong with them. The scan never decoded the columns it leaves out of
+ * the digest (`--ignore-fields`, ValuationDate by default), so a page of one of those damaged in the file
+ * is first met here: one line naming the file (exit 2), as the export reader says it, not an unexpected
+ * failure.
  */
 function readRowsNamed(file: ParquetColumns, g: number, want: Int32Array): ParquetCell[][] {
   try {
