@@ -46,6 +46,15 @@ const ANY_COUNTY = '01001'
  * checks); anything else still needs the county.
  */
 export function lookupRequest(f: LookupFlags, format: string): LookupRequest {
+  // a flag given with nothing in it is that flag's mistake, whatever else is missing: one line for
+  // `--address ""` and `--address "  "`, with or without a county (it said "none was given" with --fips,
+  // "--fips is required" without, "must not be empty" only for blanks)
+  for (const [name, value] of [
+    ['--address', f.address],
+    ['--apn', f.apn],
+    ['--property-id', f['property-id']],
+  ] as const)
+    if (value !== undefined && value.trim() === '') throw new UsageError(`${name} must not be empty`)
   const county = countyFromFlags({fips: f.fips, county: f.county}, {countyFlag: true})
   const byZip = !county && f.address !== undefined && addressZip(f.address) !== undefined
   if (!county && !byZip)

@@ -1,6 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
-import {batchFormat, batchOutput} from '../../src/cli/lookup-flags.js'
+import {batchFormat, batchOutput, lookupRequest} from '../../src/cli/lookup-flags.js'
+import {UsageError} from '../../src/errors.js'
 import {batchProblems} from '../../src/cli/jobs.js'
 
 describe('the output format of lookup --input', () => {
@@ -84,5 +85,26 @@ describe('the problem lines of a batch (printed with --quiet too)', () => {
       '  2 rows forbidden (HTTP 403): the key may not look up their county; see the status and error columns of the output',
       '  1 row with a malformed answer from the service; see the status and error columns of the output',
     ])
+  })
+})
+
+describe('an identifier flag given empty', () => {
+  it("is that flag's one line, with or without a county, blank or empty, beside another identifier too", () => {
+    for (const f of [
+      {address: ''},
+      {address: '', fips: '06067'},
+      {address: '   ', fips: '06067'},
+      {address: '   '},
+      {address: '', apn: '123', fips: '06067'},
+    ])
+      expect(() => lookupRequest(f, 'json')).toThrow(new UsageError('--address must not be empty'))
+    expect(() => lookupRequest({apn: ' ', fips: '06067'}, 'json')).toThrow(
+      new UsageError('--apn must not be empty'),
+    )
+    expect(() => lookupRequest({'property-id': '', county: 'Sacramento, CA'}, 'json')).toThrow(
+      new UsageError('--property-id must not be empty'),
+    )
+    // not given at all is still the county's or the identifiers' line
+    expect(() => lookupRequest({fips: '06067'}, 'json')).toThrow(/give exactly one of --address/)
   })
 })
