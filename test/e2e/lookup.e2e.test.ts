@@ -112,6 +112,10 @@ describe('sfl lookup exit codes', () => {
     [['--fips', '06067', '--property-id', 'abc'], /--property-id must be a positive whole number/],
     [['--fips', '06067', '--apn', 'x'.repeat(46)], /--apn is 46 characters/],
     [['--fips', '06067', '--apn', '1', '--output', 'xml'], /Expected --output=xml to be one of/],
+    [['--address', ''], /^Error: --address must not be empty\n$/],
+    [['--fips', '06067', '--address', ''], /^Error: --address must not be empty\n$/],
+    [['--fips', '06067', '--address', '', '--apn', '1'], /^Error: --address must not be empty\n$/],
+    [['--fips', '06067', '--apn', '  '], /^Error: --apn must not be empty\n$/],
   ])('bad input %j: exit 2, a message naming the flag, and no request sent', async (args, message) => {
     const [r, sent] = await requestsSince(() => sfl(['lookup', ...args], {env: env()}))
     expect(r.code).toBe(2)
