@@ -220,7 +220,7 @@ function layoutOf(footer: Uint8Array, parse: (footer: Uint8Array) => FileMetaDat
     for (const c of g.columns) chunkMeta(c.meta_data)
   }
   const layout = {metadata, columns, groups}
-  LAYOUTS.unshift({footer: Uint8Array.from(footer), layout})
+  LAYOUTS.unshift({footer: new Uint8Array(footer), layout}) // a copy (one memcpy): the caller owns its buffer
   LAYOUTS.length = Math.min(LAYOUTS.length, MAX_LAYOUTS)
   return layout
 }
