@@ -2,7 +2,8 @@ import {join} from 'node:path'
 
 import {OPTION_NAMES} from '../api/spec.js'
 import {readLines} from '../io/lines.js'
-import {openOutput, StdoutTarget, type OutputTarget} from '../io/output.js'
+import {GatheredTarget} from '../io/gathered-target.js'
+import {openOutput, StdoutTarget} from '../io/output.js'
 import {AppendFile, makeScratchDir} from '../io/private-files.js'
 import {removeFileSync} from '../io/private-sync.js'
 import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
@@ -584,8 +585,11 @@ async function writeChangeFile(
 ): Promise<void> {
   let failure: Error | undefined
   const onFailure = (e: Error) => (failure ??= e)
-  // through the output gate (src/io/output.ts): a file atomically, a FIFO or device written into
-  const target: OutputTarget = req.out ? await openOutput(req.out, onFailure) : new StdoutTarget(onFailure)
+  // through the output gate (src/io/output.ts): a file atomically, a FIFO or device written into; the
+  // rows are all at hand, so their lines go in writes of 64 KiB (src/io/gathered-target.ts)
+  const target = new GatheredTarget(
+    req.out ? await openOutput(req.out, onFailure) : new StdoutTarget(onFailure),
+  )
   const recordCols = cols.filter((c) => c !== 'ServicePropertyID' && c !== 'Fips')
   // a header is guarded as the export's is (src/pipeline/sinks.ts): a field named =HYPERLINK(...) stays text
   const header = [...CHANGE_COLUMNS, ...recordCols, ...prevCols.map((c) => `Previous.${c}`)].map((h) =>
