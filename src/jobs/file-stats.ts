@@ -116,13 +116,63 @@ function numbersOf(v: ColumnValues, cellOf: CellOf): Float64Array {
   return out
 }
 
-/** The reading of row `r`'s number. */
-function number(v: ColumnValues | undefined, of: Float64Array | undefined, r: number): number | undefined {
-  if (!v || !of) return undefined
-  const s = v.slot[r]!
-  if (s < 0) return undefined
-  const x = of[s]!
-  return Number.isNaN(x) ? undefined : x
+/** A column's slots in a row group and the reading of each slot's value. */
+interface Reading<T> {
+  slot: Int32Array
+  of: ArrayLike<T>
+}
+
+/** The readings of one row group's columns (`parquetFacts`); undefined: the file has no such column. */
+interface GroupReadings {
+  rows: number
+  /** 1 where the row carries a loan. */
+  loan: Uint8Array
+  flags: Array<Reading<boolean | null> | undefined>
+  cra: Reading<string | null> | undefined
+  fips: Reading<string | undefined> | undefined
+  loanType: Reading<string | null> | undefined
+  finalValue: Reading<number> | undefined
+  confidence: Reading<number> | undefined
+  rate: Reading<number> | undefined
+  equity: Reading<number> | undefined
+}
+
+/** Row `r`'s reading; undefined for a null (or no column). */
+function at<T>(x: Reading<T> | undefined, r: number): T | undefined {
+  if (!x) return undefined
+  const s = x.slot[r]!
+  return s < 0 ? undefined : x.of[s]
+}
+
+/** Row `r`'s number; undefined for a null or a value that is none (NaN). */
+function numberAt(x: Reading<number> | undefined, r: number): number | undefined {
+  const v = at(x, r)
+  return v === undefined || Number.isNaN(v) ? undefined : v
+}
+
+/**
+ * Each row's facts to `take`, from its group's readings. A function of its own, apart from the group's
+ * decoding: inside parquetFacts this loop was optimised and thrown back 7 times a run (V8's --trace-deopt:
+ * "wrong map" as the facts object's number fields took their first numbers), each time with the whole
+ * function recompiled (issue 32).
+ */
+function takeRows(
+  g: GroupReadings,
+  facts: RecordFacts,
+  take: (f: RecordFacts, fips: string | undefined) => void,
+): void {
+  const flags = g.flags
+  for (let r = 0; r < g.rows; r++) {
+    for (let i = 0; i < flags.length; i++) facts.flags[i] = at(flags[i], r) ?? null
+    facts.cra = at(g.cra, r) ?? null
+    facts.finalValue = numberAt(g.finalValue, r)
+    facts.confidence = numberAt(g.confidence, r)
+    facts.loan = g.loan[r] === 1
+    facts.loanType = facts.loan ? (at(g.loanType, r) ?? null) : null
+    facts.rate = facts.loan ? numberAt(g.rate, r) : undefined
+    facts.equity = facts.loan ? numberAt(g.equity, r) : undefined
+    take(facts, at(g.fips, r))
+  }
 }
 
 /**
@@ -174,14 +224,10 @@ async function parquetFacts(
       equity,
     ].map(of)
     // each distinct value read once, by the facts' own readers
-    const flagOf = flagV.map((v) => v && flagsOf(v, cellOf))
-    const craOf = craV && readEach(craV, cellOf, textOf)
-    const fipsOf = fipsV && readEach(fipsV, cellOf, (x) => (x === null ? undefined : String(x)))
-    const typeOf = typeV && readEach(typeV, cellOf, textOf)
-    const valueOf = valueV && numbersOf(valueV, cellOf)
-    const confidenceOf = confidenceV && numbersOf(confidenceV, cellOf)
-    const rateOf = rateV && numbersOf(rateV, cellOf)
-    const equityOf = equityV && numbersOf(equityV, cellOf)
+    const reading = <T>(v: ColumnValues | undefined, of: (v: ColumnValues) => ArrayLike<T>) =>
+      v && {slot: v.slot, of: of(v)}
+    const text = (v: ColumnValues) => readEach(v, cellOf, textOf)
+    const numbers = (v: ColumnValues) => numbersOf(v, cellOf)
     for (const c of loans) {
       if (presence.has(c.index)) continue
       const v = of(c)!
@@ -191,21 +237,22 @@ async function parquetFacts(
         if (slot >= 0 && (c.kind !== 'string' || v.end[slot]! > v.start[slot]!)) loan[r] = 1
       }
     }
-    for (let r = 0; r < rows; r++) {
-      for (let i = 0; i < flagV.length; i++) {
-        const v = flagV[i]
-        const s = v ? v.slot[r]! : -1
-        facts.flags[i] = s < 0 ? null : flagOf[i]![s]!
-      }
-      facts.cra = craV && craV.slot[r]! >= 0 ? craOf![craV.slot[r]!]! : null
-      facts.finalValue = number(valueV, valueOf, r)
-      facts.confidence = number(confidenceV, confidenceOf, r)
-      facts.loan = loan[r] === 1
-      facts.loanType = facts.loan && typeV && typeV.slot[r]! >= 0 ? typeOf![typeV.slot[r]!]! : null
-      facts.rate = facts.loan ? number(rateV, rateOf, r) : undefined
-      facts.equity = facts.loan ? number(equityV, equityOf, r) : undefined
-      take(facts, fipsV && fipsV.slot[r]! >= 0 ? fipsOf![fipsV.slot[r]!] : undefined)
-    }
+    takeRows(
+      {
+        rows,
+        loan,
+        flags: flagV.map((v) => reading(v, (x) => flagsOf(x, cellOf))),
+        cra: reading(craV, text),
+        fips: reading(fipsV, (x) => readEach(x, cellOf, (y) => (y === null ? undefined : String(y)))),
+        loanType: reading(typeV, text),
+        finalValue: reading(valueV, numbers),
+        confidence: reading(confidenceV, numbers),
+        rate: reading(rateV, numbers),
+        equity: reading(equityV, numbers),
+      },
+      facts,
+      take,
+    )
     // a row group at a time: Ctrl-C gets in between
     await new Promise((resolve) => setImmediate(resolve))
   }
