@@ -13,6 +13,7 @@ import {
 import {link, open, readdir, rename, rm, type FileHandle} from 'node:fs/promises'
 import {basename, dirname, join} from 'node:path'
 
+import {runExitCleanups} from './exit-cleanup.js'
 import {localIoError} from './fs-errors.js'
 import {EXCLUSIVE, tempPathFor} from './private-sync.js'
 import {assertReplaceable} from './target-kind.js'
@@ -205,27 +206,14 @@ export async function writeFileAtomic(target: string, data: string, mode = 0o600
   }
 }
 
-/** What else must not outlive a process that exits at once (a lock, a scratch folder). */
-const cleanups = new Set<() => void>()
-
-/** Register a synchronous clean-up for an immediate exit; returns its removal. */
-export function onImmediateExit(fn: () => void): () => void {
-  cleanups.add(fn)
-  return () => cleanups.delete(fn)
-}
-
-/** A second Ctrl-C exits at once: remove every temp file first (synchronously, nothing else runs after). */
+/**
+ * A second Ctrl-C exits at once: remove every temp file first, then whatever else was registered
+ * (src/io/exit-cleanup.ts: locks, scratch folders), synchronously, nothing else runs after.
+ */
 export function removeTempFilesSync(): void {
   for (const tmp of live) rmSync(tmp, {force: true})
   live.clear()
-  for (const fn of cleanups) {
-    try {
-      fn()
-    } catch {
-      // best effort: the process is leaving
-    }
-  }
-  cleanups.clear()
+  runExitCleanups()
 }
 
 // the gate's kind rule and the --out-dir folder rule live in their own files; their first users import them here

@@ -16,7 +16,7 @@ import {join} from 'node:path'
 import {pipeline} from 'node:stream/promises'
 
 import {UsageError} from '../errors.js'
-import {onImmediateExit} from './atomic-file.js'
+import {onImmediateExit} from './exit-cleanup.js'
 import {localIoError} from './fs-errors.js'
 import {ownerProblem} from './owner-rule.js'
 import {removeTreeSync} from './private-sync.js'
@@ -106,8 +106,7 @@ export interface ScratchDir {
 
 /**
  * A fresh folder in the system's temp folder, 0700 (mkdtemp), for a run that writes nothing beside its
- * output, removed by an immediate exit (Ctrl-C: src/io/atomic-file.ts removeTempFilesSync) from the moment
- * it exists. It is made and its removal registered in one synchronous step, so no signal's handler runs
+ * output, removed by an immediate exit (Ctrl-C: src/io/exit-cleanup.ts) from the moment it exists. It is made and its removal registered in one synchronous step, so no signal's handler runs
  * between them: with an await there a Ctrl-C could land after the folder was made and before its removal
  * was registered, and leave it behind (test/e2e/changes.e2e.test.ts, "Ctrl-C during a comparison").
  */
