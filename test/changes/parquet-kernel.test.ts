@@ -9,7 +9,13 @@ import fc from 'fast-check'
 import {afterAll, afterEach, beforeAll, describe, expect, it, vi} from 'vitest'
 
 import {FileTarget} from '../../src/io/output.js'
-import {ParquetColumns, readParquetRecords, type ParquetRecord} from '../../src/io/parquet-reader.js'
+import {
+  cellOf,
+  ParquetColumns,
+  readParquetRecords,
+  type ColumnValues,
+  type ParquetRecord,
+} from '../../src/io/parquet-reader.js'
 import {writeParquet} from '../../src/io/parquet-writer.js'
 import {ParquetKernel} from '../../src/changes/kernel/parquet-kernel.js'
 import {nameSeed, valueLanes} from '../../src/changes/row-digest.js'
@@ -390,6 +396,44 @@ describe('the kernel takes a column chunk only when its bytes are whole', () => 
     expect(kernel.pick(chunk, 4, Int32Array.from([1, 2]))).toBeUndefined()
   })
 
+  it('decoding into slots, a page past its values or holding more values than the rows is refused', () => {
+    // the page above (levels: 4 values; 2 in the page), and one that holds all 4
+    const header: Array<[number, number | boolean]> = [
+      [1, 4],
+      [2, 0],
+      [3, 4],
+      [4, 0],
+      [5, 2],
+      [6, 0],
+      [7, false],
+    ]
+    const eight = (x: number) => [x, 0, 0, 0, 0, 0, 0, 0]
+    const chunkOf = (values: number[]) => {
+      const bytes = Uint8Array.from(page(3, 8 + values.length, header, [8, 1, ...values]))
+      const column = {
+        name: 'n',
+        index: 0,
+        kind: 'number',
+        physical: 'INT64',
+        optional: true,
+        msPerUnit: 0,
+      } as const
+      const meta = {codec: 'UNCOMPRESSED', total_uncompressed_size: bytes.length} as never
+      return {column, meta, bytes}
+    }
+    const kernel = ParquetKernel.get()!
+    const whole = chunkOf([...eight(7), ...eight(9), ...eight(11), ...eight(13)])
+    const got = kernel.slots(whole, 4)!
+    expect([...got.slot]).toEqual([0, 1, 2, 3])
+    expect([...got.num.subarray(0, got.size)]).toEqual([7, 9, 11, 13])
+    expect(kernel.slots(whole, 3)).toBeUndefined() // 4 values, 3 rows
+    expect(kernel.slots(whole, 3, false)).toBeUndefined()
+    const short = chunkOf([...eight(7), ...eight(9)])
+    expect(kernel.slots(short, 4)).toBeUndefined()
+    // presence alone reads the levels, not the values (as readGroup's RowPresence)
+    expect([...kernel.slots(short, 4, false)!.slot]).toEqual([0, 0, 0, 0])
+  })
+
   it('a definition level above 1 is refused, whatever the run; levels of 0 and 1 read', () => {
     // levels: a repeated run of 4 rows at level 1
     expect(kernelTakes([...DICT_AB, ...dataV2(4, [8, 1], [1, 8, 0])], 4, true)).toEqual(
@@ -629,6 +673,109 @@ describe('the kernel reads rows back as readRows does', () => {
             await picksAgree(path, every)
           },
         ),
+        {numRuns: 300},
+      )
+    },
+  )
+})
+
+/** `a` is `b`, value for value (Object.is); compared here first, as expect's deep equality is slow on long lists. */
+function same(a: unknown[], b: unknown[], what: string): void {
+  if (a.length !== b.length || a.some((x, i) => !Object.is(x, b[i]))) expect(a, what).toEqual(b)
+}
+
+/**
+ * Every column chunk of `path` decoded into slots through the kernel, values and presence alone, each one
+ * taken checked against readGroup (the JavaScript decoder): the same slot for each row, the same number of
+ * slots, the same value in each (by cellOf); presence as readGroup's RowPresence marks it. When readGroup
+ * fails on a chunk the kernel took, the kernel was more lenient: the check fails.
+ */
+async function slotsAgree(path: string): Promise<Verdict> {
+  const kernel = ParquetKernel.get()!
+  const pq = await ParquetColumns.open(path)
+  const verdict: Verdict = {taken: 0, given: new Set()}
+  try {
+    for (let g = 0; g < pq.groups.length; g++) {
+      const rows = pq.groups[g]!.rows
+      for (const chunk of pq.chunks(g, pq.columns)) {
+        const c = chunk.column
+        const got = kernel.slots(chunk, rows)
+        const marks = kernel.slots(chunk, rows, false)
+        if (!got || !marks) {
+          verdict.given.add(c.name)
+          continue
+        }
+        verdict.taken++
+        const what = `${c.name}, group ${g}`
+        const [js] = pq.readGroup(g, [c])
+        same([...got.slot], [...js!.slot.slice(0, rows)], what)
+        const cells = (v: ColumnValues) => Array.from({length: v.size}, (_, s) => cellOf(v, s))
+        same(cells(got), cells(js!), what)
+        const mask = new Uint8Array(rows)
+        pq.readGroup(g, [c], undefined, {columns: new Set([c.index]), mask})
+        same(
+          [...marks.slot].map((x) => (x >= 0 ? 1 : 0)),
+          [...mask],
+          what,
+        )
+        same([marks.size], [0], what)
+      }
+    }
+  } finally {
+    pq.close()
+  }
+  return verdict
+}
+
+describe('the kernel decodes a chunk into slots as readGroup does', () => {
+  it('files sfl writes: every column, its values and its presence alone, every chunk taken', async () => {
+    let taken = 0
+    await fc.assert(
+      fc.asyncProperty(...sflFiles, async (recs, pageBytes, rowGroupRows) => {
+        const v = await slotsAgree(await sflParquet(recs, {pageBytes, rowGroupRows}))
+        expect(v.given).toEqual(new Set())
+        taken += v.taken
+      }),
+      {numRuns: 60},
+    )
+    expect(taken).toBeGreaterThan(1000)
+  })
+
+  it.each(['snappy', 'uncompressed'])(
+    'files DuckDB writes (%s): every chunk taken, every slot as readGroup',
+    async (codec) => {
+      const path = join(dir, `${n++}-duck.parquet`)
+      await con.run(
+        `COPY (${SELECT}) TO '${path}' (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE 1000)`,
+      )
+      const v = await slotsAgree(path)
+      expect(v.given).toEqual(new Set())
+      expect(v.taken).toBeGreaterThanOrEqual(14) // each of the 14 columns, in every row group
+    },
+  )
+
+  it.each(['snappy', 'none'] as const)(
+    'damaged files (%s): a chunk the kernel decodes, readGroup decodes the same',
+    async (compression) => {
+      const whole = readFileSync(
+        await sflParquet(damageable, {rowGroupRows: 60, pageBytes: 200, compression}),
+      )
+      const end = whole.length - 8 - whole.readUInt32LE(whole.length - 8)
+      await fc.assert(
+        fc.asyncProperty(fc.array(change(end), {minLength: 1, maxLength: 4}), async (changes) => {
+          const bytes = Buffer.from(whole)
+          for (const [at, v] of changes) bytes[at] = v
+          const path = join(dir, `${n++}-damaged.parquet`)
+          writeFileSync(path, bytes)
+          let pq: ParquetColumns
+          try {
+            pq = await ParquetColumns.open(path)
+          } catch {
+            return // a footer or schema refused before any page is read
+          }
+          pq.close()
+          await slotsAgree(path)
+        }),
         {numRuns: 300},
       )
     },

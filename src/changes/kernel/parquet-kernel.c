@@ -1057,3 +1057,127 @@ __attribute__((export_name("pick_chunk"))) i32 pick_chunk(
   }
   return wi == wanted ? OK : REFUSED;
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Slots (src/jobs/file-stats.ts): a column chunk's values as parquet-reader.ts decodeChunk gives them
+
+/** One PLAIN value at *p into the table's slot `s` (a text's bytes copied into `tbytes` at *used); 0 when it does not fit. */
+static int put_plain(const u8 **p, const u8 *end, int phys, u32 s, double *tnum, u32 *tstart, u32 *tlen,
+                     u8 *tbytes, u32 bytes_cap, u32 *used) {
+  u32 size = plain_place(*p, end, phys, &tnum[s]);
+  if (!size) return 0;
+  if (phys == BYTE_ARRAY) {
+    u32 n = size - 4;
+    if (n > bytes_cap - *used) return 0;
+    __builtin_memcpy(tbytes + *used, *p + 4, n);
+    tstart[s] = *used;
+    tlen[s] = n;
+    *used += n;
+  }
+  *p += size;
+  return 1;
+}
+
+/**
+ * The values of one column chunk (of `rows` rows) as parquet-reader.ts decodeChunk gives them: each row's
+ * `slot` (-1 a null) into a table whose slots are the dictionary's values first, then each PLAIN value in
+ * the order met; a slot's value in `tnum` (a number's value, a DATE's days, a TIMESTAMP's units, a
+ * boolean's 0 or 1) or, for a text, `tlen` bytes at `tstart` in `tbytes`. `out[0]` gets the slots used,
+ * `out[1]` the text bytes used. With `values` 0, only whether each row holds a value, as decodeChunk with a
+ * RowPresence: slot 0 or -1, the table empty, no value read. Each check decodeChunk makes is made here too,
+ * or a stricter one: what this refuses, decodeChunk reads and judges. Work space as sum_chunk's;
+ * `table_cap` slots and `bytes_cap` text bytes at most.
+ */
+__attribute__((export_name("slot_chunk"))) i32 slot_chunk(
+    const u8 *chunk, u32 length, u32 rows, i32 phys, i32 optional, i32 codec, i32 values, i32 *slot, u32 *out,
+    double *tnum, u32 *tstart, u32 *tlen, u32 table_cap, u8 *tbytes, u32 bytes_cap, u8 *scratch,
+    u32 scratch_cap, u32 *levels, u32 *idx) {
+  if (codec != C_UNCOMPRESSED && codec != C_SNAPPY) return REFUSED;
+  u32 row = 0, size = 0, used = 0, dict_size = 0;
+  int dict = 0;
+  tp = chunk;
+  te = chunk + length;
+  terr = 0;
+  while (row < rows) {
+    Header h;
+    const u8 *body;
+    if (next_page(&h, &body)) return REFUSED;
+    if (h.type == 2) {
+      if (dict || row > 0) return REFUSED;
+      dict = 1;
+      dict_size = h.values;
+      if (!values) continue; // whether rows hold a value: the dictionary is not read
+      const u8 *page;
+      u32 psize;
+      if (page_bytes(body, h.compressed, h.uncompressed, codec, scratch, scratch_cap, &page, &psize))
+        return REFUSED;
+      if (dict_size > table_cap || phys == BOOLEAN) return REFUSED;
+      const u8 *p = page, *end = page + psize;
+      for (u32 i = 0; i < dict_size; i++)
+        if (!put_plain(&p, end, phys, size++, tnum, tstart, tlen, tbytes, bytes_cap, &used)) return REFUSED;
+      continue;
+    }
+    if (h.type != 0 && h.type != 3) continue; // an index page
+    u32 n = h.values;
+    if (n > rows - row) return REFUSED; // more values than rows
+    i32 *sl = slot + row;
+    row += n;
+    Page pg;
+    u32 present;
+    if (!values) {
+      // the levels alone, as decodeChunk's markPresent reads them: a REQUIRED column's rows all hold a
+      // value, a DATA_PAGE_V2's levels lie uncompressed before its values (which are not decompressed)
+      if (!optional) {
+        for (u32 r = 0; r < n; r++) sl[r] = 0;
+        continue;
+      }
+      if (h.type == 3) {
+        if (h.rep_length || h.def_length > h.compressed) return REFUSED;
+        pg.defs = body, pg.defs_len = h.def_length;
+      } else if (data_page(&h, body, optional, codec, scratch, scratch_cap, &pg))
+        return REFUSED;
+      if (levels_of(&pg, n, levels, &present)) return REFUSED;
+      for (u32 r = 0; r < n; r++) sl[r] = levels[r] ? 0 : -1;
+      continue;
+    }
+    if (data_page(&h, body, optional, codec, scratch, scratch_cap, &pg) || levels_of(&pg, n, levels, &present))
+      return REFUSED;
+    int defs = pg.defs != 0;
+    const u8 *vals = pg.vals, *vend = pg.vend;
+    if (h.encoding == 8 || h.encoding == 2) {
+      // RLE_DICTIONARY (PLAIN_DICTIONARY): a bit width, then the indices, each a dictionary slot
+      if (!dict || vals >= vend) return REFUSED;
+      if (hybrid(vals, 1, vend - vals, vals[0], present, idx, dict_size)) return REFUSED;
+      for (u32 r = 0, k = 0; r < n; r++) sl[r] = defs && !levels[r] ? -1 : (i32)idx[k++];
+      continue;
+    }
+    if (present > table_cap - size) return REFUSED;
+    if (h.encoding == 3 && phys == BOOLEAN) {
+      // booleans, RLE: a 4-byte length, then the hybrid at bit width 1; each value a slot of its own
+      if (vend - vals < 4) return REFUSED;
+      u32 bl = read32(vals);
+      if (bl > (u32)(vend - vals) - 4) return REFUSED;
+      if (hybrid(vals + 4, 0, bl, 1, present, idx, 2)) return REFUSED;
+      for (u32 r = 0, k = 0; r < n; r++) {
+        if (defs && !levels[r]) sl[r] = -1;
+        else tnum[size] = idx[k++], sl[r] = (i32)size++;
+      }
+    } else if (h.encoding == 0 && phys == BOOLEAN) {
+      if ((u32)(vend - vals) < (present + 7) / 8) return REFUSED;
+      for (u32 r = 0, k = 0; r < n; r++) {
+        if (defs && !levels[r]) sl[r] = -1;
+        else tnum[size] = (vals[k >> 3] >> (k & 7)) & 1, k++, sl[r] = (i32)size++;
+      }
+    } else if (h.encoding == 0) {
+      const u8 *p = vals;
+      for (u32 r = 0; r < n; r++) {
+        if (defs && !levels[r]) sl[r] = -1;
+        else if (!put_plain(&p, vend, phys, size, tnum, tstart, tlen, tbytes, bytes_cap, &used)) return REFUSED;
+        else sl[r] = (i32)size++;
+      }
+    } else return REFUSED;
+  }
+  out[0] = size;
+  out[1] = used;
+  return OK;
+}

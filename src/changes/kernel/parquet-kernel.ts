@@ -1,6 +1,12 @@
 import {readFileSync} from 'node:fs'
 
-import {numberValueOf, type ParquetCell, type ParquetColumn, type RawChunk} from '../../io/parquet-reader.js'
+import {
+  numberValueOf,
+  type ColumnValues,
+  type ParquetCell,
+  type ParquetColumn,
+  type RawChunk,
+} from '../../io/parquet-reader.js'
 import type {Lanes} from '../row-digest.js'
 import {KERNEL_FILE} from './parquet-kernel-file.js'
 
@@ -32,6 +38,7 @@ export class ParquetKernel {
   private readonly memory = new wasm.Memory({initial: 16})
   private readonly sumChunk: (...args: number[]) => number
   private readonly pickChunk: (...args: number[]) => number
+  private readonly slotChunk: (...args: number[]) => number
   private readonly base: number
   private rows = 0
   private at = {
@@ -59,10 +66,12 @@ export class ParquetKernel {
     const exports = instance.exports as unknown as {
       sum_chunk: (...args: number[]) => number
       pick_chunk: (...args: number[]) => number
+      slot_chunk: (...args: number[]) => number
       heap_base: () => number
     }
     this.sumChunk = exports.sum_chunk
     this.pickChunk = exports.pick_chunk
+    this.slotChunk = exports.slot_chunk
     this.base = (exports.heap_base() + 15) & ~15
   }
 
@@ -242,6 +251,78 @@ export class ParquetKernel {
       out[i] = known
     }
     return out
+  }
+
+  /**
+   * One chunk's values (a group of `rows` rows) as parquet-reader.ts `readGroup` gives them, each row's slot
+   * into a table of values (`ColumnValues`, in arrays of its own); with `values` false, only whether each
+   * row holds one (slot 0 or -1, as readGroup's RowPresence reads them). Undefined when given back: the
+   * caller decodes the chunk in JavaScript, which names what is wrong with it.
+   */
+  slots(chunk: RawChunk, rows: number, values = true): ColumnValues | undefined {
+    const {column, meta, bytes} = chunk
+    const codec = CODECS[meta.codec]
+    const size = Number(meta.total_uncompressed_size)
+    if (codec === undefined || !Number.isSafeInteger(size) || size < 0) return undefined
+    const text = column.physical === 'BYTE_ARRAY'
+    const cap = rows + Math.max(rows, 1 << 16)
+    const a = this.layout({
+      slot: 4 * rows,
+      out: 8,
+      num: 8 * cap,
+      start: text ? 4 * cap : 0,
+      len: text ? 4 * cap : 0,
+      bytes: text ? size : 0,
+      scratch: size,
+      levels: 4 * rows,
+      idx: 4 * rows,
+      chunk: bytes.length,
+    })
+    if (a.end > MAX_BYTES || !this.room(a.end)) return undefined
+    const buffer = this.memory.buffer
+    new Uint8Array(buffer, a.chunk, bytes.length).set(bytes)
+    try {
+      const answer = this.slotChunk(
+        a.chunk,
+        bytes.length,
+        rows,
+        PHYSICAL[column.physical],
+        column.optional ? 1 : 0,
+        codec,
+        values ? 1 : 0,
+        a.slot,
+        a.out,
+        a.num,
+        a.start,
+        a.len,
+        cap,
+        a.bytes,
+        text ? size : 0,
+        a.scratch,
+        size,
+        a.levels,
+        a.idx,
+      )
+      if (answer !== 0) return undefined
+    } catch {
+      return undefined
+    }
+    const [used, textBytes] = new Uint32Array(buffer, a.out, 2)
+    const start = new Int32Array(text ? used! : 0)
+    const end = new Int32Array(start.length)
+    const at = new Uint32Array(buffer, a.start, start.length)
+    const len = new Uint32Array(buffer, a.len, start.length)
+    for (let i = 0; i < start.length; i++) end[i] = (start[i] = at[i]!) + len[i]!
+    return {
+      column,
+      rows,
+      slot: new Int32Array(buffer, a.slot, rows).slice(),
+      size: used!,
+      bytes: new Uint8Array(buffer, a.bytes, text ? textBytes! : 0).slice(),
+      start,
+      end,
+      num: new Float64Array(buffer, a.num, text ? 0 : used!).slice(),
+    }
   }
 
   /** Places for buffers of these sizes from the kernel's heap on, each on 8 bytes, and where they `end`. */
