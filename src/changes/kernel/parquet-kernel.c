@@ -1,9 +1,10 @@
 // The Parquet comparison's hot loop in C, built to WebAssembly by scripts/build-wasm.mjs (clang-14,
 // freestanding wasm32, no C library): one column chunk's values fingerprinted and added into its rows'
-// digests, as src/changes/scan-parquet.ts and src/io/parquet-reader.ts do in JavaScript. Why it exists:
-// a comparison runs its decoder once, cold, and V8 spends most of a cold Parquet scan interpreting and
-// compiling it (docs/performance.md, issue 32); WebAssembly is compiled on load and runs at speed from the
-// first page (a side of 100,000 records: 60 ms against 300 ms).
+// digests, as src/changes/scan-parquet.ts and src/io/parquet-reader.ts do in JavaScript (and, for the
+// read-back and for `sfl stats`, a chunk's values as parquet-reader.ts readRows and readGroup give them).
+// Why it exists: a comparison runs its decoder once, cold, and V8 spends most of a cold Parquet scan
+// interpreting and compiling it (docs/performance.md, issue 32); WebAssembly is compiled on load and runs at
+// speed from the first page (a side of 100,000 records: 60 ms against 300 ms).
 //
 // The rules are src/changes/row-digest.ts's, bit for bit: the caller (src/changes/kernel/parquet-kernel.ts)
 // passes the column's seed, and test/changes/parquet-kernel.test.ts holds this kernel to the JavaScript

@@ -16,7 +16,8 @@ import {KERNEL_FILE} from './parquet-kernel-file.js'
  * that decoder up: docs/performance.md, issue 32). For the scan, a row group's column chunks, each
  * fingerprinted and added into the group's row sums as src/changes/scan-parquet.ts does (`begin`, `add`,
  * `copyInto`); for the read-back, one chunk's values at a few rows as parquet-reader.ts `readRows` gives
- * them (`pick`). A chunk it gives back (a codec other than Snappy or none, a number only JavaScript reads,
+ * them (`pick`); for `sfl stats` (src/jobs/file-stats.ts), a chunk's slots as `readGroup` gives them
+ * (`slots`). A chunk it gives back (a codec other than Snappy or none, a number only JavaScript reads,
  * damage) has added nothing, and the caller decodes it in JavaScript, which names what is wrong. One a
  * thread (`get`), made at first use.
  */
