@@ -316,6 +316,34 @@ const v2 = (rows: number, defs: number, compressed: boolean): Array<[number, num
   [6, 0],
   [7, compressed],
 ]
+/**
+ * An optional INT64 column's chunk: one DATA_PAGE_V2 of 4 rows, PLAIN, uncompressed, whose levels say all 4
+ * rows hold a value (a repeated run: header 4 << 1, level 1), and which holds `values` (8 bytes each).
+ */
+function int64Chunk(values: number[]) {
+  const fields: Array<[number, number | boolean]> = [
+    [1, 4],
+    [2, 0],
+    [3, 4],
+    [4, 0],
+    [5, 2],
+    [6, 0],
+    [7, false],
+  ]
+  const bytes = Uint8Array.from(
+    page(3, 8, fields, [8, 1, ...values.flatMap((x) => [x, 0, 0, 0, 0, 0, 0, 0])]),
+  )
+  const column = {
+    name: 'n',
+    index: 0,
+    kind: 'number',
+    physical: 'INT64',
+    optional: true,
+    msPerUnit: 0,
+  } as const
+  return {column, meta: {codec: 'UNCOMPRESSED', total_uncompressed_size: bytes.length} as never, bytes}
+}
+
 /** A DATA_PAGE_V2 of `rows` rows, RLE_DICTIONARY, uncompressed, its levels (`defs`) and values as given. */
 const dataV2 = (rows: number, defs: number[], values: number[]) =>
   page(3, 8, v2(rows, defs.length, false), [...defs, ...values])
@@ -364,32 +392,8 @@ describe('the kernel takes a column chunk only when its bytes are whole', () => 
   })
 
   it('a value its levels place past the end of its page is given back when read back', () => {
-    // an optional INT64 column, a DATA_PAGE_V2 of 4 rows, PLAIN: levels say all 4 rows hold a value
-    // (a repeated run: header 4 << 1, level 1), the page holds two (16 bytes)
-    const plainV2: Array<[number, number | boolean]> = [
-      [1, 4],
-      [2, 0],
-      [3, 4],
-      [4, 0],
-      [5, 2],
-      [6, 0],
-      [7, false],
-    ]
-    const values = [7, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0]
-    const bytes = Uint8Array.from(page(3, 8, plainV2, [8, 1, ...values]))
-    const column = {
-      name: 'n',
-      index: 0,
-      kind: 'number',
-      physical: 'INT64',
-      optional: true,
-      msPerUnit: 0,
-    } as const
-    const chunk = {
-      column,
-      meta: {codec: 'UNCOMPRESSED', total_uncompressed_size: bytes.length} as never,
-      bytes,
-    }
+    // levels say all 4 rows hold a value, the page holds two (16 bytes)
+    const chunk = int64Chunk([7, 9])
     const kernel = ParquetKernel.get()!
     expect(kernel.pick(chunk, 4, Int32Array.from([0, 1]))).toEqual([7, 9])
     expect(kernel.pick(chunk, 4, Int32Array.from([3]))).toBeUndefined()
@@ -398,37 +402,14 @@ describe('the kernel takes a column chunk only when its bytes are whole', () => 
 
   it('decoding into slots, a page past its values or holding more values than the rows is refused', () => {
     // the page above (levels: 4 values; 2 in the page), and one that holds all 4
-    const header: Array<[number, number | boolean]> = [
-      [1, 4],
-      [2, 0],
-      [3, 4],
-      [4, 0],
-      [5, 2],
-      [6, 0],
-      [7, false],
-    ]
-    const eight = (x: number) => [x, 0, 0, 0, 0, 0, 0, 0]
-    const chunkOf = (values: number[]) => {
-      const bytes = Uint8Array.from(page(3, 8 + values.length, header, [8, 1, ...values]))
-      const column = {
-        name: 'n',
-        index: 0,
-        kind: 'number',
-        physical: 'INT64',
-        optional: true,
-        msPerUnit: 0,
-      } as const
-      const meta = {codec: 'UNCOMPRESSED', total_uncompressed_size: bytes.length} as never
-      return {column, meta, bytes}
-    }
     const kernel = ParquetKernel.get()!
-    const whole = chunkOf([...eight(7), ...eight(9), ...eight(11), ...eight(13)])
+    const whole = int64Chunk([7, 9, 11, 13])
     const got = kernel.slots(whole, 4)!
     expect([...got.slot]).toEqual([0, 1, 2, 3])
     expect([...got.num.subarray(0, got.size)]).toEqual([7, 9, 11, 13])
     expect(kernel.slots(whole, 3)).toBeUndefined() // 4 values, 3 rows
     expect(kernel.slots(whole, 3, false)).toBeUndefined()
-    const short = chunkOf([...eight(7), ...eight(9)])
+    const short = int64Chunk([7, 9])
     expect(kernel.slots(short, 4)).toBeUndefined()
     // presence alone reads the levels, not the values (as readGroup's RowPresence)
     expect([...kernel.slots(short, 4, false)!.slot]).toEqual([0, 0, 0, 0])
@@ -492,6 +473,32 @@ const change = (end: number) =>
     fc.oneof(fc.integer({min: 0, max: 255}), fc.integer({min: 0, max: 9})),
   )
 
+/** An sfl export of `damageable` (row groups of 60, pages of about 200 bytes) and where its pages end. */
+async function damageableFile(compression: 'snappy' | 'none'): Promise<{whole: Buffer; end: number}> {
+  const whole = readFileSync(await sflParquet(damageable, {rowGroupRows: 60, pageBytes: 200, compression}))
+  // the pages only: a damaged footer is refused before any page is read
+  return {whole, end: whole.length - 8 - whole.readUInt32LE(whole.length - 8)}
+}
+
+/** A copy of `whole` with `changes` made, in a file of its own: its path. */
+function damagedCopy(whole: Buffer, changes: ReadonlyArray<[number, number]>): string {
+  const bytes = Buffer.from(whole)
+  for (const [at, v] of changes) bytes[at] = v
+  const path = join(dir, `${n++}-damaged.parquet`)
+  writeFileSync(path, bytes)
+  return path
+}
+
+/** Whether the column reader opens `path` (a footer or schema damaged is refused before any page is read). */
+async function opens(path: string): Promise<boolean> {
+  try {
+    ;(await ParquetColumns.open(path)).close()
+    return true
+  } catch {
+    return false
+  }
+}
+
 /** A side's scan, as entries by county; the error's message when it fails. */
 async function scanOf(path: string): Promise<unknown> {
   const scratch = mkdtempSync(join(dir, 'scratch-'))
@@ -540,18 +547,11 @@ describe('a scan with the kernel finds what a scan without it finds', () => {
   it.each(['snappy', 'none'] as const)(
     'damaged files (%s; bytes changed anywhere in the pages): the same entries, or the same error, with and without it',
     async (compression) => {
-      const whole = readFileSync(
-        await sflParquet(damageable, {rowGroupRows: 60, pageBytes: 200, compression}),
-      )
-      // the pages only: a damaged footer is refused before any scan
-      const end = whole.length - 8 - whole.readUInt32LE(whole.length - 8)
+      const {whole, end} = await damageableFile(compression)
       let compared = 0
       await fc.assert(
         fc.asyncProperty(fc.array(change(end), {minLength: 1, maxLength: 4}), async (changes) => {
-          const bytes = Buffer.from(whole)
-          for (const [at, v] of changes) bytes[at] = v
-          const path = join(dir, `${n++}-damaged.parquet`)
-          writeFileSync(path, bytes)
+          const path = damagedCopy(whole, changes)
           const withKernel = await scanOf(path)
           vi.spyOn(ParquetKernel, 'get').mockReturnValue(undefined)
           const without = await scanOf(path)
@@ -650,27 +650,14 @@ describe('the kernel reads rows back as readRows does', () => {
   it.each(['snappy', 'none'] as const)(
     'damaged files (%s): a chunk the kernel reads back, readRows reads back the same',
     async (compression) => {
-      const whole = readFileSync(
-        await sflParquet(damageable, {rowGroupRows: 60, pageBytes: 200, compression}),
-      )
-      const end = whole.length - 8 - whole.readUInt32LE(whole.length - 8)
+      const {whole, end} = await damageableFile(compression)
       await fc.assert(
         fc.asyncProperty(
           fc.array(change(end), {minLength: 1, maxLength: 4}),
           fc.integer({min: 1, max: 9}),
           async (changes, every) => {
-            const bytes = Buffer.from(whole)
-            for (const [at, v] of changes) bytes[at] = v
-            const path = join(dir, `${n++}-damaged.parquet`)
-            writeFileSync(path, bytes)
-            let pq: ParquetColumns
-            try {
-              pq = await ParquetColumns.open(path)
-            } catch {
-              return // a footer or schema refused before any page is read
-            }
-            pq.close()
-            await picksAgree(path, every)
+            const path = damagedCopy(whole, changes)
+            if (await opens(path)) await picksAgree(path, every)
           },
         ),
         {numRuns: 300},
@@ -757,24 +744,11 @@ describe('the kernel decodes a chunk into slots as readGroup does', () => {
   it.each(['snappy', 'none'] as const)(
     'damaged files (%s): a chunk the kernel decodes, readGroup decodes the same',
     async (compression) => {
-      const whole = readFileSync(
-        await sflParquet(damageable, {rowGroupRows: 60, pageBytes: 200, compression}),
-      )
-      const end = whole.length - 8 - whole.readUInt32LE(whole.length - 8)
+      const {whole, end} = await damageableFile(compression)
       await fc.assert(
         fc.asyncProperty(fc.array(change(end), {minLength: 1, maxLength: 4}), async (changes) => {
-          const bytes = Buffer.from(whole)
-          for (const [at, v] of changes) bytes[at] = v
-          const path = join(dir, `${n++}-damaged.parquet`)
-          writeFileSync(path, bytes)
-          let pq: ParquetColumns
-          try {
-            pq = await ParquetColumns.open(path)
-          } catch {
-            return // a footer or schema refused before any page is read
-          }
-          pq.close()
-          await slotsAgree(path)
+          const path = damagedCopy(whole, changes)
+          if (await opens(path)) await slotsAgree(path)
         }),
         {numRuns: 300},
       )
