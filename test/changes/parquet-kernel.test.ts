@@ -163,6 +163,13 @@ const SELECT = `SELECT i AS id, CASE WHEN i % 5 = 0 THEN NULL ELSE 'x' || (i % 7
     TIMESTAMP_NS '2024-02-29 00:00:00' + INTERVAL (i) MICROSECOND AS tns,
     'ünïcode ' || i AS u FROM range(3000) t(i)`
 
+/** The rows of SELECT written by DuckDB to a Parquet file of its own, with these COPY options: its path. */
+async function duckFile(options: string): Promise<string> {
+  const path = join(dir, `${n++}-duck.parquet`)
+  await con.run(`COPY (${SELECT}) TO '${path}' (FORMAT parquet, ${options})`)
+  return path
+}
+
 /** Files sfl writes of these records, pages of about this many bytes, row groups of this many rows. */
 const sflFiles = [
   fc.array(record, {minLength: 1, maxLength: 80}),
@@ -213,10 +220,7 @@ describe('the kernel adds what the rules add', () => {
   it.each(['snappy', 'uncompressed'])(
     'files DuckDB writes (%s, data pages v1, its own dictionaries): every column taken agrees',
     async (codec) => {
-      const path = join(dir, `${n++}-duck.parquet`)
-      await con.run(
-        `COPY (${SELECT}) TO '${path}' (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE 1000)`,
-      )
+      const path = await duckFile(`COMPRESSION ${codec}, ROW_GROUP_SIZE 1000`)
       const v = await kernelAgrees(path)
       expect(v.given).toEqual(new Set())
     },
@@ -240,8 +244,7 @@ describe('the kernel adds what the rules add', () => {
   it.each(['gzip', 'brotli'])(
     'a codec the kernel does not hold (%s): every chunk given back',
     async (codec) => {
-      const path = join(dir, `${n++}-duck.parquet`)
-      await con.run(`COPY (${SELECT}) TO '${path}' (FORMAT parquet, COMPRESSION ${codec})`)
+      const path = await duckFile(`COMPRESSION ${codec}`)
       const v = await kernelAgrees(path)
       expect(v.taken).toBe(0)
     },
@@ -638,10 +641,7 @@ describe('the kernel reads rows back as readRows does', () => {
   it.each(['snappy', 'uncompressed'])(
     'files DuckDB writes (%s): every chunk taken, every value as readRows',
     async (codec) => {
-      const path = join(dir, `${n++}-duck.parquet`)
-      await con.run(
-        `COPY (${SELECT}) TO '${path}' (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE 1000)`,
-      )
+      const path = await duckFile(`COMPRESSION ${codec}, ROW_GROUP_SIZE 1000`)
       expect((await picksAgree(path, 13, 5)).given).toEqual(new Set())
       expect((await picksAgree(path, 1)).given).toEqual(new Set())
     },
@@ -731,10 +731,7 @@ describe('the kernel decodes a chunk into slots as readGroup does', () => {
   it.each(['snappy', 'uncompressed'])(
     'files DuckDB writes (%s): every chunk taken, every slot as readGroup',
     async (codec) => {
-      const path = join(dir, `${n++}-duck.parquet`)
-      await con.run(
-        `COPY (${SELECT}) TO '${path}' (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE 1000)`,
-      )
+      const path = await duckFile(`COMPRESSION ${codec}, ROW_GROUP_SIZE 1000`)
       const v = await slotsAgree(path)
       expect(v.given).toEqual(new Set())
       expect(v.taken).toBeGreaterThanOrEqual(14) // each of the 14 columns, in every row group
