@@ -264,7 +264,8 @@ export class ParquetKernel {
     const {column, meta, bytes} = chunk
     const codec = CODECS[meta.codec]
     const size = Number(meta.total_uncompressed_size)
-    if (codec === undefined || !Number.isSafeInteger(size) || size < 0) return undefined
+    // sizes from a file's metadata: whole numbers, or the JavaScript decoder says what is wrong
+    if (codec === undefined || ![size, rows].every((x) => Number.isSafeInteger(x) && x >= 0)) return undefined
     const text = column.physical === 'BYTE_ARRAY'
     const cap = rows + Math.max(rows, 1 << 16)
     const a = this.layout({
