@@ -17,6 +17,30 @@ export interface SentNumber {
 export type Cell = string | boolean | null | SentNumber
 export type ChangeRecord = Record<string, Cell>
 
+/**
+ * A record's own field; undefined where it has none. Field names are the service's and the export's (a
+ * hostile service may send any name, and the export keeps it): a record lacking `constructor`,
+ * `toString` or `__proto__` would otherwise answer with what every object inherits.
+ */
+export function fieldOf(rec: ChangeRecord, name: string): Cell | undefined {
+  return Object.hasOwn(rec, name) ? rec[name] : undefined
+}
+
+/** Whether a record lacking `name` answers a value for it all the same (Object.prototype's own names). */
+export function inheritedName(name: string): boolean {
+  return name in Object.prototype
+}
+
+/**
+ * `rec[name] = value`, a field named `__proto__` too, as a field of its own, as JSON.parse makes it: an
+ * assignment would set the record's prototype instead (or, for a text, do nothing), and lose the field.
+ */
+export function setField(rec: ChangeRecord, name: string, value: Cell): void {
+  if (name === '__proto__')
+    Object.defineProperty(rec, name, {value, writable: true, enumerable: true, configurable: true})
+  else rec[name] = value
+}
+
 /** Whether a value is a number (its text as sent). */
 export function isSentNumber(c: Cell | undefined): c is SentNumber {
   return c !== null && typeof c === 'object'

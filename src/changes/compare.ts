@@ -10,7 +10,16 @@ import {RecordWriter, type RecordFormat} from '../io/record-writer.js'
 import {columnsFor, emptyShape, type Shape} from '../model/columns.js'
 import {unknownFormat} from '../model/formats.js'
 import {guardCell, quoteCell} from '../text/csv-cell.js'
-import {compareText, csvCellText, isSentNumber, jsonText, type Cell, type ChangeRecord} from './cells.js'
+import {
+  compareText,
+  csvCellText,
+  fieldOf,
+  inheritedName,
+  isSentNumber,
+  jsonText,
+  type Cell,
+  type ChangeRecord,
+} from './cells.js'
 import {
   DIGEST_A,
   DIGEST_B,
@@ -58,11 +67,13 @@ export function changedFields(prev: ChangeRecord, cur: ChangeRecord, ignore: Rea
     const v = cur[k]
     const p = prev[k]
     // the same value is the same text: compareText only where they differ (a few fields of an updated
-    // record). Numbers are objects, never the same: the same text as sent is the same number.
+    // record). Numbers are objects, never the same: the same text as sent is the same number. Where they
+    // differ, the previous record's own field (it may lack a field named `constructor`: src/changes/cells.ts)
     if (v === p || (isSentNumber(v) && isSentNumber(p) && v.n === p.n)) continue
-    if (!ignore.has(k) && compareText(v) !== compareText(p)) out.push(k)
+    if (!ignore.has(k) && compareText(v) !== compareText(fieldOf(prev, k))) out.push(k)
   }
-  for (const k in prev) if (!(k in cur) && !ignore.has(k) && compareText(prev[k]) !== null) out.push(k)
+  for (const k in prev)
+    if (!Object.hasOwn(cur, k) && !ignore.has(k) && compareText(prev[k]) !== null) out.push(k)
   return out
 }
 
@@ -431,7 +442,7 @@ class Emitter {
     const row: SpooledRow = {k: kind, f: fips, r: rec}
     if (changed && old) {
       row.c = changed
-      row.p = Object.fromEntries(changed.map((c) => [c, old[c] ?? null]))
+      row.p = Object.fromEntries(changed.map((c) => [c, fieldOf(old, c) ?? null]))
       this.prevCols.addAll(row.p)
       // a field only the previous record has is a column too (its cell empty in this row)
       this.cols.addAll(row.p)
@@ -601,7 +612,10 @@ async function writeChangeFile(
   let put: (row: SpooledRow) => boolean
   switch (req.format) {
     case 'csv':
-      put = (row) => writer.csvText(csvRowLine(row, recordCols, prevCols))
+      {
+        const inherited = recordCols.map(inheritedName)
+        put = (row) => writer.csvText(csvRowLine(row, recordCols, inherited, prevCols))
+      }
       break
     case 'ndjson':
     case 'json':
@@ -634,16 +648,26 @@ async function writeChangeFile(
 /**
  * A change row as one CSV line (CRLF included): each value's cell by csvCellText, quoted by RFC 4180
  * (src/text/csv-cell.ts), as `csvLine` of the same cells writes it; made in one pass, without the arrays
- * of cells between (a change file's rows are thousands of cells each, in code run cold).
+ * of cells between (a change file's rows are thousands of cells each, in code run cold). A column named
+ * as one of Object.prototype's own (`inherited`) is read as the record's own field (src/changes/cells.ts
+ * `fieldOf`): a record without it has an empty cell there.
  */
-function csvRowLine(row: SpooledRow, recordCols: string[], prevCols: string[]): string {
+function csvRowLine(
+  row: SpooledRow,
+  recordCols: readonly string[],
+  inherited: readonly boolean[],
+  prevCols: readonly string[],
+): string {
   const r = row.r
   let line = `${quoteCell(row.k)},${cellOf(r['ServicePropertyID'])},${quoteCell(row.f)},${quoteCell((row.c ?? []).join(';'))}`
-  for (let i = 0; i < recordCols.length; i++) line += `,${cellOf(r[recordCols[i]!])}`
+  for (let i = 0; i < recordCols.length; i++) {
+    const c = recordCols[i]!
+    line += `,${cellOf(inherited[i] ? fieldOf(r, c) : r[c])}`
+  }
   const p = row.p
   for (let i = 0; i < prevCols.length; i++) {
     const c = prevCols[i]!
-    line += p && c in p ? `,${cellOf(p[c])}` : ','
+    line += p && Object.hasOwn(p, c) ? `,${cellOf(p[c])}` : ','
   }
   return `${line}\r\n`
 }

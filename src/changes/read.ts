@@ -29,7 +29,7 @@ import {
   Walk,
   walkValue,
 } from '../json/walk.js'
-import {csvCellValue, flatCellValue, numberCell, type Cell, type ChangeRecord} from './cells.js'
+import {csvCellValue, flatCellValue, numberCell, setField, type Cell, type ChangeRecord} from './cells.js'
 import {jsonLineRecord, jsonLineText, recordSpan} from './scan-json.js'
 import type {ReadBackFile} from './scan.js'
 
@@ -194,7 +194,7 @@ export class RecordReader {
       const rec = text === undefined ? undefined : jsonLineRecord(text)
       if (!rec) throw changed(path, offset)
       const out: ChangeRecord = {}
-      for (const k in rec) out[k] = flatCellValue(k, rec[k])
+      for (const k in rec) setField(out, k, flatCellValue(k, rec[k]))
       return out
     }
     return this.namedRecord(buf, s, e) ?? this.spanRecord(buf, s)
@@ -233,11 +233,15 @@ export class RecordReader {
       const ve = s + m[at + VAL_E]!
       if (parent < 0 && k === OBJECT && list[id]!.role === 'option') option = i
       else
-        out[list[id]!.name] = ascii
-          ? textCell(text, vs - s, ve - s, kind)
-          : k === OBJECT || k === ARRAY
-            ? jsonTextOf(buf, vs, ve)
-            : valueCell(buf, vs, ve, kind)
+        setField(
+          out,
+          list[id]!.name,
+          ascii
+            ? textCell(text, vs - s, ve - s, kind)
+            : k === OBJECT || k === ARRAY
+              ? jsonTextOf(buf, vs, ve)
+              : valueCell(buf, vs, ve, kind),
+        )
     }
     return out
   }
@@ -272,8 +276,8 @@ export class RecordReader {
     }
     const out: ChangeRecord = {}
     for (const [name, v] of top)
-      if (v instanceof Map) for (const [sub, c] of v) out[`${name}.${sub}`] = c
-      else out[name] = v
+      if (v instanceof Map) for (const [sub, c] of v) setField(out, `${name}.${sub}`, c)
+      else setField(out, name, v)
     return out
   }
 
@@ -373,6 +377,6 @@ function jsonTextOf(buf: Buffer, s: number, e: number): string {
 /** A CSV record's fields as cells: empty cells null, guarded texts unguarded, numbers kept as written. */
 function csvObject(fields: string[], header: readonly string[]): ChangeRecord {
   const rec: ChangeRecord = {}
-  for (let i = 0; i < header.length; i++) rec[header[i]!] = csvCellValue(header[i]!, fields[i]!)
+  for (let i = 0; i < header.length; i++) setField(rec, header[i]!, csvCellValue(header[i]!, fields[i]!))
   return rec
 }

@@ -283,6 +283,62 @@ describe('compareExports', () => {
     expect(same.s.unchanged).toBe(4)
   })
 
+  it("fields named as Object.prototype's own (__proto__, constructor, toString) are compared and written like any other", async () => {
+    // a hostile service may send any field name, and the export keeps it (before: a crash on the CSV
+    // sides, and a changed __proto__ read back from NDJSON as no change at all). `proto` stands for
+    // __proto__ here: an object literal's __proto__ is its prototype, JSON.parse's a field.
+    const rec = (id: number, over: Record<string, string>) => ({
+      Fips: '06067',
+      ServicePropertyID: id,
+      APN: `A${id}`,
+      ...over,
+    })
+    const before = [
+      rec(1, {proto: 'x', constructor: 'c1'}),
+      rec(2, {proto: 'y', constructor: 'c2'}),
+      rec(3, {proto: 'z', toString: 't3'}),
+    ]
+    const after = [
+      rec(1, {proto: 'x', constructor: 'c1'}),
+      rec(2, {proto: 'CHANGED', constructor: 'c2'}),
+      rec(3, {proto: 'z'}),
+    ]
+    const lines = (recs: Array<Record<string, string | number>>) =>
+      recs.map((r) => `${JSON.stringify(r).replace('"proto":', '"__proto__":')}\n`).join('')
+    const p = file('p.ndjson', lines(before))
+    const c = file('c.ndjson', lines(after))
+    const rows = (await compare(p, c)).rows
+    expect(brief(rows)).toEqual(['updated 06067/2 __proto__', 'updated 06067/3 toString'])
+    expect(rows[0]!['__proto__']).toBe('CHANGED')
+    expect(rows[0]!['Previous.__proto__']).toBe('y')
+    expect(rows[0]!['constructor']).toBe('c2')
+    expect(rows[1]!['toString']).toBe('')
+    expect(rows[1]!['Previous.toString']).toBe('t3')
+    // the same through CSV sides and Parquet sides
+    const names = ['Fips', 'ServicePropertyID', 'APN', 'proto', 'constructor', 'toString']
+    const table = (recs: Array<Record<string, string | number>>) =>
+      [
+        names.join(',').replace('proto', '__proto__'),
+        ...recs.map((r) => names.map((k) => r[k] ?? '').join(',')),
+      ]
+        .map((l) => `${l}\r\n`)
+        .join('')
+    const fromCsv = await compare(file('p.csv', table(before)), file('c.csv', table(after)))
+    expect(brief(fromCsv.rows)).toEqual(brief(rows))
+    expect(fromCsv.rows[0]!['Previous.__proto__']).toBe('y')
+    const parquet = async (ndjsonPath: string) => {
+      const path = join(dir, `${n++}-x.parquet`)
+      const target = await FileTarget.create(path, () => undefined)
+      await writeParquet(target, [ndjsonPath])
+      await target.commit()
+      return path
+    }
+    const fromParquet = await compare(await parquet(p), await parquet(c))
+    expect(brief(fromParquet.rows)).toEqual(brief(rows))
+    expect(fromParquet.rows[0]!['__proto__']).toBe('CHANGED')
+    expect(fromParquet.rows[0]!['Previous.__proto__']).toBe('y')
+  })
+
   it("an unknown field keeps the export's place: after the standard fields, before the add-on columns", async () => {
     const p = file('p.ndjson', ndjson([prop('06067', 1), prop('06067', 2)]))
     const c = file(
