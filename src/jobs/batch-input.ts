@@ -333,7 +333,7 @@ async function* rawRows(
       }
       if (obj === null || typeof obj !== 'object' || Array.isArray(obj))
         throw new InputError(`${name} line ${i}: expected a JSON object per line`)
-      const values: Record<string, string> = {}
+      const values = inputValues()
       for (const [k, v] of Object.entries(obj as Record<string, unknown>))
         values[k] = v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v)
       yield {line: i, values}
@@ -348,7 +348,7 @@ async function* rawRows(
         yield {line: row, values: {header: columns.join('\u0000')}}
         continue
       }
-      const values: Record<string, string> = {}
+      const values = inputValues()
       for (let i = 0; i < columns.length; i++) values[columns[i]!] = cells[i] ?? ''
       yield blankRow(cells) ? {line: row, values, blank: true} : {line: row, values}
     }
@@ -362,7 +362,7 @@ async function* rawRows(
         yield {line: 1, values: {header: columns.join('\u0000')}}
         continue
       }
-      const values: Record<string, string> = {}
+      const values = inputValues()
       for (let i = 0; i < columns.length; i++) values[columns[i]!] = fields[i] ?? ''
       // kept in its place (or, after the last data row, not read: counted by open)
       yield blankRow(fields) ? {line, values, blank: true} : {line, values}
@@ -371,6 +371,15 @@ async function* rawRows(
     if (error instanceof CsvSyntaxError) throw new InputError(`${name} line ${error.line}: ${error.message}`)
     throw error
   }
+}
+
+/**
+ * A row's cells by column name, with no prototype: an input column may be named anything (a sheet's
+ * `__proto__` or `constructor`), and an ordinary object would turn the one into its prototype (the cell
+ * lost) and answer the other, where a row lacks it, with what every object inherits.
+ */
+function inputValues(): Record<string, string> {
+  return Object.create(null) as Record<string, string>
 }
 
 /**

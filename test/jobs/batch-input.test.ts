@@ -57,6 +57,27 @@ describe('batch input parsing', () => {
     expect(p.rows[1]!.line).toBe(3)
   })
 
+  it("carries a column named as Object.prototype's own (__proto__, constructor) like any other", async () => {
+    // a sheet may name a column anything: an ordinary object made `__proto__` its prototype (the cell
+    // lost) and answered a missing `constructor` with Object itself (the output then failed)
+    const csv = await parse('apn,fips,__proto__,constructor\n078-0123-039,06067,p1,k1\n')
+    expect(csv.columns).toEqual(['apn', 'fips', '__proto__', 'constructor'])
+    expect(Object.entries(csv.rows[0]!.values)).toEqual([
+      ['apn', '078-0123-039'],
+      ['fips', '06067'],
+      ['__proto__', 'p1'],
+      ['constructor', 'k1'],
+    ])
+    const lines = await parse(
+      '{"apn":"078-0123-039","fips":"06067","__proto__":"p1"}\n{"apn":"078-0123-039","fips":"06067","constructor":"k2"}\n',
+    )
+    expect(lines.columns).toEqual(['apn', 'fips', '__proto__', 'constructor'])
+    expect(lines.rows[0]!.values['__proto__']).toBe('p1')
+    expect(lines.rows[0]!.values['constructor']).toBeUndefined()
+    expect(lines.rows[1]!.values['__proto__']).toBeUndefined()
+    expect(lines.rows[1]!.values['constructor']).toBe('k2')
+  })
+
   it('uses --fips for rows without a county', async () => {
     const p = await parse('apn\n078-0123-045\n', '06067')
     expect(p.rows[0]!.query?.fips).toBe('06067')
