@@ -497,10 +497,10 @@ export class RecordRedactor {
     if (typeof v === 'number') return this.maskText(String(v)) === String(v) ? v : null
     if (v === null || typeof v !== 'object') return v
     if (Array.isArray(v)) return v.map((x) => this.maskValue(x))
-    const out: Record<string, unknown> = {}
-    for (const [k, x] of Object.entries(v as Record<string, unknown>))
-      out[this.maskText(k)] = this.maskValue(x)
-    return out
+    // fromEntries: a member named __proto__ (a record may hold one) stays a member, not the prototype
+    return Object.fromEntries(
+      Object.entries(v as Record<string, unknown>).map(([k, x]) => [this.maskText(k), this.maskValue(x)]),
+    )
   }
 
   /** A table of 2^bits slots holding each word at `imul(w, mult) >>> shift`, with no two in one slot. */

@@ -211,9 +211,8 @@ export function redactDeep<T>(value: T): T {
   if (typeof value === 'string') return redact(value) as T
   if (Array.isArray(value)) return value.map(redactDeep) as T
   if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {}
-    for (const [k, v] of Object.entries(value)) out[k] = redactDeep(v)
-    return out as T
+    // fromEntries: a member named __proto__ (a record may hold one) stays a member, not the prototype
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactDeep(v)])) as T
   }
   return value
 }

@@ -22,7 +22,8 @@ import type {FlatRecord, FlatValue} from '../io/export-reader.js'
  * JSON export holds the records as sent: their values are kept as they are. Pure.
  */
 export function recordFromFlat(flat: FlatRecord, columnar: boolean): Record<string, unknown> {
-  const out: Record<string, unknown> = {}
+  // no prototype: a field named __proto__ (a record may hold one) stays a field
+  const out = Object.create(null) as Record<string, unknown>
   const options = new Map<OptionName, Record<string, unknown>>()
   for (const name in flat) {
     const v = flat[name]!
@@ -31,7 +32,7 @@ export function recordFromFlat(flat: FlatRecord, columnar: boolean): Record<stri
     if (opt !== undefined && (OPTION_NAMES as readonly string[]).includes(opt)) {
       const sub = name.slice(dot + 1)
       let o = options.get(opt)
-      if (!o) options.set(opt, (o = {}))
+      if (!o) options.set(opt, (o = Object.create(null) as Record<string, unknown>))
       o[sub] = columnar ? typed(v, OPTION_FIELD_TYPES[opt][sub]) : v
       if (!(opt in out)) out[opt] = null // its place among the fields, filled below
       continue

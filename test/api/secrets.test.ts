@@ -7,6 +7,7 @@ import {
   redactUrl,
   keyEchoWarning,
   registerSecret,
+  RecordRedactor,
 } from '../../src/api/secrets.js'
 
 const KEY = 'sk_live_ABCdef0123456789xyz'
@@ -99,5 +100,17 @@ describe('a key echoed inside a record', () => {
     }
     // the check itself finds a run of 8 characters of the key
     expect(containsSecret(`x${KEY.slice(3, 11)}x`)).toBe(true)
+  })
+})
+
+describe("RecordRedactor.parsed and a member named as Object.prototype's own", () => {
+  it('masks a run inside a number member by member, and a member named __proto__ stays a member', () => {
+    // the key's run inside a number: masked, the JSON no longer parses, so each member is masked alone
+    const key = '12345678'
+    const value = JSON.parse(`{"__proto__":"a ${key} b","n":9${key}9}`) as Record<string, unknown>
+    const out = new RecordRedactor(key).parsed(value) as Record<string, unknown>
+    expect(Object.keys(out)).toEqual(['__proto__', 'n'])
+    expect(out['__proto__']).toBe(`a ${'*'.repeat(key.length)} b`)
+    expect(out['n']).toBeNull()
   })
 })
