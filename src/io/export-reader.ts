@@ -106,7 +106,7 @@ async function* readCsvExport(path: string): AsyncGenerator<FlatRecord> {
       header = fields.map((h) => unguardCell(h.replace(/^\ufeff/, '')))
       continue
     }
-    const rec: FlatRecord = {}
+    const rec = flatRecord()
     for (let i = 0; i < header.length; i++) {
       const v = fields[i]!
       rec[header[i]!] = v === '' ? null : unguardCell(v)
@@ -152,7 +152,7 @@ async function* readJsonLines(path: string, fmt: 'ndjson' | 'json'): AsyncGenera
  * anything deeper as its JSON text.
  */
 export function flattenRecord(record: Record<string, unknown>): FlatRecord {
-  const out: FlatRecord = {}
+  const out = flatRecord()
   for (const k in record) {
     const v = record[k]
     if (OPTIONS.has(k) && v !== null && typeof v === 'object' && !Array.isArray(v)) {
@@ -164,6 +164,15 @@ export function flattenRecord(record: Record<string, unknown>): FlatRecord {
 }
 
 const OPTIONS: ReadonlySet<string> = new Set(OPTION_NAMES)
+
+/**
+ * An empty flat record, with no prototype: field names are the service's (a hostile one may send any),
+ * and on an ordinary object a field named `__proto__` would set its prototype (the field lost) and one
+ * named `constructor` would answer, where a record lacks it, with what every object inherits.
+ */
+export function flatRecord(): FlatRecord {
+  return Object.create(null) as FlatRecord
+}
 
 function scalar(v: unknown): FlatValue {
   if (v === undefined || v === null) return null
@@ -193,7 +202,7 @@ async function* readParquetExport(path: string): AsyncGenerator<FlatRecord> {
       for (let g = 0; g < file.groups.length; g++) {
         const values = file.readGroup(g, file.columns)
         for (let r = 0; r < file.groups[g]!.rows; r++) {
-          const rec: FlatRecord = {}
+          const rec = flatRecord()
           for (const v of values) rec[v.column.name] = cellOf(v, v.slot[r]!)
           yield rec
         }

@@ -74,6 +74,22 @@ describe('reading an export back', () => {
     for (const k of Object.keys(fromNd[0]!)) expect(asText(fromCsv[0]![k]), k).toBe(asText(fromNd[0]![k]))
   })
 
+  it("keeps a field named as Object.prototype's own (__proto__, constructor) from every format, and no other", async () => {
+    // a hostile service may send any field name and the export keeps it; on an ordinary object the one
+    // would set the record's prototype (the field lost), the other answer where a record lacks it
+    const line = '{"Fips":"06067","__proto__":"P","AssumableMortgage":{"constructor":"K"}}\n'
+    const csv = file('p.csv', 'Fips,__proto__,AssumableMortgage.constructor\r\n06067,P,K\r\n')
+    for (const path of [file('p.ndjson', line), csv]) {
+      const [rec] = await all(path)
+      expect(Object.entries(rec!), path).toEqual([
+        ['Fips', '06067'],
+        ['__proto__', 'P'],
+        ['AssumableMortgage.constructor', 'K'],
+      ])
+      expect(rec!['constructor'], path).toBeUndefined()
+    }
+  })
+
   it('knows the format from the name, else from the first bytes', async () => {
     expect(await exportFormatOf(file('x.jsonl', '{}'))).toBe('ndjson')
     expect(await exportFormatOf(file('x.PARQUET', 'PAR1'))).toBe('parquet')
