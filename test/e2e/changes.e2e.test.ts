@@ -1,5 +1,14 @@
 import {spawn} from 'node:child_process'
-import {existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs'
 import {basename, join} from 'node:path'
 
 import {parse} from 'csv-parse/sync'
@@ -437,6 +446,52 @@ describe('the built CLI', () => {
     expect(stderr).toBe('')
     expect(readdirSync(scratch).filter((f) => f !== 'node-compile-cache')).toEqual([])
   })
+})
+
+describe('a full disk under the change file', () => {
+  it.runIf(existsSync('/dev/full'))(
+    '--out /dev/full and stdout on it: one line naming it, exit 8, no scratch folder left',
+    async () => {
+      const d = tmp()
+      const scratch = join(d, 'tmp')
+      mkdirSync(scratch)
+      // 40,000 rows: far more than one 64 KiB write of the gathered change rows
+      const side = (v: number) =>
+        Array.from(
+          {length: 40_000},
+          (_, i) => `{"Fips":"06067","ServicePropertyID":${i},"FinalValue":${v + i}}\n`,
+        ).join('')
+      writeFileSync(join(d, 'a.ndjson'), side(1))
+      writeFileSync(join(d, 'b.ndjson'), side(2))
+      const sides = ['changes', join(d, 'a.ndjson'), join(d, 'b.ndjson')]
+      const run = (stdout: 'pipe' | number, extra: string[]) =>
+        new Promise<{code: number | null; stderr: string}>((resolve) => {
+          const child = spawn(process.execPath, [BIN, ...sides, ...extra], {
+            env: {...process.env, TMPDIR: scratch},
+            stdio: ['ignore', stdout, 'pipe'],
+          })
+          let stderr = ''
+          child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()))
+          child.once('exit', (code) => resolve({code, stderr}))
+        })
+      const toOut = await run('pipe', ['--out', '/dev/full'])
+      expect(toOut.code).toBe(8)
+      expect(toOut.stderr).toBe(
+        'Error: the disk is full (ENOSPC) while writing /dev/full; free some space or write elsewhere\n',
+      )
+      const fd = openSync('/dev/full', 'w')
+      try {
+        const toStdout = await run(fd, [])
+        expect(toStdout.code).toBe(8)
+        expect(toStdout.stderr).toBe(
+          'Error: the disk is full (ENOSPC) while writing to stdout; free some space or write elsewhere\n',
+        )
+      } finally {
+        closeSync(fd)
+      }
+      expect(readdirSync(scratch).filter((f) => f !== 'node-compile-cache')).toEqual([])
+    },
+  )
 })
 
 describe('Ctrl-C during a comparison', () => {
