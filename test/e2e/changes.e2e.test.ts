@@ -448,6 +448,45 @@ describe('the built CLI', () => {
   })
 })
 
+describe("a server that sends fields named as Object.prototype's own", () => {
+  it('exports keep __proto__ and constructor, and sfl changes finds the one that changed, in every format', async () => {
+    // JSON.parse makes `__proto__` a member (an object literal would make it the prototype)
+    const hostile = (rec: Record<string, unknown>, proto: string) =>
+      JSON.parse(JSON.stringify(rec).replace('{', `{"__proto__":"${proto}","constructor":"K",`)) as unknown
+    const month =
+      (changed: string) =>
+      (r: ScenarioRequest): Reply => ({
+        page: {records: records(r.fips, 0, 3).map((rec, i) => hostile(rec, i === 1 ? changed : 'P'))},
+      })
+    const d = tmp()
+    for (const [name, proto] of [
+      ['october', 'P'],
+      ['november', 'CHANGED'],
+    ] as const) {
+      const s = await serve(month(proto))
+      for (const format of ['csv', 'ndjson', 'parquet']) {
+        const r = await sfl(['county-export', '--fips', '06067', '--out', join(d, `${name}.${format}`)], {
+          env: env(s),
+        })
+        expect(r.code, r.stderr).toBe(0)
+      }
+      await server!.close()
+      server = undefined
+    }
+    for (const format of ['csv', 'ndjson', 'parquet']) {
+      const r = await sfl(['changes', join(d, `october.${format}`), join(d, `november.${format}`)])
+      expect(r.code, r.stderr).toBe(0)
+      const rows = parse(r.stdout, {columns: true}) as Array<Record<string, string>>
+      expect(
+        rows.map((x) => [x['Change'], x['ServicePropertyID'], x['ChangedFields']]),
+        format,
+      ).toEqual([['updated', id('06067', 1), '__proto__']])
+      expect(rows[0]!['Previous.__proto__'], format).toBe('P')
+      expect(rows[0]!['constructor'], format).toBe('K')
+    }
+  })
+})
+
 describe('a full disk under the change file', () => {
   it.runIf(existsSync('/dev/full'))(
     '--out /dev/full and stdout on it: one line naming it, exit 8, no scratch folder left',
