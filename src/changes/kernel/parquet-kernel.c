@@ -576,6 +576,23 @@ static u32 read32(const u8 *p) { return p[0] | (p[1] << 8) | (p[2] << 16) | ((u3
 
 static int value_empty; // the last PLAIN value was an empty text (no key: export-reader.ts asText gives '')
 
+/** Start reading the pages of a column chunk. */
+static void chunk_begin(const u8 *chunk, u32 length) {
+  tp = chunk;
+  te = chunk + length;
+  terr = 0;
+}
+
+/**
+ * A BOOLEAN page's values encoded RLE: a 4-byte length, then the hybrid at bit width 1 (from vals + 4);
+ * the hybrid's length in `len`, REFUSED when it passes the page.
+ */
+static int rle_booleans(const u8 *vals, const u8 *vend, u32 *len) {
+  if (vend - vals < 4) return REFUSED;
+  *len = read32(vals);
+  return *len > (u32)(vend - vals) - 4 ? REFUSED : OK;
+}
+
 /** The next page of the chunk: its header, checked, and its body; REFUSED when the chunk ends first. */
 static int next_page(Header *h, const u8 **body) {
   if (tp >= te) return REFUSED; // a chunk shorter than its rows
@@ -800,9 +817,7 @@ __attribute__((export_name("sum_chunk"))) i32 sum_chunk(
   for (u32 r = 0; r < rows; r++) part_a[r] = part_b[r] = has[r] = 0;
   u32 row = 0, dict_size = 0;
   int dict = 0;
-  tp = chunk;
-  te = chunk + length;
-  terr = 0;
+  chunk_begin(chunk, length);
   while (row < rows) {
     Header h;
     const u8 *body;
@@ -854,11 +869,8 @@ __attribute__((export_name("sum_chunk"))) i32 sum_chunk(
         ph[r] = 2 - dict_empty[x];
       }
     } else if (h.encoding == 3 && phys == BOOLEAN) {
-      // booleans, RLE: a 4-byte length, then the hybrid at bit width 1
-      if (vend - vals < 4) return REFUSED;
-      u32 bl = read32(vals);
-      if (bl > (u32)(vend - vals) - 4) return REFUSED;
-      if (hybrid(vals + 4, 0, bl, 1, present, idx, 2)) return REFUSED;
+      u32 bl;
+      if (rle_booleans(vals, vend, &bl) || hybrid(vals + 4, 0, bl, 1, present, idx, 2)) return REFUSED;
       for (u32 r = 0, k = 0; r < n; r++) {
         if (defs && !levels[r]) continue;
         int bit = idx[k++];
@@ -933,9 +945,7 @@ __attribute__((export_name("pick_chunk"))) i32 pick_chunk(
   const u8 *dpage = 0;
   u32 dpage_len = 0, dvalues = 0;
   int have_dict_page = 0, dict_read = 0;
-  tp = chunk;
-  te = chunk + length;
-  terr = 0;
+  chunk_begin(chunk, length);
   while (row < rows && wi < wanted) {
     Header h;
     const u8 *body;
@@ -996,10 +1006,8 @@ __attribute__((export_name("pick_chunk"))) i32 pick_chunk(
       if (vals >= vend) return REFUSED;
       if (hybrid_at(vals, 1, vend - vals, vals[0], present, idx, q, dvalues)) return REFUSED;
     } else if (h.encoding == 3 && phys == BOOLEAN) {
-      if (vend - vals < 4) return REFUSED;
-      u32 bl = read32(vals);
-      if (bl > (u32)(vend - vals) - 4) return REFUSED;
-      if (hybrid_at(vals + 4, 0, bl, 1, present, idx, q, 2)) return REFUSED;
+      u32 bl;
+      if (rle_booleans(vals, vend, &bl) || hybrid_at(vals + 4, 0, bl, 1, present, idx, q, 2)) return REFUSED;
     } else if (h.encoding == 0 && phys == BOOLEAN) {
       if ((u32)(vend - vals) < (present + 7) / 8) return REFUSED;
       for (u32 i = 0; i < q; i++) idx[i] = (vals[idx[i] >> 3] >> (idx[i] & 7)) & 1;
@@ -1096,9 +1104,7 @@ __attribute__((export_name("slot_chunk"))) i32 slot_chunk(
   if (codec != C_UNCOMPRESSED && codec != C_SNAPPY) return REFUSED;
   u32 row = 0, size = 0, used = 0, dict_size = 0;
   int dict = 0;
-  tp = chunk;
-  te = chunk + length;
-  terr = 0;
+  chunk_begin(chunk, length);
   while (row < rows) {
     Header h;
     const u8 *body;
@@ -1154,11 +1160,9 @@ __attribute__((export_name("slot_chunk"))) i32 slot_chunk(
     }
     if (present > table_cap - size) return REFUSED;
     if (h.encoding == 3 && phys == BOOLEAN) {
-      // booleans, RLE: a 4-byte length, then the hybrid at bit width 1; each value a slot of its own
-      if (vend - vals < 4) return REFUSED;
-      u32 bl = read32(vals);
-      if (bl > (u32)(vend - vals) - 4) return REFUSED;
-      if (hybrid(vals + 4, 0, bl, 1, present, idx, 2)) return REFUSED;
+      // each value a slot of its own
+      u32 bl;
+      if (rle_booleans(vals, vend, &bl) || hybrid(vals + 4, 0, bl, 1, present, idx, 2)) return REFUSED;
       for (u32 r = 0, k = 0; r < n; r++) {
         if (defs && !levels[r]) sl[r] = -1;
         else tnum[size] = idx[k++], sl[r] = (i32)size++;
