@@ -40,6 +40,17 @@ const serve = async (answer: (r: ScenarioRequest) => Reply) => (server = await s
 const env = (s: Scenario) => ({SFL_BASE_URL: s.baseUrl, SFL_API_KEY: 'test-key-123'})
 const id = (fips: string, i: number) => String(record(fips, i)['ServicePropertyID'])
 
+/** `a.ndjson` and `b.ndjson` in `d`: 40,000 records each, every one revalued (40,000 change rows). */
+function bigSides(d: string): void {
+  const side = (v: number) =>
+    Array.from(
+      {length: 40_000},
+      (_, i) => `{"Fips":"06067","ServicePropertyID":${i},"FinalValue":${v + i}}\n`,
+    ).join('')
+  writeFileSync(join(d, 'a.ndjson'), side(1))
+  writeFileSync(join(d, 'b.ndjson'), side(2))
+}
+
 /** October: Sacramento 0-4, Harris 0-2. */
 const october = (r: ScenarioRequest): Reply =>
   r.fips === '06067' ? {page: {records: records('06067', 0, 5)}} : {page: {records: records(r.fips, 0, 3)}}
@@ -416,13 +427,7 @@ describe('the built CLI', () => {
     const d = tmp()
     const scratch = join(d, 'tmp')
     mkdirSync(scratch)
-    const side = (v: number) =>
-      Array.from(
-        {length: 40_000},
-        (_, i) => `{"Fips":"06067","ServicePropertyID":${i},"FinalValue":${v + i}}\n`,
-      ).join('')
-    writeFileSync(join(d, 'a.ndjson'), side(1))
-    writeFileSync(join(d, 'b.ndjson'), side(2))
+    bigSides(d)
     const child = spawn(process.execPath, [BIN, 'changes', join(d, 'a.ndjson'), join(d, 'b.ndjson')], {
       env: {...process.env, TMPDIR: scratch},
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -494,14 +499,7 @@ describe('a full disk under the change file', () => {
       const d = tmp()
       const scratch = join(d, 'tmp')
       mkdirSync(scratch)
-      // 40,000 rows: far more than one 64 KiB write of the gathered change rows
-      const side = (v: number) =>
-        Array.from(
-          {length: 40_000},
-          (_, i) => `{"Fips":"06067","ServicePropertyID":${i},"FinalValue":${v + i}}\n`,
-        ).join('')
-      writeFileSync(join(d, 'a.ndjson'), side(1))
-      writeFileSync(join(d, 'b.ndjson'), side(2))
+      bigSides(d) // far more than one 64 KiB write of the gathered change rows
       const sides = ['changes', join(d, 'a.ndjson'), join(d, 'b.ndjson')]
       const run = (stdout: 'pipe' | number, extra: string[]) =>
         new Promise<{code: number | null; stderr: string}>((resolve) => {
