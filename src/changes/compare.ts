@@ -13,12 +13,14 @@ import {guardCell, quoteCell} from '../text/csv-cell.js'
 import {
   compareText,
   csvCellText,
-  fieldOf,
-  inheritedName,
   isSentNumber,
   jsonText,
+  Layouts,
+  MAX_LAYOUTS,
+  valueOf,
   type Cell,
-  type ChangeRecord,
+  type Layout,
+  type ReadRecord,
 } from './cells.js'
 import {
   DIGEST_A,
@@ -61,19 +63,25 @@ export const DEFAULT_IGNORED = ['ValuationDate'] as const
  * The names of the fields whose values differ, compared as text, ignored fields left out. In the
  * current record's field order, then fields only the previous record has.
  */
-export function changedFields(prev: ChangeRecord, cur: ChangeRecord, ignore: ReadonlySet<string>): string[] {
+export function changedFields(prev: ReadRecord, cur: ReadRecord, ignore: ReadonlySet<string>): string[] {
   const out: string[] = []
-  for (const k in cur) {
-    const v = cur[k]
-    const p = prev[k]
+  const names = cur.layout.names
+  // two records of one layout (two rows of a Parquet file, of CSV files with one header) compare place
+  // by place; others name by name
+  const same = prev.layout === cur.layout
+  for (let i = 0; i < names.length; i++) {
+    const v = cur.values[i]
+    const j = same ? i : prev.layout.at(names[i]!)
+    const p = j < 0 ? undefined : prev.values[j]
     // the same value is the same text: compareText only where they differ (a few fields of an updated
-    // record). Numbers are objects, never the same: the same text as sent is the same number. Where they
-    // differ, the previous record's own field (it may lack a field named `constructor`: src/changes/cells.ts)
+    // record). Numbers are objects, never the same: the same text as sent is the same number.
     if (v === p || (isSentNumber(v) && isSentNumber(p) && v.n === p.n)) continue
-    if (!ignore.has(k) && compareText(v) !== compareText(fieldOf(prev, k))) out.push(k)
+    if (!ignore.has(names[i]!) && compareText(v) !== compareText(p)) out.push(names[i]!)
   }
-  for (const k in prev)
-    if (!Object.hasOwn(cur, k) && !ignore.has(k) && compareText(prev[k]) !== null) out.push(k)
+  if (!same)
+    prev.layout.names.forEach((k, j) => {
+      if (cur.layout.at(k) < 0 && !ignore.has(k) && compareText(prev.values[j]) !== null) out.push(k)
+    })
   return out
 }
 
@@ -385,7 +393,7 @@ function plan(side: Side, entries: Uint32Array, read: (i: number) => boolean, n:
 /** The event loop let in (a signal's handler, a closed stdout) before the work goes on. */
 const breathe = () => new Promise((resolve) => setImmediate(resolve))
 
-function read(side: Side, entries: Uint32Array, i: number): ChangeRecord {
+function read(side: Side, entries: Uint32Array, i: number): ReadRecord {
   const {file, offset} = entryRef(entries, i)
   return side.reader.read(file, offset)
 }
@@ -396,7 +404,8 @@ function read(side: Side, entries: Uint32Array, i: number): ChangeRecord {
  * all of them in a scratch spool past that, so memory stays bounded whatever the number of changes. A
  * county's deleted and updated rows wait behind its added ones (`later`: in memory, or past HELD_ROWS in
  * a scratch file of their own) until the county ends. Rows read back are JSON's values already (text,
- * numbers as sent, booleans, null), so every way writes the same bytes.
+ * numbers as sent, booleans, null), so every way writes the same bytes; a spooled row holds its values as
+ * a list and its layout by number (`RowCodec`).
  */
 const HELD_ROWS = 5000
 
@@ -404,6 +413,7 @@ class Emitter {
   readonly cols = new ColumnSet()
   readonly prevCols = new ColumnSet()
   private readonly spool: Spool
+  private readonly codec = new RowCodec()
   private held: SpooledRow[] | undefined = []
   private readonly waiting: SpooledRow[] = []
   private waitingSpool: Spool | undefined
@@ -426,34 +436,34 @@ class Emitter {
   }
 
   private async *spooled(): AsyncGenerator<SpooledRow> {
-    for await (const l of readLines(this.path)) yield JSON.parse(l.bytes.toString('utf8')) as SpooledRow
+    for await (const l of readLines(this.path)) yield this.codec.decode(l.bytes)
   }
 
   emit(
     kind: ChangeKind,
     fips: string,
-    rec: ChangeRecord,
+    rec: ReadRecord,
     changed?: string[],
-    old?: ChangeRecord,
+    old?: ReadRecord,
     later = false,
   ): void {
     this.s[kind]++
-    this.cols.addAll(rec)
+    this.cols.addLayout(rec.layout)
     const row: SpooledRow = {k: kind, f: fips, r: rec}
     if (changed && old) {
       row.c = changed
-      row.p = Object.fromEntries(changed.map((c) => [c, fieldOf(old, c) ?? null]))
-      this.prevCols.addAll(row.p)
+      row.p = changed.map((c) => valueOf(old, c) ?? null)
+      this.prevCols.addNames(changed)
       // a field only the previous record has is a column too (its cell empty in this row)
-      this.cols.addAll(row.p)
+      this.cols.addNames(changed)
     }
     if (!later) this.push(row)
     else if (!this.waitingSpool && this.waiting.length < HELD_ROWS) this.waiting.push(row)
     else {
       this.waitingSpool ??= new Spool(`${this.path}.later`)
-      for (const r of this.waiting) this.waitingSpool.append(`${JSON.stringify(r)}\n`)
+      for (const r of this.waiting) this.waitingSpool.append(this.codec.encode(r))
       this.waiting.length = 0
-      this.waitingSpool.append(`${JSON.stringify(row)}\n`)
+      this.waitingSpool.append(this.codec.encode(row))
     }
     this.n++
   }
@@ -477,16 +487,16 @@ class Emitter {
     if (!w) return
     w.close()
     this.waitingSpool = undefined
-    for await (const l of readLines(w.path)) this.push(JSON.parse(l.bytes.toString('utf8')) as SpooledRow)
+    for await (const l of readLines(w.path)) this.push(this.codec.decode(l.bytes))
     removeFileSync(w.path)
   }
 
   private push(row: SpooledRow): void {
     if (this.held && this.held.length < HELD_ROWS) this.held.push(row)
     else {
-      for (const r of this.held ?? []) this.spool.append(`${JSON.stringify(r)}\n`)
+      for (const r of this.held ?? []) this.spool.append(this.codec.encode(r))
       this.held = undefined
-      this.spool.append(`${JSON.stringify(row)}\n`)
+      this.spool.append(this.codec.encode(row))
     }
   }
 
@@ -499,9 +509,57 @@ class Emitter {
 interface SpooledRow {
   k: ChangeKind
   f: string
-  r: ChangeRecord
+  r: ReadRecord
+  /** The changed fields (an updated row). */
   c?: string[]
-  p?: ChangeRecord
+  /** Their previous values, in the order of `c`. */
+  p?: Cell[]
+}
+
+/**
+ * A change row as a spool's line and back: JSON of its kind, county, values and changes, its layout by its
+ * number in a table kept here (or, past MAX_LAYOUTS layouts, its names written out).
+ */
+class RowCodec {
+  private readonly ids = new Map<Layout, number>()
+  private readonly list: Layout[] = []
+  private readonly layouts = new Layouts()
+
+  encode(row: SpooledRow): string {
+    const {layout, values} = row.r
+    let id = this.ids.get(layout)
+    if (id === undefined && this.list.length < MAX_LAYOUTS) {
+      this.ids.set(layout, (id = this.list.length))
+      this.list.push(layout)
+    }
+    const line: SpooledLine = {k: row.k, f: row.f, v: values as Cell[], c: row.c, p: row.p}
+    if (id === undefined) line.n = layout.names as string[]
+    else line.l = id
+    return `${JSON.stringify(line)}\n`
+  }
+
+  decode(bytes: Buffer): SpooledRow {
+    const {k, f, l, n, v, c, p} = JSON.parse(bytes.toString('utf8')) as SpooledLine
+    const layout = l === undefined ? this.layouts.of(n!) : this.list[l]!
+    const row: SpooledRow = {k, f, r: {layout, values: v}}
+    if (c && p) {
+      row.c = c
+      row.p = p
+    }
+    return row
+  }
+}
+
+interface SpooledLine {
+  k: ChangeKind
+  f: string
+  /** The layout's number (RowCodec's table), or */
+  l?: number
+  /** its names. */
+  n?: string[]
+  v: Cell[]
+  c?: string[] | undefined
+  p?: Cell[] | undefined
 }
 
 /** An append-only scratch file (0600, created in the run's own scratch folder). */
@@ -543,8 +601,13 @@ class ColumnSet {
   private readonly shape: Shape = emptyShape()
   private readonly seen = new Set<string>()
 
-  addAll(rec: ChangeRecord): void {
-    for (const k in rec) if (!this.seen.has(k)) this.add(k)
+  private readonly layouts = new WeakSet<Layout>()
+
+  /** A layout's names (each layout's once). */
+  addLayout(layout: Layout): void {
+    if (this.layouts.has(layout)) return
+    this.layouts.add(layout)
+    this.addNames(layout.names)
   }
 
   addNames(names: readonly string[]): void {
@@ -613,8 +676,8 @@ async function writeChangeFile(
   switch (req.format) {
     case 'csv':
       {
-        const inherited = recordCols.map(inheritedName)
-        put = (row) => writer.csvText(csvRowLine(row, recordCols, inherited, prevCols))
+        const places = new Places(recordCols)
+        put = (row) => writer.csvText(csvRowLine(row, places, prevCols))
       }
       break
     case 'ndjson':
@@ -648,28 +711,48 @@ async function writeChangeFile(
 /**
  * A change row as one CSV line (CRLF included): each value's cell by csvCellText, quoted by RFC 4180
  * (src/text/csv-cell.ts), as `csvLine` of the same cells writes it; made in one pass, without the arrays
- * of cells between (a change file's rows are thousands of cells each, in code run cold). A column named
- * as one of Object.prototype's own (`inherited`) is read as the record's own field (src/changes/cells.ts
- * `fieldOf`): a record without it has an empty cell there.
+ * of cells between (a change file's rows are thousands of cells each, in code run cold). The record's
+ * value of each column by its place in the record's layout (`places`): a record without the field has
+ * an empty cell there.
  */
-function csvRowLine(
-  row: SpooledRow,
-  recordCols: readonly string[],
-  inherited: readonly boolean[],
-  prevCols: readonly string[],
-): string {
-  const r = row.r
-  let line = `${quoteCell(row.k)},${cellOf(r['ServicePropertyID'])},${quoteCell(row.f)},${quoteCell((row.c ?? []).join(';'))}`
-  for (let i = 0; i < recordCols.length; i++) {
-    const c = recordCols[i]!
-    line += `,${cellOf(inherited[i] ? fieldOf(r, c) : r[c])}`
+function csvRowLine(row: SpooledRow, places: Places, prevCols: readonly string[]): string {
+  const {layout, values} = row.r
+  const at = places.of(layout)
+  let line = `${quoteCell(row.k)},${cellOf(valueOf(row.r, 'ServicePropertyID'))},${quoteCell(row.f)},${quoteCell((row.c ?? []).join(';'))}`
+  for (let i = 0; i < at.length; i++) {
+    const j = at[i]!
+    line += `,${cellOf(j < 0 ? undefined : values[j])}`
   }
-  const p = row.p
+  const {c, p} = row
   for (let i = 0; i < prevCols.length; i++) {
-    const c = prevCols[i]!
-    line += p && Object.hasOwn(p, c) ? `,${cellOf(p[c])}` : ','
+    const k = c && p ? c.indexOf(prevCols[i]!) : -1
+    line += k >= 0 ? `,${cellOf(p![k])}` : ','
   }
   return `${line}\r\n`
+}
+
+/**
+ * Where each of the change file's record columns is in a layout (-1: not there), found once per layout:
+ * the last layout's answer first (the rows of one side share one), then the layouts met (MAX_LAYOUTS of
+ * them kept).
+ */
+class Places {
+  private last: Layout | undefined
+  private lastAt: Int32Array = new Int32Array(0)
+  private readonly known = new Map<Layout, Int32Array>()
+
+  constructor(private readonly columns: readonly string[]) {}
+
+  of(layout: Layout): Int32Array {
+    if (layout === this.last) return this.lastAt
+    let at = this.known.get(layout)
+    if (!at) {
+      at = Int32Array.from(this.columns, (c) => layout.at(c))
+      if (this.known.size < MAX_LAYOUTS) this.known.set(layout, at)
+    }
+    this.last = layout
+    return (this.lastAt = at)
+  }
 }
 
 /** A value's CSV cell: its text by csvCellText (a number as sent), quoted. */
@@ -685,59 +768,39 @@ function cellOf(c: Cell | undefined): string {
 function jsonRow(row: SpooledRow, rank: ReadonlyMap<string, number>, memo = new RowOrder()): string {
   const parts = [
     `"Change":${JSON.stringify(row.k)}`,
-    `"ServicePropertyID":${jsonText(row.r['ServicePropertyID'] ?? null)}`,
+    `"ServicePropertyID":${jsonText(valueOf(row.r, 'ServicePropertyID') ?? null)}`,
     `"Fips":${JSON.stringify(row.f)}`,
     `"ChangedFields":${JSON.stringify(row.c ?? [])}`,
   ]
-  const rec = row.r
-  for (const k of memo.order(rec, rank))
-    if (k !== 'ServicePropertyID' && k !== 'Fips') parts.push(`${memo.name(k)}${jsonText(rec[k])}`)
-  if (row.p) {
-    const prev = row.p
-    const members = [...RowOrder.sorted(prev, rank)].map((k) => `${memo.name(k)}${jsonText(prev[k])}`)
+  const {layout, values} = row.r
+  for (const i of memo.order(layout, rank)) {
+    const k = layout.names[i]!
+    if (k !== 'ServicePropertyID' && k !== 'Fips') parts.push(`${memo.name(k)}${jsonText(values[i])}`)
+  }
+  const {c, p} = row
+  if (c && p) {
+    const members = RowOrder.sorted(c, rank).map((i) => `${memo.name(c[i]!)}${jsonText(p[i])}`)
     parts.push(`"Previous":{${members.join(',')}}`)
   }
   return `{${parts.join(',')}}`
 }
 
 /**
- * A record's fields in the change file's column order, and each name as a JSON member's start. The
- * records of one export have the same fields in the same order nearly always (every row of a Parquet
- * file, every CSV record), so the last order is kept and used again while the fields are the same: sorting
- * each of 4,000 rows' 59 fields again was most of the change file's writing (issue 32, CPU profile).
+ * A layout's fields in the change file's column order (their places in the layout), found once per layout
+ * (MAX_LAYOUTS of them kept), and each name as a JSON member's start: sorting each of 4,000 rows' 59 fields
+ * again was most of the change file's writing (issue 32, CPU profile).
  */
 class RowOrder {
-  private keys: string[] = []
-  private ordered: string[] = []
-  /**
-   * The orders of the layouts met, by their names joined: NDJSON records of a county alternate between a
-   * few layouts (an option object or null, the condo fields or not), so the last order alone served 65%
-   * of the benchmark's 6,000 records read back, these 99.9%.
-   */
-  private readonly layouts = new Map<string, {keys: string[]; ordered: string[]}>()
+  private readonly orders = new Map<Layout, number[]>()
   private readonly names = new Map<string, string>()
 
-  order(rec: ChangeRecord, rank: ReadonlyMap<string, number>): string[] {
-    const keys = Object.keys(rec)
-    if (RowOrder.same(keys, this.keys)) return this.ordered
-    const sig = keys.join('\0')
-    const known = this.layouts.get(sig)
-    // a name may hold the separator: the names themselves decide
-    if (known && RowOrder.same(keys, known.keys)) {
-      this.keys = known.keys
-      this.ordered = known.ordered
-    } else {
-      this.keys = keys
-      this.ordered = RowOrder.sorted(rec, rank)
-      if (!known && this.layouts.size < MAX_LAYOUTS) this.layouts.set(sig, {keys, ordered: this.ordered})
+  order(layout: Layout, rank: ReadonlyMap<string, number>): number[] {
+    let order = this.orders.get(layout)
+    if (!order) {
+      order = RowOrder.sorted(layout.names, rank)
+      if (this.orders.size < MAX_LAYOUTS) this.orders.set(layout, order)
     }
-    return this.ordered
-  }
-
-  private static same(a: string[], b: string[]): boolean {
-    if (a.length !== b.length) return false
-    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
-    return true
+    return order
   }
 
   /** `"name":` */
@@ -750,16 +813,14 @@ class RowOrder {
     return m
   }
 
-  static sorted(rec: ChangeRecord, rank: ReadonlyMap<string, number>): string[] {
-    return Object.keys(rec)
-      .map((k, i) => ({k, at: rank.get(k) ?? rankOfOption(k, rank) ?? rank.size + i}))
+  /** The places of `names` in the change file's column order (a name it has no column for: after those). */
+  static sorted(names: readonly string[], rank: ReadonlyMap<string, number>): number[] {
+    return names
+      .map((k, i) => ({i, at: rank.get(k) ?? rankOfOption(k, rank) ?? rank.size + i}))
       .sort((a, b) => a.at - b.at)
-      .map((x) => x.k)
+      .map((x) => x.i)
   }
 }
-
-/** Layouts (and quoted names) a change file keeps: records of ever-new names cost bounded memory. */
-const MAX_LAYOUTS = 1024
 
 /** Where an option object's columns start (its name stands for them when it is null). */
 function rankOfOption(k: string, rank: ReadonlyMap<string, number>): number | undefined {

@@ -29,7 +29,17 @@ import {
   Walk,
   walkValue,
 } from '../json/walk.js'
-import {csvCellValue, flatCellValue, numberCell, setField, type Cell, type ChangeRecord} from './cells.js'
+import {
+  csvCellValue,
+  flatCellValue,
+  layoutOf,
+  Layouts,
+  numberCell,
+  type Cell,
+  type ChangeRecord,
+  type Layout,
+  type ReadRecord,
+} from './cells.js'
 import {jsonLineRecord, jsonLineText, recordSpan} from './scan-json.js'
 import type {ReadBackFile} from './scan.js'
 
@@ -40,7 +50,9 @@ const OPTIONS: ReadonlySet<string> = new Set(OPTION_NAMES)
 /**
  * Reads back, by file and byte offset (a Parquet file: row number), the few records a comparison writes
  * out (src/changes/compare.ts), with the fields src/io/export-reader.ts would give them and the values as
- * the export holds them (src/changes/cells.ts: numbers with their text as sent). CSV records through the
+ * the export holds them (src/changes/cells.ts: numbers with their text as sent), each as its layout and its
+ * values (src/changes/cells.ts `ReadRecord`): a Parquet file's rows share the file's layout, a CSV file's
+ * records its header's, NDJSON records one per set of fields met. CSV records through the
  * one CSV grammar (src/io/csv-reader.ts), NDJSON and JSON lines through the one JSON walker
  * (src/json/walk.ts), Parquet rows through the column reader, a row group at a time.
  *
@@ -58,8 +70,19 @@ export class RecordReader {
   >()
   private readonly parquet = new Map<
     number,
-    {file: ParquetColumns; group: number; planned: Set<number>; rows: Map<number, ChangeRecord>}
+    {
+      file: ParquetColumns
+      layout: Layout
+      /** Which column gives the layout's i-th value (a name given to two columns: the last). */
+      from: Int32Array
+      group: number
+      planned: Set<number>
+      rows: Map<number, ReadRecord>
+    }
   >()
+  /** Each CSV file's layout, from its header. */
+  private readonly csvLayouts = new Map<number, {layout: Layout; from: Int32Array}>()
+  private readonly layouts = new Layouts()
   private readonly fields = new CsvFields()
   private readonly walk = new Walk()
   /** The field names the walk gives ids to, and the record each id was last met in (a name met twice). */
@@ -76,13 +99,16 @@ export class RecordReader {
     const r = new RecordReader(files)
     try {
       for (const [i, f] of files.entries())
-        if (f.kind === 'parquet')
+        if (f.kind === 'parquet') {
+          const file = await ParquetColumns.open(f.path)
           r.parquet.set(i, {
-            file: await ParquetColumns.open(f.path),
+            file,
+            ...layoutOf(file.columns.map((c) => c.name)),
             group: -1,
             planned: new Set(),
             rows: new Map(),
           })
+        }
     } catch (error) {
       r.close()
       throw error
@@ -90,7 +116,7 @@ export class RecordReader {
     return r
   }
 
-  read(file: number, offset: number): ChangeRecord {
+  read(file: number, offset: number): ReadRecord {
     const f = this.files[file]!
     if (f.kind === 'parquet') return this.parquetRow(file, offset)
     for (let size = WINDOW; ; size *= 2) {
@@ -99,14 +125,14 @@ export class RecordReader {
       if (f.kind === 'csv') {
         const next = csvRecord(buf, at, end - start, final, this.fields)
         if (next === CSV_BROKEN) throw changed(f.path, offset)
-        if (next !== CSV_INCOMPLETE)
-          return csvObject(csvFieldTexts(buf, at, next, this.fields), f.header ?? [])
+        if (next !== CSV_INCOMPLETE) return this.csvRecord(file, csvFieldTexts(buf, at, next, this.fields))
       } else {
         let nl = buf.indexOf(LF, at)
         if (nl >= end - start) nl = -1
         if (nl >= 0 || final) {
           const lineEnd = nl >= 0 ? nl : end - start
-          if (f.kind === 'flat') return JSON.parse(buf.toString('utf8', at, lineEnd)) as ChangeRecord
+          if (f.kind === 'flat')
+            return this.objectRecord(JSON.parse(buf.toString('utf8', at, lineEnd)) as ChangeRecord)
           return this.jsonRecord(buf, at, lineEnd, offset === 0, f.kind === 'json', f.path, offset)
         }
       }
@@ -132,7 +158,7 @@ export class RecordReader {
   }
 
   /** A Parquet row: its row group's planned rows decoded once, or the row alone when it was not planned. */
-  private parquetRow(file: number, row: number): ChangeRecord {
+  private parquetRow(file: number, row: number): ReadRecord {
     const p = this.parquet.get(file)!
     const groups = p.file.groups
     let g = p.group >= 0 && row >= groups[p.group]!.first ? p.group : 0
@@ -148,21 +174,17 @@ export class RecordReader {
         g,
         Int32Array.from(want, (r) => r - first),
       )
-      // an index loop, not entries(): this runs for every cell read back, in code not yet optimised. Each
-      // record starts as a copy of one with the file's fields (null), so its fields are stored into
-      // places it has, not added one by one; that one made by fromEntries, which keeps V8's fast layout
-      // (fields added by name one by one past a dozen turn an object into a hash table). A cold run
-      // building 6,000 records of 59 fields: 57-61 ms added one by one, 33-42 ms so.
-      const names = p.file.columns.map((c) => c.name)
-      const blank: ChangeRecord = Object.fromEntries(names.map((name) => [name, null]))
+      // an index loop, not entries(): this runs for every cell read back, in code not yet optimised
+      const {layout, from} = p
+      const columns = Array.from(from, (c) => values[c]!)
       p.rows = new Map()
       for (let i = 0; i < want.length; i++) {
-        const rec: ChangeRecord = {...blank}
-        for (let c = 0; c < names.length; c++) {
-          const x = values[c]![i]!
-          rec[names[c]!] = typeof x === 'number' ? numberCell(x) : x
+        const cells = new Array<Cell>(columns.length)
+        for (let c = 0; c < columns.length; c++) {
+          const x = columns[c]![i]!
+          cells[c] = typeof x === 'number' ? numberCell(x) : x
         }
-        p.rows.set(want[i]!, rec)
+        p.rows.set(want[i]!, {layout, values: cells})
       }
       p.group = g
     }
@@ -184,7 +206,7 @@ export class RecordReader {
     json: boolean,
     path: string,
     offset: number,
-  ): ChangeRecord {
+  ): ReadRecord {
     const {s, e} = recordSpan(buf, start, end, first, json)
     const w = this.walk
     w.count = 0
@@ -193,9 +215,13 @@ export class RecordReader {
       const text = jsonLineText(buf.toString('utf8', start, end), first, json)
       const rec = text === undefined ? undefined : jsonLineRecord(text)
       if (!rec) throw changed(path, offset)
-      const out: ChangeRecord = {}
-      for (const k in rec) setField(out, k, flatCellValue(k, rec[k]))
-      return out
+      const names: string[] = []
+      const values: Cell[] = []
+      for (const k in rec) {
+        names.push(k)
+        values.push(flatCellValue(k, rec[k]))
+      }
+      return {layout: this.layouts.of(names), values}
     }
     return this.namedRecord(buf, s, e) ?? this.spanRecord(buf, s)
   }
@@ -209,7 +235,7 @@ export class RecordReader {
    * A record all ASCII (the usual one) is decoded once and its values cut from that text, not decoded
    * one by one.
    */
-  private namedRecord(buf: Buffer, s: number, e: number): ChangeRecord | undefined {
+  private namedRecord(buf: Buffer, s: number, e: number): ReadRecord | undefined {
     const text = buf.toString('utf8', s, e)
     const ascii = text.length === e - s // a byte a character: byte offsets are the text's
     const w = this.walk
@@ -218,7 +244,8 @@ export class RecordReader {
     if (this.stamp.length < list.length) this.stamp = new Int32Array(list.length * 2)
     const stamp = this.stamp
     const recNo = ++this.recNo
-    const out: ChangeRecord = {}
+    const names: string[] = []
+    const values: Cell[] = []
     let option = -1 // the entry of the option object whose members are read now
     for (let i = 0; i < w.count; i++) {
       const at = i * ENTRY
@@ -232,22 +259,22 @@ export class RecordReader {
       const vs = s + m[at + VAL_S]!
       const ve = s + m[at + VAL_E]!
       if (parent < 0 && k === OBJECT && list[id]!.role === 'option') option = i
-      else
-        setField(
-          out,
-          list[id]!.name,
+      else {
+        names.push(list[id]!.name)
+        values.push(
           ascii
             ? textCell(text, vs - s, ve - s, kind)
             : k === OBJECT || k === ARRAY
               ? jsonTextOf(buf, vs, ve)
               : valueCell(buf, vs, ve, kind),
         )
+      }
     }
-    return out
+    return {layout: this.layouts.of(names), values}
   }
 
   /** The record from the walk's entries by their key texts: any record, names met twice included. */
-  private spanRecord(buf: Buffer, s: number): ChangeRecord {
+  private spanRecord(buf: Buffer, s: number): ReadRecord {
     const w = this.walk
     const m = w.entries
     const top = new Map<string, Cell | Map<string, Cell>>()
@@ -274,11 +301,49 @@ export class RecordReader {
         k === OBJECT || k === ARRAY ? jsonTextOf(buf, vs, ve) : valueCell(buf, vs, ve, kind),
       )
     }
-    const out: ChangeRecord = {}
+    const names: string[] = []
+    const values: Cell[] = []
     for (const [name, v] of top)
-      if (v instanceof Map) for (const [sub, c] of v) setField(out, `${name}.${sub}`, c)
-      else setField(out, name, v)
-    return out
+      if (v instanceof Map)
+        for (const [sub, c] of v) {
+          names.push(`${name}.${sub}`)
+          values.push(c)
+        }
+      else {
+        names.push(name)
+        values.push(v)
+      }
+    // `${name}.${sub}` may also be a top-level name (`{"A.b": 1, "A": {"b": 2}}`): the object kept the last
+    return this.objectRecordOf(names, values)
+  }
+
+  /** The record of distinct or repeated `names` (the last value of a name, in the place of its first). */
+  private objectRecordOf(names: string[], values: Cell[]): ReadRecord {
+    if (new Set(names).size === names.length) return {layout: this.layouts.of(names), values}
+    const {layout, from} = layoutOf(names)
+    return {layout: this.layouts.of(layout.names), values: Array.from(from, (i) => values[i]!)}
+  }
+
+  /** An object's fields (JSON.parse's, each its own) as a record. */
+  private objectRecord(rec: ChangeRecord): ReadRecord {
+    const names: string[] = []
+    const values: Cell[] = []
+    for (const k in rec) {
+      names.push(k)
+      values.push(rec[k]!)
+    }
+    return {layout: this.layouts.of(names), values}
+  }
+
+  /** A CSV record's fields as cells: empty cells null, guarded texts unguarded, numbers kept as written. */
+  private csvRecord(file: number, fields: string[]): ReadRecord {
+    let l = this.csvLayouts.get(file)
+    const header = this.files[file]!.header ?? []
+    if (!l) this.csvLayouts.set(file, (l = layoutOf(header)))
+    const {layout, from} = l
+    const values = new Array<Cell>(from.length)
+    for (let i = 0; i < from.length; i++) values[i] = csvCellValue(header[from[i]!]!, fields[from[i]!]!)
+    return {layout, values}
   }
 
   /** At least `size` bytes from `offset` (fewer at the end of the file), from the window when it has them. */
@@ -372,11 +437,4 @@ function textCell(text: string, s: number, e: number, kind: number): Cell {
 /** An object or list value as flattenRecord gives it: JSON.stringify of what JSON.parse reads. */
 function jsonTextOf(buf: Buffer, s: number, e: number): string {
   return JSON.stringify(JSON.parse(buf.toString('utf8', s, e)))
-}
-
-/** A CSV record's fields as cells: empty cells null, guarded texts unguarded, numbers kept as written. */
-function csvObject(fields: string[], header: readonly string[]): ChangeRecord {
-  const rec: ChangeRecord = {}
-  for (let i = 0; i < header.length; i++) setField(rec, header[i]!, csvCellValue(header[i]!, fields[i]!))
-  return rec
 }

@@ -6,7 +6,7 @@ import {parse} from 'csv-parse/sync'
 import fc from 'fast-check'
 import {afterAll, describe, expect, it} from 'vitest'
 
-import {flatCellValue, type ChangeRecord} from '../../src/changes/cells.js'
+import {flatCellValue, Layout, type ReadRecord} from '../../src/changes/cells.js'
 import {
   changedFields,
   compareExports,
@@ -29,8 +29,10 @@ function file(name: string, text: string): string {
 }
 const none = new Set<string>()
 /** A record object's values as a change row holds them (numbers with their text, text typed by the spec). */
-const cells = (rec: FlatRecord): ChangeRecord =>
-  Object.fromEntries(Object.entries(rec).map(([k, v]) => [k, flatCellValue(k, v)]))
+const cells = (rec: FlatRecord): ReadRecord => ({
+  layout: new Layout(Object.keys(rec)),
+  values: Object.entries(rec).map(([k, v]) => flatCellValue(k, v)),
+})
 /** A record's digest and key (src/changes/row-digest.ts), as text to compare. */
 function fingerprint(rec: FlatRecord, ignore: ReadonlySet<string> = none): {digest: string; key?: string} {
   const d = new ObjectDigester(ignore)
@@ -548,6 +550,39 @@ describe('compareExports', () => {
       }),
       {numRuns: 60},
     )
+  })
+
+  it('change rows past those held in memory, each of its own fields, keep every field through the spool', async () => {
+    // 6,000 updated rows (more than the 5,000 held, so they wait in a scratch spool, then go to the rows'
+    // spool) of 6,000 layouts (more than the 1,024 a spool numbers, so the later ones carry their names)
+    const N = 6000
+    const prev = Array.from({length: N}, (_, i) => prop('06067', i, {[`Extra${i}`]: 'before'}))
+    const cur = Array.from({length: N}, (_, i) =>
+      prop('06067', i, {[`Extra${i}`]: i % 2 ? 'after' : 'before', FinalValue: i}),
+    )
+    const out = join(dir, `${n++}-changes.ndjson`)
+    const s = await compareExports({
+      previous: file('p.ndjson', ndjson(prev)),
+      current: file('c.ndjson', ndjson(cur)),
+      ignore: ['ValuationDate'],
+      out,
+      format: 'ndjson',
+    })
+    expect(s).toMatchObject({updated: N, added: 0, deleted: 0})
+    const rows = readFileSync(out, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+    expect(rows).toHaveLength(N)
+    rows.forEach((r, i) => {
+      const id = r['ServicePropertyID'] as number
+      expect(id).toBe(i)
+      const changed = id % 2 ? ['FinalValue', `Extra${id}`] : ['FinalValue']
+      expect(r['ChangedFields']).toEqual(changed)
+      expect(r[`Extra${id}`]).toBe(id % 2 ? 'after' : 'before')
+      expect(r['FinalValue']).toBe(id)
+      expect(r['Previous']).toEqual({FinalValue: 300_000 + id, ...(id % 2 ? {[`Extra${id}`]: 'before'} : {})})
+    })
   })
 
   it('many records: ids spread over a growing table, every kind counted exactly', async () => {

@@ -2,9 +2,10 @@ import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
+import fc from 'fast-check'
 import {afterAll, describe, expect, it} from 'vitest'
 
-import {compareText, type ChangeRecord} from '../../src/changes/cells.js'
+import {compareText, numberCell, recordObject, type ChangeRecord} from '../../src/changes/cells.js'
 import {RecordReader} from '../../src/changes/read.js'
 import {asText, flattenRecord} from '../../src/io/export-reader.js'
 
@@ -26,7 +27,7 @@ async function readBack(lines: string[]): Promise<ChangeRecord[]> {
     const out: ChangeRecord[] = []
     let offset = 0
     for (const line of lines) {
-      out.push(reader.read(0, offset))
+      out.push(recordObject(reader.read(0, offset)))
       offset += Buffer.byteLength(line) + 1
     }
     return out
@@ -96,5 +97,66 @@ describe('records read back', () => {
     expect(got.map(asRead)).toEqual(lines.map(asParsed))
     expect(Object.keys(got[1]!)).toHaveLength(701)
     expect(got[1]!['n1399']).toEqual({n: '699'})
+  })
+})
+
+describe('records of a layout', () => {
+  it('a CSV header naming a field twice: the field in the place of its first column, holding its last value', async () => {
+    const path = join(dir, 'twice.csv')
+    const header = ['Fips', 'City', 'ServicePropertyID', 'City', '__proto__']
+    writeFileSync(path, `${header.join(',')}\r\n06067,Elk Grove,1,Galt,x\r\n06067,,2,Sloughhouse,\r\n`)
+    const reader = await RecordReader.create([{path, kind: 'csv', header}])
+    try {
+      const first = reader.read(0, header.join(',').length + 2)
+      const second = reader.read(0, header.join(',').length + 2 + '06067,Elk Grove,1,Galt,x\r\n'.length)
+      expect(first.layout.names).toEqual(['Fips', 'City', 'ServicePropertyID', '__proto__'])
+      expect(first.values).toEqual(['06067', 'Galt', {n: '1'}, 'x'])
+      // the records of one file share one layout; a field named __proto__ is a field like any other
+      expect(second.layout).toBe(first.layout)
+      expect(second.values).toEqual(['06067', 'Sloughhouse', {n: '2'}, null])
+      expect(Object.hasOwn(recordObject(first), '__proto__')).toBe(true)
+    } finally {
+      reader.close()
+    }
+  })
+
+  it('NDJSON records of the same fields in the same order share one layout, others get their own', async () => {
+    const lines = [
+      '{"Fips":"06067","ServicePropertyID":1,"City":"A"}',
+      '{"Fips":"06067","ServicePropertyID":2,"City":"B"}',
+      '{"ServicePropertyID":3,"Fips":"06067","City":"C"}',
+      '{"Fips":"06067","ServicePropertyID":4,"City":"D"}',
+    ]
+    const path = join(dir, 'layouts.ndjson')
+    writeFileSync(path, `${lines.join('\n')}\n`)
+    const reader = await RecordReader.create([{path, kind: 'ndjson'}])
+    try {
+      let offset = 0
+      const recs = lines.map((l) => {
+        const r = reader.read(0, offset)
+        offset += l.length + 1
+        return r
+      })
+      expect(recs[1]!.layout).toBe(recs[0]!.layout)
+      expect(recs[2]!.layout).not.toBe(recs[0]!.layout)
+      expect(recs[2]!.layout.names).toEqual(['ServicePropertyID', 'Fips', 'City'])
+      // met again after another: the one kept
+      expect(recs[3]!.layout).toBe(recs[0]!.layout)
+    } finally {
+      reader.close()
+    }
+  })
+})
+
+describe('numberCell', () => {
+  it("writes every double as JSON's shortest form, whole numbers by the small-integer path included", () => {
+    const old = (x: number) => (Number.isFinite(x) ? {n: String(x)} : String(x))
+    const edges = [0, -0, 1, -1, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, -(2 ** 31) - 1, 2 ** 53, 1e21, 0.1, -2.5]
+    for (const x of [...edges, NaN, Infinity, -Infinity]) expect(numberCell(x)).toEqual(old(x))
+    const same = (x: number) => {
+      expect(numberCell(x)).toEqual(old(x))
+    }
+    fc.assert(fc.property(fc.double(), same))
+    fc.assert(fc.property(fc.integer(), same))
   })
 })

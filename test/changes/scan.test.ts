@@ -20,7 +20,7 @@ import {entryRef, ENTRY_WORDS, loadEntries} from '../../src/changes/entries.js'
 import {RecordReader} from '../../src/changes/read.js'
 import {scanSide, type ScanFile} from '../../src/changes/scan.js'
 import {ObjectDigester} from '../../src/changes/row-digest.js'
-import {compareText, type ChangeRecord} from '../../src/changes/cells.js'
+import {compareText, recordObject, type ChangeRecord} from '../../src/changes/cells.js'
 
 /**
  * The byte scanners (CSV, NDJSON, JSON lines) against the reading they stand in for: export-reader's
@@ -80,7 +80,7 @@ async function scanned(f: ScanFile): Promise<{bytes: boolean; groups: Expected[]
         for (let i = 0; i < g.count; i++) {
           entries.push(...e.subarray(i * ENTRY_WORDS, i * ENTRY_WORDS + 4))
           const {file, offset} = entryRef(e, i)
-          records.push(reader.read(file, offset))
+          records.push(recordObject(reader.read(file, offset)))
         }
         cells.push(records)
         return {fips: g.fips, entries, unkeyed: g.unkeyed, names: g.names, records: records.map(cellTexts)}
