@@ -3,7 +3,7 @@ import {join} from 'node:path'
 import {AppendFile} from '../io/private-files.js'
 import {asText, readExport, type ExportFileFormat} from '../io/export-reader.js'
 import {unknownFormat} from '../model/formats.js'
-import {flatCellValue, type ChangeRecord} from './cells.js'
+import {flatCellValue, setField, type ChangeRecord} from './cells.js'
 import {EntrySink, type GroupScan} from './entries.js'
 import {FieldIds} from './names.js'
 import {CsvScanner} from './scan-csv.js'
@@ -145,8 +145,9 @@ async function scanObjects(
     d.take(rec)
     if (!d.hasKey) sink.unkeyed()
     else {
+      // a field named __proto__ kept as a field (src/changes/cells.ts), not the copy's prototype
       const cells: ChangeRecord = {}
-      for (const k in rec) cells[k] = flatCellValue(k, rec[k])
+      for (const k in rec) setField(cells, k, flatCellValue(k, rec[k]))
       sink.add(d.key.a, d.key.b, d.digest.a, d.digest.b, copy.append(cells), copyIndex)
     }
   }
