@@ -157,11 +157,15 @@ export async function compareExports(req: ChangeRequest): Promise<ChangeSummary>
   const scratch = dir.path
   try {
     const [prevSide, curSide] = [await sideFiles(req.previous), await sideFiles(req.current)]
-    const digest = await digestOf([...prevSide.files, ...curSide.files])
+    const [prevFiles, curFiles] = [
+      askedFiles(prevSide.files, req.counties),
+      askedFiles(curSide.files, req.counties),
+    ]
+    const digest = await digestOf([...prevFiles, ...curFiles])
     const scans = await scanSides(
       [
-        {label: 'previous', scratch, files: prevSide.files, ignore: req.ignore, digest},
-        {label: 'current', scratch, files: curSide.files, ignore: req.ignore, digest},
+        {label: 'previous', scratch, files: prevFiles, ignore: req.ignore, digest},
+        {label: 'current', scratch, files: curFiles, ignore: req.ignore, digest},
       ],
       req.worker,
     )
@@ -207,6 +211,17 @@ export async function compareExports(req: ChangeRequest): Promise<ChangeSummary>
   } finally {
     await dir.remove()
   }
+}
+
+/**
+ * The files of a side that hold counties compared: a manifest's county file of a county not asked for
+ * (`--fips 06067` of a state's folder, county-export's counties that did not finish) is not read at all;
+ * a file of several counties is (its records' Fips say which they are).
+ */
+function askedFiles(files: readonly ScanFile[], counties: readonly string[] | undefined): ScanFile[] {
+  if (!counties) return [...files]
+  const asked = new Set(counties)
+  return files.filter((f) => f.group === undefined || asked.has(f.group))
 }
 
 /**

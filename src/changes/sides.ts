@@ -6,11 +6,16 @@ import {exportFiles, manifestPathOf, readManifest} from '../io/export-files.js'
  * Check that `path` can be read as a side before anything else happens (a request, a long read of the
  * other side): it exists, and its first record (of each county file, for a manifest) can be read. A
  * Parquet file is checked by its footer and its first pages' headers (src/io/parquet-reader.ts
- * `pagesLookWhole`), nothing decompressed: what the check costs is paid again by the scan.
+ * `pagesLookWhole`), nothing decompressed: what the check costs is paid again by the scan. `counties`: the
+ * counties compared (--fips); a manifest's county file of another is not read, as the comparison does not
+ * read it (src/changes/compare.ts `askedFiles`).
  */
-export async function checkSide(path: string): Promise<void> {
+export async function checkSide(path: string, counties?: readonly string[]): Promise<void> {
   const manifest = await manifestPathOf(path)
-  const files = manifest ? (await readManifest(manifest)).counties.map((c) => c.path) : [path]
+  const asked = counties && new Set(counties)
+  const files = manifest
+    ? (await readManifest(manifest)).counties.filter((c) => !asked || asked.has(c.fips)).map((c) => c.path)
+    : [path]
   for (const f of files) {
     if ((await exportFormatOf(f).catch(() => undefined)) === 'parquet') {
       const {pagesLookWhole} = await import('../io/parquet-reader.js')

@@ -89,8 +89,8 @@ export interface ChangesFlags {
 export async function changesRequest(f: ChangesFlags): Promise<ChangeRequest> {
   const flags = await changesFlagsChecked(f)
   const {checkSide} = await import('../changes/sides.js')
-  await checkSide(f.previous)
-  await checkSide(f.current)
+  await checkSide(f.previous, flags.counties)
+  await checkSide(f.current, flags.counties)
   return {previous: f.previous, current: f.current, ...flags}
 }
 

@@ -488,6 +488,10 @@ describe('compareExports', () => {
     // the other way round: all added
     expect((await compare(one, m)).s).toMatchObject({added: 3, onlyCurrent: [{fips: '48201', rows: 2}]})
     expect((await compare(m, one, {counties: ['01001']})).s).toMatchObject({inNeither: ['01001'], added: 0})
+    // a county file not asked for is not read: damaged, it changes nothing
+    writeFileSync(join(m, 'b.ndjson'), 'not an export\n')
+    expect(brief((await compare(m, one, {counties: ['06067']})).rows)).toEqual(brief(some.rows))
+    await expect(compare(m, one)).rejects.toThrow(/b\.ndjson/)
   })
 
   it('a county asked that finished empty: all its previous records deleted', async () => {

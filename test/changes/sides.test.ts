@@ -1,4 +1,4 @@
-import {existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
@@ -110,5 +110,28 @@ describe('a damaged page in a column the comparison does not compare (ValuationD
     await expect(run).rejects.toThrow(ExportFileError)
     await expect(run).rejects.toThrow(`${previous}: not a readable Parquet file (`)
     expect(existsSync(out)).toBe(false)
+  })
+})
+
+describe('a manifest side with --fips', () => {
+  it('reads only the county files asked for: another county file, damaged, passes unread', async () => {
+    const m = join(dir, 'outdir')
+    mkdirSync(m)
+    writeFileSync(join(m, 'a.ndjson'), '{"Fips":"06067","ServicePropertyID":1}\n')
+    writeFileSync(join(m, 'b.ndjson'), 'not an export\n')
+    writeFileSync(
+      join(m, 'manifest.json'),
+      JSON.stringify({
+        version: 1,
+        format: 'ndjson',
+        counties: [
+          {fips: '06067', path: 'a.ndjson'},
+          {fips: '48201', path: 'b.ndjson'},
+        ],
+      }),
+    )
+    await expect(checkSide(m, ['06067'])).resolves.toBeUndefined()
+    await expect(checkSide(m, ['48201'])).rejects.toThrow(/b\.ndjson line 1/)
+    await expect(checkSide(m)).rejects.toThrow(ExportFileError)
   })
 })

@@ -244,6 +244,26 @@ describe('sfl changes', () => {
       'deleted',
     ])
   })
+  it("--fips on a state folder reads only that county's file: another county file, damaged, is never read", async () => {
+    const d = tmp()
+    const s = await serve(october)
+    const folder = join(d, 'oct')
+    const fips = ['--fips', '06067', '--fips', '48201']
+    expect((await sfl(['county-export', ...fips, '--out-dir', folder], {env: env(s)})).code).toBe(0)
+    const one = join(d, 'sac.csv')
+    expect((await sfl(['county-export', '--fips', '06067', '--out', one], {env: env(s)})).code).toBe(0)
+    const harris = readdirSync(folder, {recursive: true})
+      .map(String)
+      .find((f) => f.includes('48201') && f.endsWith('.csv'))!
+    writeFileSync(join(folder, harris), 'not,an\nexport\n')
+    const r = await sfl(['changes', folder, one, '--fips', '06067'])
+    expect(r.code).toBe(0)
+    expect(r.stderr).toBe('sfl changes: 0 added, 0 updated, 0 deleted, 5 unchanged in 1 county\n')
+    // every county compared: the damaged file is read, and named
+    const all = await sfl(['changes', folder, one])
+    expect(all.code).toBe(2)
+    expect(all.stderr).toContain(basename(harris))
+  })
 })
 
 describe('against the sandbox', () => {
