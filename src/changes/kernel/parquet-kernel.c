@@ -814,7 +814,9 @@ __attribute__((export_name("sum_chunk"))) i32 sum_chunk(
     hash_bytes((const u8 *)"false", 5);
     false_a = out_a, false_b = out_b;
   }
-  for (u32 r = 0; r < rows; r++) part_a[r] = part_b[r] = has[r] = 0;
+  // part_a, part_b and has are not cleared first: the data pages cover the rows one after another, and
+  // each page sets every row it covers (a null row to 0), so each row is set once in a chunk read whole
+  // (one pass over a chunk's rows fewer: 0.96x CPU at 1,000,000 records a side, docs/performance.md)
   u32 row = 0, dict_size = 0;
   int dict = 0;
   chunk_begin(chunk, length);
@@ -861,43 +863,63 @@ __attribute__((export_name("sum_chunk"))) i32 sum_chunk(
       if (!dict) return REFUSED;
       if (vals >= vend) return REFUSED;
       if (hybrid(vals, 1, vend - vals, vals[0], present, idx, dict_size)) return REFUSED;
-      for (u32 r = 0, k = 0; r < n; r++) {
-        if (defs && !levels[r]) continue;
-        u32 x = idx[k++];
-        pa[r] += la[x];
-        pb[r] += lb[x];
-        ph[r] = 2 - dict_empty[x];
-      }
+      if (!defs)
+        for (u32 r = 0; r < n; r++) {
+          u32 x = idx[r];
+          pa[r] = la[x];
+          pb[r] = lb[x];
+          ph[r] = 2 - dict_empty[x];
+        }
+      else
+        for (u32 r = 0, k = 0; r < n; r++) {
+          if (!levels[r]) {
+            pa[r] = pb[r] = ph[r] = 0;
+            continue;
+          }
+          u32 x = idx[k++];
+          pa[r] = la[x];
+          pb[r] = lb[x];
+          ph[r] = 2 - dict_empty[x];
+        }
     } else if (h.encoding == 3 && phys == BOOLEAN) {
       u32 bl;
       if (rle_booleans(vals, vend, &bl) || hybrid(vals + 4, 0, bl, 1, present, idx, 2)) return REFUSED;
       for (u32 r = 0, k = 0; r < n; r++) {
-        if (defs && !levels[r]) continue;
+        if (defs && !levels[r]) {
+          pa[r] = pb[r] = ph[r] = 0;
+          continue;
+        }
         int bit = idx[k++];
-        pa[r] += bit ? true_a : false_a;
-        pb[r] += bit ? true_b : false_b;
+        pa[r] = bit ? true_a : false_a;
+        pb[r] = bit ? true_b : false_b;
         ph[r] = 2;
       }
     } else if (h.encoding == 0 && phys == BOOLEAN) {
       if ((u32)(vend - vals) < (present + 7) / 8) return REFUSED;
       for (u32 r = 0, k = 0; r < n; r++) {
-        if (defs && !levels[r]) continue;
+        if (defs && !levels[r]) {
+          pa[r] = pb[r] = ph[r] = 0;
+          continue;
+        }
         int bit = (vals[k >> 3] >> (k & 7)) & 1;
         k++;
-        pa[r] += bit ? true_a : false_a;
-        pb[r] += bit ? true_b : false_b;
+        pa[r] = bit ? true_a : false_a;
+        pb[r] = bit ? true_b : false_b;
         ph[r] = 2;
       }
     } else if (h.encoding == 0) {
       const u8 *p = vals;
       for (u32 r = 0; r < n; r++) {
-        if (defs && !levels[r]) continue;
+        if (defs && !levels[r]) {
+          pa[r] = pb[r] = ph[r] = 0;
+          continue;
+        }
         value_empty = 0;
         u32 used = plain_value(p, vend, phys, kind);
         if (!used) return REFUSED;
         p += used;
-        pa[r] += out_a;
-        pb[r] += out_b;
+        pa[r] = out_a;
+        pb[r] = out_b;
         ph[r] = 2 - value_empty;
       }
       if (slow) return SLOW;
