@@ -18,6 +18,7 @@ import type {FlatRecord} from '../../src/io/export-reader.js'
 import {ObjectDigester} from '../../src/changes/row-digest.js'
 import {FileTarget} from '../../src/io/output.js'
 import {writeParquet} from '../../src/io/parquet-writer.js'
+import {countyFolder} from '../helpers/county-folder.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sfl-changes-'))
 afterAll(() => rmSync(dir, {recursive: true, force: true}))
@@ -459,21 +460,10 @@ describe('compareExports', () => {
   })
 
   it('a folder of two counties against a file of one: the other county is all deleted, and named', async () => {
-    const m = join(dir, `${n++}-outdir`)
-    mkdirSync(m)
-    writeFileSync(join(m, 'a.csv'), csv(before))
-    writeFileSync(join(m, 'b.ndjson'), ndjson([prop('48201', 7), prop('48201', 8)]))
-    writeFileSync(
-      join(m, 'manifest.json'),
-      JSON.stringify({
-        version: 1,
-        format: 'csv',
-        counties: [
-          {fips: '06067', path: 'a.csv'},
-          {fips: '48201', path: 'b.ndjson'},
-        ],
-      }),
-    )
+    const m = countyFolder(join(dir, `${n++}-outdir`), 'csv', [
+      {fips: '06067', path: 'a.csv', text: csv(before)},
+      {fips: '48201', path: 'b.ndjson', text: ndjson([prop('48201', 7), prop('48201', 8)])},
+    ])
     const one = file('c.ndjson', ndjson(after))
     const all = await compare(m, one)
     expect(all.s).toMatchObject({deleted: 3, onlyPrevious: [{fips: '48201', rows: 2}], onlyCurrent: []})

@@ -1,4 +1,4 @@
-import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
@@ -11,6 +11,7 @@ import {ExportFileError} from '../../src/io/export-reader.js'
 import {FileTarget} from '../../src/io/output.js'
 import {ParquetColumns} from '../../src/io/parquet-reader.js'
 import {writeParquet} from '../../src/io/parquet-writer.js'
+import {countyFolder} from '../helpers/county-folder.js'
 import {damageFirstPageHeader} from '../helpers/parquet-damage.js'
 
 /**
@@ -115,21 +116,10 @@ describe('a damaged page in a column the comparison does not compare (ValuationD
 
 describe('a manifest side with --fips', () => {
   it('reads only the county files asked for: another county file, damaged, passes unread', async () => {
-    const m = join(dir, 'outdir')
-    mkdirSync(m)
-    writeFileSync(join(m, 'a.ndjson'), '{"Fips":"06067","ServicePropertyID":1}\n')
-    writeFileSync(join(m, 'b.ndjson'), 'not an export\n')
-    writeFileSync(
-      join(m, 'manifest.json'),
-      JSON.stringify({
-        version: 1,
-        format: 'ndjson',
-        counties: [
-          {fips: '06067', path: 'a.ndjson'},
-          {fips: '48201', path: 'b.ndjson'},
-        ],
-      }),
-    )
+    const m = countyFolder(join(dir, 'outdir'), 'ndjson', [
+      {fips: '06067', path: 'a.ndjson', text: '{"Fips":"06067","ServicePropertyID":1}\n'},
+      {fips: '48201', path: 'b.ndjson', text: 'not an export\n'},
+    ])
     await expect(checkSide(m, ['06067'])).resolves.toBeUndefined()
     await expect(checkSide(m, ['48201'])).rejects.toThrow(/b\.ndjson line 1/)
     await expect(checkSide(m)).rejects.toThrow(ExportFileError)

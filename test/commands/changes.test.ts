@@ -6,6 +6,7 @@ import {afterAll, describe, expect, it} from 'vitest'
 
 import Changes from '../../src/commands/changes.js'
 import {runCommand} from '../helpers/run-command.js'
+import {countyFolder} from '../helpers/county-folder.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sfl-cmd-changes-'))
 afterAll(() => rmSync(dir, {recursive: true, force: true}))
@@ -53,20 +54,14 @@ describe('sfl changes', () => {
   })
 
   it('a folder of two counties against a file of one: the other county is deleted and a notice names it; --fips narrows', async () => {
-    const m = mkdtempSync(join(dir, 'outdir-'))
-    writeFileSync(join(m, 'a.csv'), 'Fips,ServicePropertyID,FinalValue\r\n06067,1,100\r\n06067,2,200\r\n')
-    writeFileSync(join(m, 'b.csv'), 'Fips,ServicePropertyID,FinalValue\r\n48201,7,1\r\n48201,8,2\r\n')
-    writeFileSync(
-      join(m, 'manifest.json'),
-      JSON.stringify({
-        version: 1,
-        format: 'csv',
-        counties: [
-          {fips: '06067', path: 'a.csv'},
-          {fips: '48201', path: 'b.csv'},
-        ],
-      }),
-    )
+    const m = countyFolder(mkdtempSync(join(dir, 'outdir-')), 'csv', [
+      {
+        fips: '06067',
+        path: 'a.csv',
+        text: 'Fips,ServicePropertyID,FinalValue\r\n06067,1,100\r\n06067,2,200\r\n',
+      },
+      {fips: '48201', path: 'b.csv', text: 'Fips,ServicePropertyID,FinalValue\r\n48201,7,1\r\n48201,8,2\r\n'},
+    ])
     const all = await runCommand(Changes, [m, cur])
     expect(all.exitCode).toBe(0)
     expect(all.stderr).toBe(
