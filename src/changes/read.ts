@@ -76,7 +76,8 @@ export class RecordReader {
       /** Which column gives the layout's i-th value (a name given to two columns: the last). */
       from: Int32Array
       group: number
-      planned: Set<number>
+      /** The rows that will be read, ascending. */
+      planned: Float64Array
       rows: Map<number, ReadRecord>
     }
   >()
@@ -105,7 +106,7 @@ export class RecordReader {
             file,
             ...layoutOf(file.columns.map((c) => c.name)),
             group: -1,
-            planned: new Set(),
+            planned: new Float64Array(0),
             rows: new Map(),
           })
         }
@@ -150,11 +151,13 @@ export class RecordReader {
   /**
    * Rows of a Parquet file that will be read (`read`'s offsets are row numbers): a row group's planned rows
    * are decoded together when the first of them is read (src/io/parquet-reader.ts `readRows`: only their
-   * pages and values), instead of the whole group.
+   * pages and values), instead of the whole group. Kept as one sorted array (800,000 rows planned are 6 MB,
+   * each group's found in it by bisection: a Set of them, spread and filtered for each row group, took
+   * 0.2 GB and most of a 15-second comparison).
    */
   plan(file: number, rows: readonly number[]): void {
     const p = this.parquet.get(file)
-    if (p) p.planned = new Set(rows)
+    if (p) p.planned = Float64Array.from(rows).sort()
   }
 
   /** A Parquet row: its row group's planned rows decoded once, or the row alone when it was not planned. */
@@ -166,9 +169,7 @@ export class RecordReader {
     if (g >= groups.length) throw changed(p.file.path, row)
     if (g !== p.group || !p.rows.has(row)) {
       const {first, rows: n} = groups[g]!
-      const want = [...p.planned].filter((r) => r >= first && r < first + n)
-      if (!want.includes(row)) want.push(row)
-      want.sort((a, b) => a - b)
+      const want = plannedIn(p.planned, first, first + n, row)
       const values = readRowsNamed(
         p.file,
         g,
@@ -386,6 +387,30 @@ function readRowsNamed(file: ParquetColumns, g: number, want: Int32Array): Parqu
   } catch (error) {
     throw parquetReadError(file.path, error)
   }
+}
+
+/** The planned rows in [from, to) (`planned` ascending), `row` among them (a read that was not planned). */
+function plannedIn(planned: Float64Array, from: number, to: number, row: number): Float64Array {
+  const part = planned.subarray(lowerBound(planned, from), lowerBound(planned, to))
+  const at = lowerBound(part, row)
+  if (part[at] === row) return part
+  const out = new Float64Array(part.length + 1)
+  out.set(part.subarray(0, at))
+  out[at] = row
+  out.set(part.subarray(at), at + 1)
+  return out
+}
+
+/** The first place in ascending `xs` whose value is at least `x`. */
+function lowerBound(xs: Float64Array, x: number): number {
+  let lo = 0
+  let hi = xs.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (xs[mid]! < x) lo = mid + 1
+    else hi = mid
+  }
+  return lo
 }
 
 function changed(path: string, offset: number): Error {
