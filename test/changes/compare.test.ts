@@ -558,12 +558,16 @@ describe('compareExports', () => {
 
   it('change rows past those held in memory, each of its own fields, keep every field through the spool', async () => {
     // 6,000 updated rows (more than the 5,000 held, so they wait in a scratch spool, then go to the rows'
-    // spool) of 6,000 layouts (more than the 1,024 a spool numbers, so the later ones carry their names)
+    // spool) of 6,000 layouts (more than the 1,024 a spool numbers, so the later ones carry their names),
+    // after 100 added rows (held in memory until the updated ones' spool follows them)
     const N = 6000
     const prev = Array.from({length: N}, (_, i) => prop('06067', i, {[`Extra${i}`]: 'before'}))
-    const cur = Array.from({length: N}, (_, i) =>
-      prop('06067', i, {[`Extra${i}`]: i % 2 ? 'after' : 'before', FinalValue: i}),
-    )
+    const cur = [
+      ...Array.from({length: N}, (_, i) =>
+        prop('06067', i, {[`Extra${i}`]: i % 2 ? 'after' : 'before', FinalValue: i}),
+      ),
+      ...Array.from({length: 100}, (_, i) => prop('06067', N + i)),
+    ]
     const out = join(dir, `${n++}-changes.ndjson`)
     const s = await compareExports({
       previous: file('p.ndjson', ndjson(prev)),
@@ -572,12 +576,16 @@ describe('compareExports', () => {
       out,
       format: 'ndjson',
     })
-    expect(s).toMatchObject({updated: N, added: 0, deleted: 0})
-    const rows = readFileSync(out, 'utf8')
+    expect(s).toMatchObject({updated: N, added: 100, deleted: 0})
+    const all = readFileSync(out, 'utf8')
       .trimEnd()
       .split('\n')
       .map((l) => JSON.parse(l) as Record<string, unknown>)
-    expect(rows).toHaveLength(N)
+    expect(all).toHaveLength(N + 100)
+    expect(all.slice(0, 100).map((r) => [r['Change'], r['ServicePropertyID']])).toEqual(
+      Array.from({length: 100}, (_, i) => ['added', N + i]),
+    )
+    const rows = all.slice(100)
     rows.forEach((r, i) => {
       const id = r['ServicePropertyID'] as number
       expect(id).toBe(i)
