@@ -38,6 +38,20 @@ export class Layout {
   at(name: string): number {
     return this.index.get(name) ?? -1
   }
+
+  private mapped: {to: Layout; at: Int32Array} | undefined
+
+  /**
+   * Where each of this layout's fields is in `other` (-1: not there), the answer for the last `other`
+   * kept: the records compared are pairs of two layouts nearly always (one per side).
+   */
+  placesIn(other: Layout): Int32Array {
+    const m = this.mapped
+    if (m?.to === other) return m.at
+    const at = Int32Array.from(this.names, (n) => other.at(n))
+    this.mapped = {to: other, at}
+    return at
+  }
 }
 
 /** A record read back: its values in its layout's order. */
@@ -55,13 +69,17 @@ export function valueOf(rec: ReadRecord, name: string): Cell | undefined {
 /**
  * The layout of records whose fields come in the order `names`, a name possibly met twice (a CSV header,
  * a Parquet file's columns), as an object made by setting each in turn has them: each name in the place of
- * its first sight, holding its last value. `from[i]`: which of `names` gives the layout's i-th value.
+ * its first sight, holding its last value. `from[i]`: which of `names` gives the layout's i-th value. With
+ * `layouts`, the one layout of those names there.
  */
-export function layoutOf(names: readonly string[]): {layout: Layout; from: Int32Array} {
+export function layoutOf(names: readonly string[], layouts?: Layouts): {layout: Layout; from: Int32Array} {
   const last = new Map<string, number>()
   names.forEach((n, i) => last.set(n, i))
   const distinct = [...last.keys()]
-  return {layout: new Layout(distinct), from: Int32Array.from(distinct, (n) => last.get(n)!)}
+  return {
+    layout: layouts ? layouts.of(distinct) : new Layout(distinct),
+    from: Int32Array.from(distinct, (n) => last.get(n)!),
+  }
 }
 
 /** Layouts a reader keeps (records of ever-new names cost bounded memory: past it, each gets its own). */

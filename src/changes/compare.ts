@@ -67,22 +67,25 @@ export const DEFAULT_IGNORED = ['ValuationDate'] as const
 export function changedFields(prev: ReadRecord, cur: ReadRecord, ignore: ReadonlySet<string>): string[] {
   const out: string[] = []
   const names = cur.layout.names
-  // two records of one layout (two rows of a Parquet file, of CSV files with one header) compare place
-  // by place; others name by name
+  // two records of one layout (two rows of a Parquet file, of files with the same columns) compare
+  // place by place; others through where each field is in the other (found once per pair of layouts)
   const same = prev.layout === cur.layout
+  const inPrev = same ? undefined : cur.layout.placesIn(prev.layout)
   for (let i = 0; i < names.length; i++) {
     const v = cur.values[i]
-    const j = same ? i : prev.layout.at(names[i]!)
+    const j = inPrev ? inPrev[i]! : i
     const p = j < 0 ? undefined : prev.values[j]
     // the same value is the same text: compareText only where they differ (a few fields of an updated
     // record). Numbers are objects, never the same: the same text as sent is the same number.
     if (v === p || (isSentNumber(v) && isSentNumber(p) && v.n === p.n)) continue
     if (!ignore.has(names[i]!) && compareText(v) !== compareText(p)) out.push(names[i]!)
   }
-  if (!same)
+  if (!same) {
+    const inCur = prev.layout.placesIn(cur.layout)
     prev.layout.names.forEach((k, j) => {
-      if (cur.layout.at(k) < 0 && !ignore.has(k) && compareText(prev.values[j]) !== null) out.push(k)
+      if (inCur[j]! < 0 && !ignore.has(k) && compareText(prev.values[j]) !== null) out.push(k)
     })
+  }
   return out
 }
 
@@ -170,8 +173,10 @@ export async function compareExports(req: ChangeRequest): Promise<ChangeSummary>
       ],
       req.worker,
     )
-    const prev = await sideOf(scans[0]!, prevSide.counties)
-    const cur = await sideOf(scans[1]!, curSide.counties).catch((error: unknown) => {
+    // one registry of record layouts for both sides: records of the same fields share one
+    const layouts = new Layouts()
+    const prev = await sideOf(scans[0]!, prevSide.counties, layouts)
+    const cur = await sideOf(scans[1]!, curSide.counties, layouts).catch((error: unknown) => {
       prev.reader.close()
       throw error
     })
@@ -253,14 +258,18 @@ interface Side {
   reader: RecordReader
 }
 
-async function sideOf(scan: SideScan, manifestCounties: string[] | undefined): Promise<Side> {
+async function sideOf(
+  scan: SideScan,
+  manifestCounties: string[] | undefined,
+  layouts: Layouts,
+): Promise<Side> {
   // a manifest's counties are its entries (an empty county file included); a file's are its records'
   const counties = manifestCounties ?? scan.groups.map((g) => g.fips)
   return {
     counties,
     holds: new Set(counties),
     groups: new Map(scan.groups.map((g) => [g.fips, g])),
-    reader: await RecordReader.create(scan.files),
+    reader: await RecordReader.create(scan.files, layouts),
   }
 }
 
@@ -604,7 +613,7 @@ class Spool {
     const chunk = Buffer.allocUnsafe(1 << 20)
     const fd = openSync(path, 'r')
     try {
-      for (let n; (n = readSync(fd, chunk, 0, chunk.length, null)) > 0; ) this.file!.write(chunk, 0, n)
+      for (let n; (n = readSync(fd, chunk, 0, chunk.length, null)) > 0;) this.file!.write(chunk, 0, n)
     } finally {
       closeSync(fd)
     }

@@ -85,7 +85,6 @@ export class RecordReader {
   >()
   /** Each CSV file's layout, from its header. */
   private readonly csvLayouts = new Map<number, {layout: Layout; from: Int32Array}>()
-  private readonly layouts = new Layouts()
   private readonly fields = new CsvFields()
   private readonly walk = new Walk()
   /** The field names the walk gives ids to, and the record each id was last met in (a name met twice). */
@@ -93,20 +92,30 @@ export class RecordReader {
   private stamp = new Int32Array(0)
   private recNo = 0
 
-  private constructor(private readonly files: readonly ReadBackFile[]) {
+  private constructor(
+    private readonly files: readonly ReadBackFile[],
+    private readonly layouts: Layouts,
+  ) {
     this.walk.names = new Namer(this.fieldList)
   }
 
-  /** A reader of `files` (their Parquet files opened now: the column reader opens asynchronously). */
-  static async create(files: readonly ReadBackFile[]): Promise<RecordReader> {
-    const r = new RecordReader(files)
+  /**
+   * A reader of `files` (their Parquet files opened now: the column reader opens asynchronously).
+   * `layouts`: shared with the other side's reader, so that records of the same fields in the same order
+   * have one layout on both sides, and the comparison goes place by place (src/changes/compare.ts).
+   */
+  static async create(files: readonly ReadBackFile[], layouts = new Layouts()): Promise<RecordReader> {
+    const r = new RecordReader(files, layouts)
     try {
       for (const [i, f] of files.entries())
         if (f.kind === 'parquet') {
           const file = await ParquetColumns.open(f.path)
           r.parquet.set(i, {
             file,
-            ...layoutOf(file.columns.map((c) => c.name)),
+            ...layoutOf(
+              file.columns.map((c) => c.name),
+              layouts,
+            ),
             group: -1,
             planned: new Float64Array(0),
             rows: new Float64Array(0),
@@ -344,7 +353,7 @@ export class RecordReader {
   private csvRecord(file: number, fields: string[]): ReadRecord {
     let l = this.csvLayouts.get(file)
     const header = this.files[file]!.header ?? []
-    if (!l) this.csvLayouts.set(file, (l = layoutOf(header)))
+    if (!l) this.csvLayouts.set(file, (l = layoutOf(header, this.layouts)))
     const {layout, from} = l
     const values = new Array<Cell>(from.length)
     for (let i = 0; i < from.length; i++) values[i] = csvCellValue(header[from[i]!]!, fields[from[i]!]!)

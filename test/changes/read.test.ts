@@ -5,7 +5,7 @@ import {join} from 'node:path'
 import fc from 'fast-check'
 import {afterAll, describe, expect, it} from 'vitest'
 
-import {compareText, numberCell, recordObject, type ChangeRecord} from '../../src/changes/cells.js'
+import {compareText, Layouts, numberCell, recordObject, type ChangeRecord} from '../../src/changes/cells.js'
 import {RecordReader} from '../../src/changes/read.js'
 import {asText, flattenRecord} from '../../src/io/export-reader.js'
 import {FileTarget} from '../../src/io/output.js'
@@ -119,6 +119,39 @@ describe('records of a layout', () => {
       expect(Object.hasOwn(recordObject(first), '__proto__')).toBe(true)
     } finally {
       reader.close()
+    }
+  })
+
+  it('two readers sharing a registry give records of the same fields one layout; another order maps by name', async () => {
+    const header = ['Fips', 'ServicePropertyID', 'City']
+    const a = join(dir, 'shared-a.csv')
+    const b = join(dir, 'shared-b.csv')
+    const c = join(dir, 'shared-c.csv')
+    writeFileSync(a, `${header.join(',')}\r\n06067,1,A\r\n`)
+    writeFileSync(b, `${header.join(',')}\r\n06067,1,B\r\n`)
+    writeFileSync(c, 'City,Fips,Extra\r\nC,06067,x\r\n')
+    const layouts = new Layouts()
+    const ra = await RecordReader.create([{path: a, kind: 'csv', header}], layouts)
+    const rb = await RecordReader.create(
+      [
+        {path: b, kind: 'csv', header},
+        {path: c, kind: 'csv', header: ['City', 'Fips', 'Extra']},
+      ],
+      layouts,
+    )
+    try {
+      const start = header.join(',').length + 2
+      const x = ra.read(0, start)
+      const y = rb.read(0, start)
+      const z = rb.read(1, 'City,Fips,Extra'.length + 2)
+      expect(y.layout).toBe(x.layout)
+      expect(z.layout).not.toBe(x.layout)
+      // where each of z's fields is in x's layout, and the other way round
+      expect([...z.layout.placesIn(x.layout)]).toEqual([2, 0, -1])
+      expect([...x.layout.placesIn(z.layout)]).toEqual([1, -1, 0])
+    } finally {
+      ra.close()
+      rb.close()
     }
   })
 
