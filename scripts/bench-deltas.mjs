@@ -14,8 +14,10 @@
 // Parquet exports are compared at BENCH_PARQUET_RECORDS too, and at the Parquet sizes `sfl stats` of the
 // previous month's file runs beside the DuckDB aggregate of the same figures
 // (scripts/bench/duckdb-stats.mjs); the two must agree on the records, the FinalValue quartiles and the
-// loans by type.
-//   BENCH_RECORDS (default 200000), BENCH_BIG_RECORDS (default 1000000; 0 skips), BENCH_PARQUET_RECORDS
+// loans by type. A month of many changes (`revalued`: every property both months hold revalued) is
+// compared too, as Parquet at BENCH_MANY_RECORDS: the change rows are then most of the work (read back,
+// compared, spooled and written), where the usual months' 4,000 rows are a fraction of it.
+//   BENCH_RECORDS (default 200000), BENCH_MANY_RECORDS (default 100000; 0 skips), BENCH_BIG_RECORDS (default 1000000; 0 skips), BENCH_PARQUET_RECORDS
 //   (default 100000; 0 skips), BENCH_RUNS, BENCH_BIG_RUNS, BENCH_DELTAS_FORMATS (default
 //   "csv,ndjson,parquet"; BENCH_DELTAS_FORMATS=ndjson runs only the NDJSON pairs), BENCH_SFL_BASE (the
 //   bin/run.js of another build, e.g. a copy of main's: measured as a third tool, interleaved, for a
@@ -41,6 +43,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 5)
 const BIG_RUNS = Number(process.env.BENCH_BIG_RUNS ?? 3)
 const FORMATS = (process.env.BENCH_DELTAS_FORMATS ?? 'csv,ndjson,parquet').split(',')
 const PARQUET_SMALL = Number(process.env.BENCH_PARQUET_RECORDS ?? 100_000)
+const MANY = Number(process.env.BENCH_MANY_RECORDS ?? 100_000)
 const EXPORTS_DIR = process.env.BENCH_EXPORTS_DIR
 const FIPS = '48201'
 const GONE = 1000
@@ -62,10 +65,13 @@ function revalued(records) {
   return (i) => i >= GONE && (i - GONE) % step === 0 && (i - GONE) / step < REVALUED
 }
 
+/** How many properties a month revalues: REVALUED, or every one both months hold (`revalued`). */
+const revaluedCount = (records, month) => (month === 'revalued' ? records - GONE : REVALUED)
+
 /**
  * The county response of one month (`previous`: records 0..n-1; `current`: GONE..n+NEW-1, revalued and
- * with next month's ValuationDate), written once to the temp folder and reused while the dataset code
- * and this generator are unchanged.
+ * with next month's ValuationDate; `revalued`: as `current`, every one of them revalued), written once to
+ * the temp folder and reused while the dataset code and this generator are unchanged.
  */
 async function body(records, month) {
   const tag = createHash('sha256')
@@ -79,18 +85,18 @@ async function body(records, month) {
   const {countyByFips} = await import(pathToFileURL(join(ROOT, 'dist-bench', 'sandbox', 'counties.js')).href)
   const ds = new Dataset(1, records + NEW)
   const county = countyByFips(FIPS)
-  const isRevalued = revalued(records)
+  const isRevalued = month === 'revalued' ? () => true : revalued(records)
   const [from, to] = month === 'previous' ? [0, records] : [GONE, records + NEW]
   const tmp = `${file}.${process.pid}.tmp`
   const out = createWriteStream(tmp)
   let chunk = '{"status":"success","data":['
   for (let i = from; i < to; i++) {
     const rec = ds.record(county, i, {assumable: true, condo: true})
-    if (month === 'current') {
+    if (month !== 'previous') {
       const [y, m] = rec.ValuationDate.split('-').map(Number)
       const next = m === 12 ? `${y + 1}-01` : `${y}-${String(m + 1).padStart(2, '0')}`
       rec.ValuationDate = `${next}${rec.ValuationDate.slice(7)}`
-      if (isRevalued(i)) {
+      if (i < records && isRevalued(i)) {
         rec.FinalValue += 1000
         if (i % 2 === 0) rec.HighValue += 1000
       }
@@ -108,14 +114,14 @@ async function body(records, month) {
 }
 
 /** Both months exported by sfl in each format: {csv: {previous, current}, ndjson: {...}}. */
-async function exportsOf(records, formats) {
+async function exportsOf(records, formats, next = 'current') {
   const files = Object.fromEntries(formats.map((f) => [f, {}]))
-  for (const month of ['previous', 'current']) {
+  for (const month of ['previous', next]) {
     const server = await startBodyServer(await body(records, month), '')
     try {
       for (const format of formats) {
         const out = join(EXPORTS_DIR ?? dir, `${records}-${month}.${format}`)
-        files[format][month] = out
+        files[format][month === 'previous' ? 'previous' : 'current'] = out
         if (EXPORTS_DIR && existsSync(out)) continue
         await measure(
           node,
@@ -166,8 +172,8 @@ const TOOLS = [
 ]
 
 /** Every tool `runs` times on one pair of files, interleaved; each run's counts checked. */
-async function measurePair(prev, cur, records, runs) {
-  const expected = {added: NEW, updated: REVALUED, deleted: GONE}
+async function measurePair(prev, cur, records, runs, updated = REVALUED) {
+  const expected = {added: NEW, updated, deleted: GONE}
   const byTool = new Map(TOOLS.map((t) => [t.id, []]))
   for (let r = 0; r < runs; r++)
     for (const t of TOOLS) {
@@ -241,15 +247,16 @@ async function statsPair(file, records, runs) {
 }
 
 const results = new Map()
-async function size(records, runs, formats) {
-  const files = await exportsOf(records, formats)
+async function size(records, runs, formats, next = 'current') {
+  const files = await exportsOf(records, formats, next)
+  const updated = revaluedCount(records, next)
   for (const format of formats) {
     const {previous, current} = files[format]
-    const runsOf = await measurePair(previous, current, records, runs)
-    results.set(`${records}-${format}`, runsOf)
+    const runsOf = await measurePair(previous, current, records, runs, updated)
+    if (next === 'current') results.set(`${records}-${format}`, runsOf)
     const mb = (statSync(previous).size + statSync(current).size) / 1e6
     console.log(
-      `\n${records.toLocaleString('en-US')} vs ${(records - GONE + NEW).toLocaleString('en-US')} records, ${format} (${mb.toFixed(0)} MB both): ${NEW} added, ${REVALUED} updated, ${GONE} deleted (both tools agree)`,
+      `\n${records.toLocaleString('en-US')} vs ${(records - GONE + NEW).toLocaleString('en-US')} records, ${format} (${mb.toFixed(0)} MB both): ${NEW} added, ${updated} updated, ${GONE} deleted (both tools agree)${next === 'current' ? '' : ': a month of many changes'}`,
     )
     console.log('  tool                                         wall s    CPU s   peak MB')
     for (const t of TOOLS) {
@@ -268,7 +275,8 @@ async function size(records, runs, formats) {
         `  ${id === 'sfl' ? 'sfl' : 'base'} / DuckDB, median of per-run ratios: wall ${fmt(ratio(runsOf, 'wall', id))}x (runs: ${per('wall')}), CPU ${fmt(ratio(runsOf, 'cpu', id))}x, peak RSS ${fmt(ratio(runsOf, 'rssMb', id))}x`,
       )
     }
-    if (format === 'parquet' && records <= RECORDS) await statsPair(previous, records, runs)
+    if (format === 'parquet' && records <= RECORDS && next === 'current')
+      await statsPair(previous, records, runs)
   }
   for (const [, month] of Object.entries(files))
     for (const f of Object.values(month))
@@ -285,6 +293,7 @@ try {
   if (PARQUET_SMALL > 0 && PARQUET_SMALL !== RECORDS && FORMATS.includes('parquet'))
     await size(PARQUET_SMALL, RUNS, ['parquet'])
   await size(RECORDS, RUNS, FORMATS)
+  if (MANY > 0 && FORMATS.includes('parquet')) await size(MANY, Math.min(RUNS, 3), ['parquet'], 'revalued')
   if (BIG > 0) {
     await size(BIG, BIG_RUNS, FORMATS)
     for (const format of FORMATS) {
