@@ -145,7 +145,7 @@ export class RecordReader {
         if (nl >= 0 || final) {
           const lineEnd = nl >= 0 ? nl : end - start
           if (f.kind === 'flat')
-            return this.objectRecord(JSON.parse(buf.toString('utf8', at, lineEnd)) as ChangeRecord)
+            return this.objectRecord(JSON.parse(buf.toString('utf8', at, lineEnd)) as ChangeRecord, asCell)
           return this.jsonRecord(buf, at, lineEnd, offset === 0, f.kind === 'json', f.path, offset)
         }
       }
@@ -229,13 +229,7 @@ export class RecordReader {
       const text = jsonLineText(buf.toString('utf8', start, end), first, json)
       const rec = text === undefined ? undefined : jsonLineRecord(text)
       if (!rec) throw changed(path, offset)
-      const names: string[] = []
-      const values: Cell[] = []
-      for (const k in rec) {
-        names.push(k)
-        values.push(flatCellValue(k, rec[k]))
-      }
-      return {layout: this.layouts.of(names), values}
+      return this.objectRecord(rec, flatCellValue)
     }
     return this.namedRecord(buf, s, e) ?? this.spanRecord(buf, s)
   }
@@ -338,13 +332,13 @@ export class RecordReader {
     return {layout: this.layouts.of(layout.names), values: Array.from(from, (i) => values[i]!)}
   }
 
-  /** An object's fields (JSON.parse's, each its own) as a record. */
-  private objectRecord(rec: ChangeRecord): ReadRecord {
+  /** An object's fields (JSON.parse's, each its own) as a record, each value as `cell` gives it. */
+  private objectRecord<T>(rec: Record<string, T>, cell: (name: string, v: T) => Cell): ReadRecord {
     const names: string[] = []
     const values: Cell[] = []
     for (const k in rec) {
       names.push(k)
-      values.push(rec[k]!)
+      values.push(cell(k, rec[k]!))
     }
     return {layout: this.layouts.of(names), values}
   }
@@ -401,6 +395,9 @@ function readRowsNamed(file: ParquetColumns, g: number, want: Int32Array): Parqu
     throw parquetReadError(file.path, error)
   }
 }
+
+/** A scratch copy's value, a change row's already (src/changes/scan.ts writes them so). */
+const asCell = (_name: string, v: Cell): Cell => v
 
 /** The planned rows in [from, to) (`planned` ascending), `row` among them (a read that was not planned). */
 function plannedIn(planned: Float64Array, from: number, to: number, row: number): Float64Array {
