@@ -195,7 +195,7 @@ export async function compareExports(req: ChangeRequest): Promise<ChangeSummary>
       onlyCurrent: [],
       inNeither: [],
     }
-    const rows = new Emitter(join(scratch, 'rows.ndjson'), s)
+    const rows = new Emitter(join(scratch, 'rows.ndjson'), s, cellFormat(req.format))
     try {
       for (const fips of counties) {
         const before = s.added + s.deleted
@@ -448,6 +448,7 @@ class Emitter {
   constructor(
     readonly path: string,
     private readonly s: ChangeSummary,
+    private readonly cell: (c: Cell) => string,
   ) {
     this.spool = new Spool(path)
   }
@@ -474,10 +475,13 @@ class Emitter {
   ): void {
     this.s[kind]++
     this.cols.addLayout(rec.layout)
-    const row: SpooledRow = {k: kind, f: fips, r: rec}
+    const {values} = rec
+    const cells = new Array<string>(values.length)
+    for (let i = 0; i < values.length; i++) cells[i] = this.cell(values[i]!)
+    const row: SpooledRow = {k: kind, f: fips, l: rec.layout, v: cells}
     if (changed && old) {
       row.c = changed
-      row.p = changed.map((c) => valueOf(old, c) ?? null)
+      row.p = changed.map((c) => this.cell(valueOf(old, c) ?? null))
       this.prevCols.addNames(changed)
       // a field only the previous record has is a column too (its cell empty in this row)
       this.cols.addNames(changed)
@@ -537,19 +541,42 @@ class Emitter {
   }
 }
 
+/**
+ * A change row: its kind, county, the record's layout and its values as the change file's cells (`cellFormat`:
+ * a CSV cell, quoted, or a JSON value), made when the row is emitted, so a row held or spooled is texts
+ * only (a value object a number cost the collector and the spool's JSON most of a comparison with many
+ * changes: issue 32, CPU profile).
+ */
 interface SpooledRow {
   k: ChangeKind
   f: string
-  r: ReadRecord
+  l: Layout
+  v: string[]
   /** The changed fields (an updated row). */
   c?: string[]
-  /** Their previous values, in the order of `c`. */
-  p?: Cell[]
+  /** Their previous values as cells, in the order of `c`. */
+  p?: string[]
+}
+
+/** How a value is written in a change file of `format`: a CSV cell (formula-guarded, quoted) or JSON text. */
+function cellFormat(format: RecordFormat): (c: Cell) => string {
+  switch (format) {
+    case 'csv':
+      return cellOf
+    case 'ndjson':
+    case 'json':
+      return jsonText
+    default:
+      return unknownFormat(format)
+  }
 }
 
 /**
- * A change row as a spool's line and back: JSON of its kind, county, values and changes, its layout by its
- * number in a table kept here (or, past MAX_LAYOUTS layouts, its names written out).
+ * A change row as a spool's line and back. Its texts joined by a separator no text of a row holds (US,
+ * U+001F), after a mark (RS, U+001E), its layout by its number in a table kept here: splitting such a line
+ * took a quarter of the time JSON.parse did (a row's 45 cells, 92,000 rows). A row whose texts hold the
+ * separator or a line break (any text may), or whose layout is past the table's MAX_LAYOUTS, is a line of
+ * JSON with its names written out.
  */
 class RowCodec {
   private readonly ids = new Map<Layout, number>()
@@ -557,40 +584,65 @@ class RowCodec {
   private readonly layouts = new Layouts()
 
   encode(row: SpooledRow): string {
-    const {layout, values} = row.r
-    let id = this.ids.get(layout)
+    let id = this.ids.get(row.l)
     if (id === undefined && this.list.length < MAX_LAYOUTS) {
-      this.ids.set(layout, (id = this.list.length))
-      this.list.push(layout)
+      this.ids.set(row.l, (id = this.list.length))
+      this.list.push(row.l)
     }
-    const line: SpooledLine = {k: row.k, f: row.f, v: values as Cell[], c: row.c, p: row.p}
-    if (id === undefined) line.n = layout.names as string[]
-    else line.l = id
-    return `${JSON.stringify(line)}\n`
+    const c = row.c ?? []
+    if (id !== undefined) {
+      const parts = [row.k, row.f, String(id), String(c.length), ...c, ...row.v, ...(row.p ?? [])]
+      const line = parts.join(US)
+      if (!LINE_BREAK.test(line) && separators(line) === parts.length - 1) return `${RS}${line}\n`
+    }
+    const json: SpooledLine = {k: row.k, f: row.f, n: row.l.names as string[], v: row.v, c: row.c, p: row.p}
+    return `${JSON.stringify(json)}\n`
   }
 
   decode(bytes: Buffer): SpooledRow {
-    const {k, f, l, n, v, c, p} = JSON.parse(bytes.toString('utf8')) as SpooledLine
-    const layout = l === undefined ? this.layouts.of(n!) : this.list[l]!
-    const row: SpooledRow = {k, f, r: {layout, values: v}}
-    if (c && p) {
-      row.c = c
-      row.p = p
+    const text = bytes.toString('utf8')
+    if (text.charCodeAt(0) !== RS_CODE) {
+      const {k, f, n, v, c, p} = JSON.parse(text) as SpooledLine
+      return withChanges({k, f, l: this.layouts.of(n), v}, c, p)
     }
-    return row
+    const parts = text.slice(1).split(US)
+    const l = this.list[Number(parts[2])]!
+    const nc = Number(parts[3])
+    const width = l.names.length
+    const c = parts.slice(4, 4 + nc)
+    const v = parts.slice(4 + nc, 4 + nc + width)
+    return withChanges({k: parts[0] as ChangeKind, f: parts[1]!, l, v}, c, parts.slice(4 + nc + width))
   }
+}
+
+const US = '\x1f'
+const RS = '\x1e'
+const RS_CODE = 0x1e
+const LINE_BREAK = /[\n\r]/
+
+/** How many separators `line` holds. */
+function separators(line: string): number {
+  let n = 0
+  for (let at = line.indexOf(US); at >= 0; at = line.indexOf(US, at + 1)) n++
+  return n
+}
+
+/** An updated row's changes (`c` and `p`, of the same length, not empty) on `row`. */
+function withChanges(row: SpooledRow, c: string[] | undefined, p: string[] | undefined): SpooledRow {
+  if (c?.length && p) {
+    row.c = c
+    row.p = p
+  }
+  return row
 }
 
 interface SpooledLine {
   k: ChangeKind
   f: string
-  /** The layout's number (RowCodec's table), or */
-  l?: number
-  /** its names. */
-  n?: string[]
-  v: Cell[]
+  n: string[]
+  v: string[]
   c?: string[] | undefined
-  p?: Cell[] | undefined
+  p?: string[] | undefined
 }
 
 /** An append-only scratch file (0600, created in the run's own scratch folder). */
@@ -760,21 +812,22 @@ async function writeChangeFile(
  * column by its place in the record's layout (`places`): a record without the field has an empty cell.
  */
 function csvRowLine(row: SpooledRow, places: Places, prevCols: readonly string[], cells: string[]): string {
-  const {layout, values} = row.r
+  const {l: layout, v: values} = row
   const at = places.of(layout)
+  const id = layout.at('ServicePropertyID')
   cells[0] = quoteCell(row.k)
-  cells[1] = cellOf(valueOf(row.r, 'ServicePropertyID'))
+  cells[1] = id < 0 ? '' : values[id]!
   cells[2] = quoteCell(row.f)
   cells[3] = quoteCell((row.c ?? []).join(';'))
   let n = 4
   for (let i = 0; i < at.length; i++) {
     const j = at[i]!
-    cells[n++] = cellOf(j < 0 ? undefined : values[j])
+    cells[n++] = j < 0 ? '' : values[j]!
   }
   const {c, p} = row
   for (let i = 0; i < prevCols.length; i++) {
     const k = c && p ? c.indexOf(prevCols[i]!) : -1
-    cells[n++] = k >= 0 ? cellOf(p![k]) : ''
+    cells[n++] = k >= 0 ? p![k]! : ''
   }
   return `${cells.join(',')}\r\n`
 }
@@ -804,7 +857,7 @@ class Places {
 }
 
 /** A value's CSV cell: its text by csvCellText (a number as sent), quoted. */
-function cellOf(c: Cell | undefined): string {
+function cellOf(c: Cell): string {
   return quoteCell(csvCellText(c))
 }
 
@@ -814,20 +867,21 @@ function cellOf(c: Cell | undefined): string {
  * `Previous` with the changed fields' old values; numbers as sent (src/changes/cells.ts).
  */
 function jsonRow(row: SpooledRow, rank: ReadonlyMap<string, number>, memo = new RowOrder()): string {
+  const {l: layout, v: values} = row
+  const id = layout.at('ServicePropertyID')
   const parts = [
     `"Change":${JSON.stringify(row.k)}`,
-    `"ServicePropertyID":${jsonText(valueOf(row.r, 'ServicePropertyID') ?? null)}`,
+    `"ServicePropertyID":${id < 0 ? 'null' : values[id]}`,
     `"Fips":${JSON.stringify(row.f)}`,
     `"ChangedFields":${JSON.stringify(row.c ?? [])}`,
   ]
-  const {layout, values} = row.r
   for (const i of memo.order(layout, rank)) {
     const k = layout.names[i]!
-    if (k !== 'ServicePropertyID' && k !== 'Fips') parts.push(`${memo.name(k)}${jsonText(values[i])}`)
+    if (k !== 'ServicePropertyID' && k !== 'Fips') parts.push(`${memo.name(k)}${values[i]}`)
   }
   const {c, p} = row
   if (c && p) {
-    const members = RowOrder.sorted(c, rank).map((i) => `${memo.name(c[i]!)}${jsonText(p[i])}`)
+    const members = RowOrder.sorted(c, rank).map((i) => `${memo.name(c[i]!)}${p[i]}`)
     parts.push(`"Previous":{${members.join(',')}}`)
   }
   return `{${parts.join(',')}}`

@@ -597,6 +597,46 @@ describe('compareExports', () => {
     })
   })
 
+  it.each(['csv', 'ndjson'] as const)(
+    "spooled rows (%s) keep texts that hold the spool's separators and line breaks as they are",
+    async (format) => {
+      // past the 5,000 rows held in memory, rows are lines of a scratch spool whose texts are joined by
+      // U+001F after a mark U+001E (compare.ts RowCodec); a text holding either, or a line break, must
+      // come back whole, in a line of its own
+      const odd = ['a\x1fb', '\x1estart', 'two\nlines', 'crlf\r\nend', 'tail\r', '\x1f', '', 'plain']
+      const N = 6000
+      const prev = Array.from({length: N}, (_, i) => prop('06067', i, {City: 'OLD', Note: odd[i % 8]}))
+      const cur = Array.from({length: N}, (_, i) =>
+        prop('06067', i, {City: odd[(i + 3) % 8], Note: odd[i % 8]}),
+      )
+      const out = join(dir, `${n++}-changes.${format}`)
+      const s = await compareExports({
+        previous: file('p.ndjson', ndjson(prev)),
+        current: file('c.ndjson', ndjson(cur)),
+        ignore: ['ValuationDate'],
+        out,
+        format,
+      })
+      expect(s).toMatchObject({updated: N, added: 0, deleted: 0})
+      const text = readFileSync(out, 'utf8')
+      const rows =
+        format === 'csv'
+          ? (parse(text, {columns: true}) as Array<Record<string, string>>)
+          : text
+              .trimEnd()
+              .split('\n')
+              .map((l) => JSON.parse(l) as Record<string, string>)
+      expect(rows).toHaveLength(N)
+      rows.forEach((r, i) => {
+        expect(r['City']).toBe(odd[(i + 3) % 8])
+        expect(r['Note']).toBe(odd[i % 8])
+        const previous =
+          format === 'csv' ? r['Previous.City'] : (r['Previous'] as unknown as {City: string}).City
+        expect(previous).toBe('OLD')
+      })
+    },
+  )
+
   it('many records: ids spread over a growing table, every kind counted exactly', async () => {
     const N = 20_000
     const prev = Array.from({length: N}, (_, i) => prop('06067', i))
