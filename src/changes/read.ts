@@ -3,8 +3,8 @@ import {closeSync, fstatSync, openSync, readSync} from 'node:fs'
 import {OPTION_NAMES} from '../api/spec.js'
 import {CSV_BROKEN, CSV_INCOMPLETE, CsvFields, csvFieldTexts, csvRecord} from '../io/csv-reader.js'
 import {parquetReadError} from '../io/export-reader.js'
-import {ParquetColumns, type ParquetCell} from '../io/parquet-reader.js'
-import {ParquetKernel} from './kernel/parquet-kernel.js'
+import {ParquetColumns} from '../io/parquet-reader.js'
+import {ParquetKernel, PickedValues} from './kernel/parquet-kernel.js'
 import {Fields, Namer} from '../pipeline/fields.js'
 import {decodeEscapes, stringValue} from '../json/values.js'
 import {
@@ -80,7 +80,7 @@ export class RecordReader {
       planned: Float64Array
       /** The rows of `group` decoded (ascending) and their values, a list per layout field. */
       rows: Float64Array
-      columns: ParquetCell[][]
+      columns: PickedValues[]
     }
   >()
   /** Each CSV file's layout, from its header. */
@@ -201,7 +201,7 @@ export class RecordReader {
     const columns = p.columns
     const cells = new Array<Cell>(columns.length)
     for (let c = 0; c < columns.length; c++) {
-      const x = columns[c]![i]!
+      const x = columns[c]!.at(i)
       cells[c] = typeof x === 'number' ? numberCell(x) : x
     }
     return {layout: p.layout, values: cells}
@@ -379,18 +379,18 @@ export class RecordReader {
  * is first met here: one line naming the file (exit 2), as the export reader says it, not an unexpected
  * failure.
  */
-function readRowsNamed(file: ParquetColumns, g: number, want: Int32Array): ParquetCell[][] {
+function readRowsNamed(file: ParquetColumns, g: number, want: Int32Array): PickedValues[] {
   try {
     const kernel = ParquetKernel.get()
-    if (!kernel) return file.readRows(g, file.columns, want)
+    if (!kernel) return file.readRows(g, file.columns, want).map((v) => PickedValues.of(v))
     const rows = file.groups[g]!.rows
     const out = file.chunks(g, file.columns).map((c) => kernel.pick(c, rows, want))
     const rest = file.columns.filter((_, i) => out[i] === undefined)
     if (rest.length) {
       const read = file.readRows(g, rest, want)
-      rest.forEach((c, j) => (out[file.columns.indexOf(c)] = read[j]))
+      rest.forEach((c, j) => (out[file.columns.indexOf(c)] = PickedValues.of(read[j]!)))
     }
-    return out as ParquetCell[][]
+    return out as PickedValues[]
   } catch (error) {
     throw parquetReadError(file.path, error)
   }

@@ -171,7 +171,7 @@ export class ParquetKernel {
    * ascending), as parquet-reader.ts readRows gives them; undefined when given back (the caller reads the
    * chunk in JavaScript). Its own layout of the memory, which a scan's group no longer needs.
    */
-  pick(chunk: RawChunk, rows: number, want: Int32Array): ParquetCell[] | undefined {
+  pick(chunk: RawChunk, rows: number, want: Int32Array): PickedValues | undefined {
     const {column, meta, bytes} = chunk
     const codec = CODECS[meta.codec]
     const size = Number(meta.total_uncompressed_size)
@@ -226,32 +226,21 @@ export class ParquetKernel {
       return undefined
     }
     if (answer !== 0) return undefined
-    const tag = new Uint8Array(buffer, a.tag, n)
-    const num = new Float64Array(buffer, a.num, n)
-    const start = new Uint32Array(buffer, a.start, n)
-    const len = new Uint32Array(buffer, a.len, n)
-    const text = Buffer.from(buffer)
-    // a dictionary's text (its bytes outside the arena) decoded once a call, as readRows makes each
-    // dictionary value a cell once: the rows of a county share a few cities, loan types, dates
-    const arenaEnd = a.arena + size
-    const dictText = new Map<number, string>()
-    const out = new Array<ParquetCell>(n)
-    for (let i = 0; i < n; i++) {
-      const t = tag[i]!
-      if (t !== 2) {
-        out[i] = t === 0 ? null : numberValueOf(column, num[i]!)
-        continue
-      }
-      const at = start[i]!
-      if (at >= a.arena && at < arenaEnd) {
-        out[i] = text.toString('utf8', at, at + len[i]!)
-        continue
-      }
-      let known = dictText.get(at)
-      if (known === undefined) dictText.set(at, (known = text.toString('utf8', at, at + len[i]!)))
-      out[i] = known
+    const out = {
+      column,
+      tag: new Uint8Array(buffer, a.tag, n),
+      num: new Float64Array(buffer, a.num, n),
+      start: new Uint32Array(buffer, a.start, n),
+      len: new Uint32Array(buffer, a.len, n),
+      text: Buffer.from(buffer),
+      base: 0,
+      arena: a.arena,
+      size,
     }
-    return out
+    // a few rows of the group: their values made now, the memory's next use overwrites this; many (a
+    // month of revaluations reads back every row): copied out of the memory and made as each row is read,
+    // so a group's values are not held as texts that outlive the collector's young space (issue 32)
+    return n * 4 < rows ? PickedValues.of(madeNow(out)) : PickedValues.copied(out)
   }
 
   /**
@@ -408,3 +397,108 @@ const KINDS: Partial<Record<ParquetColumn['kind'], number>> = {
   timestamp: 4,
 }
 const CODECS: Partial<Record<string, number>> = {UNCOMPRESSED: 0, SNAPPY: 1}
+
+/** A chunk's picked values as the kernel left them in its memory (`ParquetKernel.pick`), until its next use. */
+interface Picked {
+  column: ParquetColumn
+  tag: Uint8Array
+  num: Float64Array
+  start: Uint32Array
+  len: Uint32Array
+  /** The whole memory (from `base`): a text's bytes lie in the arena, the dictionary's buffer or the chunk's. */
+  text: Buffer
+  base: number
+  arena: number
+  size: number
+}
+
+/**
+ * Every picked value made at once. A dictionary's text (its bytes outside the arena) is decoded once a
+ * call, as readRows makes each dictionary value a cell once: the rows of a county share a few cities,
+ * loan types, dates.
+ */
+function madeNow(p: Picked): ParquetCell[] {
+  const {column, tag, num, start, len, text} = p
+  const arenaEnd = p.arena + p.size
+  // a text outside the arena is a dictionary's (or, uncompressed, the chunk's own bytes): made once
+  const dictText = new Map<number, string>()
+  const out = new Array<ParquetCell>(tag.length)
+  for (let i = 0; i < tag.length; i++) {
+    const t = tag[i]!
+    if (t !== 2) {
+      out[i] = t === 0 ? null : numberValueOf(column, num[i]!)
+      continue
+    }
+    const at = start[i]!
+    if (at >= p.arena && at < arenaEnd) {
+      out[i] = text.toString('utf8', at, at + len[i]!)
+      continue
+    }
+    let known = dictText.get(at)
+    if (known === undefined) dictText.set(at, (known = text.toString('utf8', at, at + len[i]!)))
+    out[i] = known
+  }
+  return out
+}
+
+/**
+ * One column chunk's values at the rows a read-back wants, by their place among those rows (`at`): made
+ * all at once (`of`: a few rows, or what the JavaScript decoder gave), or kept as the kernel's tags,
+ * numbers and text bytes, copied out of its memory, and each made when asked (`copied`).
+ */
+export class PickedValues {
+  private constructor(
+    private readonly made: ParquetCell[] | undefined,
+    private readonly raw: Picked | undefined,
+    private readonly dictText: Map<number, string> | undefined,
+  ) {}
+
+  static of(values: ParquetCell[]): PickedValues {
+    return new PickedValues(values, undefined, undefined)
+  }
+
+  static copied(p: Picked): PickedValues {
+    // the bytes of the texts wanted, wherever they lie (the arena, the dictionary's buffer, or the chunk's
+    // own bytes when its pages are not compressed): their span, copied once; places kept as they were
+    let lo = Infinity
+    let hi = 0
+    for (let i = 0; i < p.tag.length; i++)
+      if (p.tag[i] === 2) {
+        lo = Math.min(lo, p.start[i]!)
+        hi = Math.max(hi, p.start[i]! + p.len[i]!)
+      }
+    const text = Buffer.from(p.text.subarray(Math.min(lo, hi), hi))
+    return new PickedValues(
+      undefined,
+      {
+        ...p,
+        tag: p.tag.slice(),
+        num: p.num.slice(),
+        start: p.start.slice(),
+        len: p.len.slice(),
+        text,
+        base: Math.min(lo, hi),
+      },
+      new Map(),
+    )
+  }
+
+  /** How many rows were wanted. */
+  get length(): number {
+    return this.made ? this.made.length : this.raw!.tag.length
+  }
+
+  /** The value at the i-th wanted row. */
+  at(i: number): ParquetCell {
+    if (this.made) return this.made[i]!
+    const p = this.raw!
+    const t = p.tag[i]!
+    if (t !== 2) return t === 0 ? null : numberValueOf(p.column, p.num[i]!)
+    const at = p.start[i]!
+    const from = at - p.base
+    if (at >= p.arena && at < p.arena + p.size) return p.text.toString('utf8', from, from + p.len[i]!)
+    let known = this.dictText!.get(at)
+    if (known === undefined) this.dictText!.set(at, (known = p.text.toString('utf8', from, from + p.len[i]!)))
+    return known
+  }
+}
