@@ -856,8 +856,9 @@ class Places {
   }
 }
 
-/** A value's CSV cell: its text by csvCellText (a number as sent), quoted. */
+/** A value's CSV cell: its text by csvCellText (a number as sent), quoted (a number's text never is). */
 function cellOf(c: Cell): string {
+  if (isSentNumber(c)) return c.n
   return quoteCell(csvCellText(c))
 }
 
