@@ -398,6 +398,9 @@ const KINDS: Partial<Record<ParquetColumn['kind'], number>> = {
 }
 const CODECS: Partial<Record<string, number>> = {UNCOMPRESSED: 0, SNAPPY: 1}
 
+const NO_NUMBERS = new Float64Array(0)
+const NO_PLACES = new Uint32Array(0)
+
 /** A chunk's picked values as the kernel left them in its memory (`ParquetKernel.pick`), until its next use. */
 interface Picked {
   column: ParquetColumn
@@ -458,6 +461,7 @@ export class PickedValues {
   }
 
   static copied(p: Picked): PickedValues {
+    const texts = p.column.physical === 'BYTE_ARRAY'
     // the bytes of the texts wanted, wherever they lie (the arena, the dictionary's buffer, or the chunk's
     // own bytes when its pages are not compressed): their span, copied once; places kept as they were
     let lo = Infinity
@@ -473,9 +477,11 @@ export class PickedValues {
       {
         ...p,
         tag: p.tag.slice(),
-        num: p.num.slice(),
-        start: p.start.slice(),
-        len: p.len.slice(),
+        // a text column's values are texts (its nulls aside), any other's numbers: only what it uses is
+        // kept (a DuckDB file's row group of 122,880 rows, all read back: 17 bytes a value instead of 9)
+        num: texts ? NO_NUMBERS : p.num.slice(),
+        start: texts ? p.start.slice() : NO_PLACES,
+        len: texts ? p.len.slice() : NO_PLACES,
         text,
         base: Math.min(lo, hi),
       },
