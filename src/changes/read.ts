@@ -201,7 +201,8 @@ export class RecordReader {
     const columns = p.columns
     const cells = new Array<Cell>(columns.length)
     for (let c = 0; c < columns.length; c++) {
-      const x = columns[c]!.at(i)
+      const column = columns[c]!
+      const x = column.made ? column.made[i]! : column.at(i)
       cells[c] = typeof x === 'number' ? numberCell(x) : x
     }
     return {layout: p.layout, values: cells}

@@ -451,7 +451,8 @@ function madeNow(p: Picked): ParquetCell[] {
  */
 export class PickedValues {
   private constructor(
-    private readonly made: ParquetCell[] | undefined,
+    /** The values, when made all at once (a reader takes them straight from here). */
+    readonly made: ParquetCell[] | undefined,
     private readonly raw: Picked | undefined,
     private readonly dictText: Map<number, string> | undefined,
   ) {}
