@@ -398,6 +398,20 @@ const KINDS: Partial<Record<ParquetColumn['kind'], number>> = {
 }
 const CODECS: Partial<Record<string, number>> = {UNCOMPRESSED: 0, SNAPPY: 1}
 
+/** Where the texts picked lie in the kernel's memory: [lo, hi), empty when there are none. */
+function textSpan(p: Picked): {lo: number; hi: number} {
+  const {tag, start, len} = p
+  let lo = Infinity
+  let hi = 0
+  for (let i = 0; i < tag.length; i++) {
+    if (tag[i] !== 2) continue
+    const at = start[i]!
+    if (at < lo) lo = at
+    if (at + len[i]! > hi) hi = at + len[i]!
+  }
+  return lo > hi ? {lo: 0, hi: 0} : {lo, hi}
+}
+
 const NO_NUMBERS = new Float64Array(0)
 const NO_PLACES = new Uint32Array(0)
 
@@ -465,14 +479,8 @@ export class PickedValues {
     const texts = p.column.physical === 'BYTE_ARRAY'
     // the bytes of the texts wanted, wherever they lie (the arena, the dictionary's buffer, or the chunk's
     // own bytes when its pages are not compressed): their span, copied once; places kept as they were
-    let lo = Infinity
-    let hi = 0
-    for (let i = 0; i < p.tag.length; i++)
-      if (p.tag[i] === 2) {
-        lo = Math.min(lo, p.start[i]!)
-        hi = Math.max(hi, p.start[i]! + p.len[i]!)
-      }
-    const text = Buffer.from(p.text.subarray(Math.min(lo, hi), hi))
+    const {lo, hi} = texts ? textSpan(p) : {lo: 0, hi: 0}
+    const text = Buffer.from(p.text.subarray(lo, hi))
     return new PickedValues(
       undefined,
       {
@@ -484,7 +492,7 @@ export class PickedValues {
         start: texts ? p.start.slice() : NO_PLACES,
         len: texts ? p.len.slice() : NO_PLACES,
         text,
-        base: Math.min(lo, hi),
+        base: lo,
       },
       new Map(),
     )
