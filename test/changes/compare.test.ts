@@ -637,6 +637,29 @@ describe('compareExports', () => {
     },
   )
 
+  it('spooled rows longer than a read of the spool, and characters of several bytes across its reads, come back whole', async () => {
+    // the spool is read back 1 MiB at a time (src/io/lines.ts readLines): a row of a 1.5 MB text spans
+    // reads, and 6,000 rows of two- to four-byte characters put some across a read's end
+    const N = 6000
+    const wide = (i: number) => `ü€😀${'é'.repeat(i % 50)}${i}`
+    const long = 'x'.repeat(1_500_000)
+    const prev = Array.from({length: N}, (_, i) => prop('06067', i, {City: 'OLD'}))
+    const cur = Array.from({length: N}, (_, i) => prop('06067', i, {City: i === 4321 ? long : wide(i)}))
+    const out = join(dir, `${n++}-changes.csv`)
+    const s = await compareExports({
+      previous: file('p.ndjson', ndjson(prev)),
+      current: file('c.ndjson', ndjson(cur)),
+      ignore: ['ValuationDate'],
+      out,
+      format: 'csv',
+    })
+    expect(s).toMatchObject({updated: N})
+    const rows = parse(readFileSync(out, 'utf8'), {columns: true}) as Array<Record<string, string>>
+    expect(rows.map((r) => r['City'])).toEqual(
+      Array.from({length: N}, (_, i) => (i === 4321 ? long : wide(i))),
+    )
+  })
+
   it('many records: ids spread over a growing table, every kind counted exactly', async () => {
     const N = 20_000
     const prev = Array.from({length: N}, (_, i) => prop('06067', i))
