@@ -32,12 +32,12 @@ export type ChangeKind = 'added' | 'updated' | 'deleted'
 
 /**
  * Change rows, counted and their columns noted, held until the change file's header is known: the first
- * HELD_ROWS in memory (a month's changes usually fit, and then skip a round trip through JSON text),
- * all of them in a scratch spool past that, so memory stays bounded whatever the number of changes. A
- * county's deleted and updated rows wait behind its added ones (`later`: in memory, or past HELD_ROWS in
- * a scratch file of their own) until the county ends. Rows read back are JSON's values already (text,
- * numbers as sent, booleans, null), so every way writes the same bytes; a spooled row holds its values as
- * a list and its layout by number (`RowCodec`).
+ * HELD_ROWS in memory (a month's changes usually fit, and then skip the spool's round trip), all of them
+ * in a scratch spool past that, so memory stays bounded whatever the number of changes. A county's
+ * deleted and updated rows wait behind its added ones (`later`: in memory, or past HELD_ROWS in a scratch
+ * file of their own) until the county ends. Rows read back are JSON's values already (text, numbers as
+ * sent, booleans, null), made into the change file's cells as each row is emitted, so every way writes the
+ * same bytes; a spooled row holds its cells and its layout by number (`RowCodec`).
  */
 const HELD_ROWS = 5000
 
