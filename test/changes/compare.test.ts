@@ -97,6 +97,31 @@ async function compare(
 const brief = (rows: Array<Record<string, string>>) =>
   rows.map((r) => `${r['Change']} ${r['Fips']}/${r['ServicePropertyID']} ${r['ChangedFields']}`.trimEnd())
 
+/** NDJSON sides of these records compared into a change file of `format`: its summary and its rows. */
+async function compareInto(
+  format: 'csv' | 'ndjson',
+  prev: Array<Record<string, unknown>>,
+  cur: Array<Record<string, unknown>>,
+): Promise<{s: Awaited<ReturnType<typeof compareExports>>; rows: Array<Record<string, unknown>>}> {
+  const out = join(dir, `${n++}-changes.${format}`)
+  const s = await compareExports({
+    previous: file('p.ndjson', ndjson(prev)),
+    current: file('c.ndjson', ndjson(cur)),
+    ignore: ['ValuationDate'],
+    out,
+    format,
+  })
+  const text = readFileSync(out, 'utf8')
+  const rows =
+    format === 'csv'
+      ? (parse(text, {columns: true}) as Array<Record<string, unknown>>)
+      : text
+          .trimEnd()
+          .split('\n')
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+  return {s, rows}
+}
+
 describe('the comparison rules', () => {
   it.each<[string, FlatRecord, FlatRecord, string[]]>([
     ['CSV text and JSON numbers of one value are equal', {FinalValue: '688600.0'}, {FinalValue: 688600}, []],
@@ -609,23 +634,8 @@ describe('compareExports', () => {
       const cur = Array.from({length: N}, (_, i) =>
         prop('06067', i, {City: odd[(i + 3) % 8], Note: odd[i % 8]}),
       )
-      const out = join(dir, `${n++}-changes.${format}`)
-      const s = await compareExports({
-        previous: file('p.ndjson', ndjson(prev)),
-        current: file('c.ndjson', ndjson(cur)),
-        ignore: ['ValuationDate'],
-        out,
-        format,
-      })
+      const {s, rows} = await compareInto(format, prev, cur)
       expect(s).toMatchObject({updated: N, added: 0, deleted: 0})
-      const text = readFileSync(out, 'utf8')
-      const rows =
-        format === 'csv'
-          ? (parse(text, {columns: true}) as Array<Record<string, string>>)
-          : text
-              .trimEnd()
-              .split('\n')
-              .map((l) => JSON.parse(l) as Record<string, string>)
       expect(rows).toHaveLength(N)
       rows.forEach((r, i) => {
         expect(r['City']).toBe(odd[(i + 3) % 8])
@@ -634,6 +644,34 @@ describe('compareExports', () => {
           format === 'csv' ? r['Previous.City'] : (r['Previous'] as unknown as {City: string}).City
         expect(previous).toBe('OLD')
       })
+    },
+  )
+
+  it.each(['csv', 'ndjson'] as const)(
+    "spooled rows (%s) keep field names and a county that hold the spool's separator or a line break",
+    async (format) => {
+      // a hostile service may send any name, and the county is a record's Fips: both go into a spooled
+      // line (the changed fields, the row's county), so a row holding U+001F or a line break there is JSON
+      const odd = 'Odd\x1fName\nhere'
+      const N = 12_000 // 6,000 updated: past the 5,000 held in memory
+      const fips = (i: number) => (i % 3 ? '06067' : '06\x1f067')
+      const prev = Array.from({length: N}, (_, i) => prop(fips(i), i, {[odd]: 'before'}))
+      const cur = Array.from({length: N}, (_, i) => prop(fips(i), i, {[odd]: i % 2 ? 'after' : 'before'}))
+      const {s, rows} = await compareInto(format, prev, cur)
+      expect(s).toMatchObject({updated: N / 2, unchanged: N / 2})
+      expect(rows).toHaveLength(N / 2)
+      for (const r of rows) {
+        const id = Number(r['ServicePropertyID'])
+        expect(r['Fips']).toBe(fips(id))
+        expect(r[odd]).toBe('after')
+        if (format === 'csv') {
+          expect(r['ChangedFields']).toBe(odd)
+          expect(r[`Previous.${odd}`]).toBe('before')
+        } else {
+          expect(r['ChangedFields']).toEqual([odd])
+          expect(r['Previous']).toEqual({[odd]: 'before'})
+        }
+      }
     },
   )
 
