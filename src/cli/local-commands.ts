@@ -1,69 +1,48 @@
-import * as Args from '@oclif/core/args'
-import * as Flags from '@oclif/core/flags'
-
 import type {ChangesDocument} from './json-output.js'
+import type {PlainTable} from './plain-parse.js'
 import type {StatsDocument} from '../stats/render.js'
 
 /**
  * The two commands that read files and send no request, `sfl stats` and `sfl changes`, defined once: their
- * arguments, flags and runs, used by the oclif commands (src/commands/stats.ts, changes.ts: help, usage
- * errors, the in-process tests) and by the path that runs them without oclif (src/cli/local-fast.ts: issue
- * 32, oclif's Config and command classes cost 50-60 ms of a comparison DuckDB finishes in 0.2 s). The
- * builders come from oclif's own flags and args modules, not its index, and a run loads its modules when it
- * runs, so this file is light to load.
+ * runs, used by the oclif commands (src/commands/stats.ts, changes.ts: help, usage errors, the in-process
+ * tests) and by the path that runs them without oclif (src/cli/local-fast.ts: issue 32, oclif's Config and
+ * command classes cost 50-60 ms of a comparison DuckDB finishes in 0.2 s, and its parser's modules 14-16
+ * ms more), and their lines as the plain parser reads them (src/cli/plain-parse.ts; oclif's tables are
+ * src/cli/local-flags.ts). Nothing here imports oclif, and a run loads its modules when it runs, so this
+ * file is light to load.
  */
 
-export const statsArgs = {
-  file: Args.string({
-    description:
-      'The export: a CSV, NDJSON, JSON or Parquet file (or .csv.gz, .ndjson.gz, .json.gz), an --out-dir folder or its _sfl/manifest.json',
-    required: true,
-  }),
+/**
+ * The base flags every command has (src/cli/flags.ts `globalFlags`) and oclif's --json, as the plain parser
+ * reads them (src/cli/plain-parse.ts).
+ */
+const PLAIN_BASE_FLAGS: PlainTable['flags'] = {
+  debug: {type: 'boolean'},
+  quiet: {type: 'boolean', char: 'q'},
+  json: {type: 'boolean'},
 }
 
-export const statsFlags = {
-  'by-county': Flags.boolean({
-    description:
-      "Also the statistics of each county (a folder's: its manifest's counties; a file's: by Fips)",
-  }),
-  output: Flags.option({
-    char: 'o',
-    options: ['table', 'json'] as const,
-    default: 'table',
-    description: 'Output format (json: deprecated, use --json)',
-  })(),
+/** `sfl stats`' line for the plain parser: src/cli/local-flags.ts `statsArgs`, `statsFlags`, for oclif. */
+export const statsTable: PlainTable = {
+  args: ['file'],
+  flags: {
+    ...PLAIN_BASE_FLAGS,
+    'by-county': {type: 'boolean'},
+    output: {type: 'option', char: 'o', options: ['table', 'json'], default: 'table'},
+  },
 }
 
-export const changesArgs = {
-  previous: Args.string({
-    description: 'The earlier export (file, .gz file, --out-dir folder or its _sfl/manifest.json)',
-    required: true,
-  }),
-  current: Args.string({
-    description: 'The later export (file, .gz file, --out-dir folder or its _sfl/manifest.json)',
-    required: true,
-  }),
-}
-
-export const changesFlags = {
-  out: Flags.string({description: 'Change file (written atomically); stdout when omitted'}),
-  output: Flags.option({
-    char: 'o',
-    options: ['csv', 'ndjson', 'json'] as const,
-    description: "Change file format [default: from --out's extension, else csv]",
-  })(),
-  'ignore-fields': Flags.string({
-    description: 'Columns left out of the comparison, comma-separated, or none [default: ValuationDate]',
-    delimiter: ',',
-    multiple: true,
-  }),
-  fips: Flags.string({
-    description:
-      'Compare only this county (repeatable, or comma-separated) [default: every county of either export]',
-    delimiter: ',',
-    multiple: true,
-  }),
-  'exit-code': Flags.boolean({description: 'Exit 1 when there are changes (0 when there are none)'}),
+/** `sfl changes`' line for the plain parser: src/cli/local-flags.ts `changesArgs`, `changesFlags`, for oclif. */
+export const changesTable: PlainTable = {
+  args: ['previous', 'current'],
+  flags: {
+    ...PLAIN_BASE_FLAGS,
+    out: {type: 'string'},
+    output: {type: 'option', char: 'o', options: ['csv', 'ndjson', 'json']},
+    'ignore-fields': {type: 'string', multiple: true},
+    fips: {type: 'string', multiple: true},
+    'exit-code': {type: 'boolean'},
+  },
 }
 
 /** What a local run prints besides its output: notices (not under --quiet) and --debug lines. */

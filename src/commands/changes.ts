@@ -1,7 +1,8 @@
 import {BaseCommand} from '../cli/base-command.js'
 import {paragraphs} from '../cli/help-text.js'
 import type {ChangesDocument} from '../cli/json-output.js'
-import {changesArgs, changesFlags, changesInput, runChanges} from '../cli/local-commands.js'
+import {changesInput, runChanges} from '../cli/local-commands.js'
+import {changesArgs, changesFlags} from '../cli/local-flags.js'
 
 export default class Changes extends BaseCommand<typeof Changes> {
   static override summary = 'Compare two exports: which properties were added, updated or deleted'

@@ -1,6 +1,7 @@
 import {BaseCommand} from '../cli/base-command.js'
 import {paragraphs} from '../cli/help-text.js'
-import {runStats, statsArgs, statsFlags} from '../cli/local-commands.js'
+import {runStats} from '../cli/local-commands.js'
+import {statsArgs, statsFlags} from '../cli/local-flags.js'
 import type {StatsDocument} from '../stats/render.js'
 
 export default class Stats extends BaseCommand<typeof Stats> {
