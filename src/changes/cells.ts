@@ -14,7 +14,14 @@ export interface SentNumber {
   /** The number's text (JSON's number grammar). */
   n: string
 }
-export type Cell = string | boolean | null | SentNumber
+/**
+ * A JavaScript number is a double read from a Parquet file (or from a record object, which has no text):
+ * its text is JSON's shortest form (`numberText`), made only when a cell is written. Kept as the number,
+ * a value read back costs no object and no text until then, and two compare as numbers: the previous
+ * record of an updated row is compared, rarely written (a tenth of a Parquet comparison's read-back was
+ * wrapping each number in a SentNumber, with its text, CPU profile).
+ */
+export type Cell = string | boolean | null | SentNumber | number
 export type ChangeRecord = Record<string, Cell>
 
 /**
@@ -137,15 +144,19 @@ export function isSentNumber(c: Cell | undefined): c is SentNumber {
 /** JSON's number grammar (RFC 8259 section 6). */
 const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/
 
-/**
- * A number from a double: JSON's shortest form; an infinity or NaN (which JSON cannot hold) as text. A
- * whole number within 32 bits is written as the small integer it is (the same text): V8 writes those
- * several times faster than a double (150,000 valuations: 3 ms instead of 12, warm), and a Parquet export's
- * values, counts and years are most of the numbers a comparison reads back.
- */
+/** A double as a cell: the number itself; an infinity or NaN (which JSON cannot hold) as its text. */
 export function numberCell(x: number): Cell {
-  if (x === (x | 0)) return {n: String(x | 0)}
-  return Number.isFinite(x) ? {n: String(x)} : String(x)
+  return Number.isFinite(x) ? x : String(x)
+}
+
+/**
+ * A number's text: JSON's shortest form. A whole number within 32 bits is written as the small integer it
+ * is (the same text): V8 writes those several times faster than a double (150,000 valuations: 3 ms
+ * instead of 12, warm), and a Parquet export's values, counts and years are most of the numbers a
+ * comparison writes.
+ */
+export function numberText(x: number): string {
+  return x === (x | 0) ? String(x | 0) : String(x)
 }
 
 /** The text values are compared by (`asText`: `688600.0` is `688600`; a missing value is null). */
@@ -153,6 +164,7 @@ export function compareText(c: Cell | undefined): string | null {
   if (c === null || c === undefined) return null
   if (typeof c === 'string') return asText(c)
   if (typeof c === 'boolean') return c ? 'true' : 'false'
+  if (typeof c === 'number') return numberText(c)
   return asText(c.n)
 }
 
@@ -199,6 +211,7 @@ function typedText(name: string, text: string, bareNumber: boolean): Cell {
  * `true`/`false`, null empty.
  */
 export function csvCellText(c: Cell | undefined): string {
+  if (typeof c === 'number') return numberText(c)
   if (c !== null && typeof c === 'object') return c.n
   return cell(c, true)
 }
@@ -206,6 +219,7 @@ export function csvCellText(c: Cell | undefined): string {
 /** A value as JSON text: numbers as sent. */
 export function jsonText(c: Cell | undefined): string {
   if (c === null || c === undefined) return 'null'
+  if (typeof c === 'number') return numberText(c)
   if (typeof c === 'object') return c.n
   return JSON.stringify(c)
 }

@@ -14,6 +14,7 @@ import {
   csvCellText,
   isSentNumber,
   jsonText,
+  numberText,
   Layouts,
   MAX_LAYOUTS,
   valueOf,
@@ -474,6 +475,7 @@ class Places {
 
 /** A value's CSV cell: its text by csvCellText (a number as sent), quoted (a number's text never is). */
 function cellOf(c: Cell): string {
+  if (typeof c === 'number') return numberText(c)
   if (isSentNumber(c)) return c.n
   return quoteCell(csvCellText(c))
 }

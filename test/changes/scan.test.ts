@@ -20,7 +20,7 @@ import {entryRef, ENTRY_WORDS, loadEntries} from '../../src/changes/entries.js'
 import {RecordReader} from '../../src/changes/read.js'
 import {scanSide, type ScanFile} from '../../src/changes/scan.js'
 import {ObjectDigester} from '../../src/changes/row-digest.js'
-import {compareText, recordObject, type ChangeRecord} from '../../src/changes/cells.js'
+import {compareText, csvCellText, recordObject, type ChangeRecord} from '../../src/changes/cells.js'
 
 /**
  * The byte scanners (CSV, NDJSON, JSON lines) against the reading they stand in for: export-reader's
@@ -360,7 +360,8 @@ describe('files the byte scanners leave to export-reader', () => {
     const got = await scanned(f)
     expect(got.bytes).toBe(true)
     expect(got.groups).toEqual(await expected(f))
-    // a double has no text as sent: JSON's shortest form
-    expect(got.cells[0]!.map((r) => r['FinalValue'])).toEqual([{n: '1.5'}, {n: '3'}, {n: '4.5'}])
+    // a double has no text as sent: the number, written in JSON's shortest form
+    expect(got.cells[0]!.map((r) => r['FinalValue'])).toEqual([1.5, 3, 4.5])
+    expect(got.cells[0]!.map((r) => csvCellText(r['FinalValue']))).toEqual(['1.5', '3', '4.5'])
   })
 })
