@@ -5,6 +5,9 @@ import * as zlib from 'node:zlib'
 import type {ColumnMetaData, FileMetaData, SchemaElement} from 'hyparquet'
 
 import {decompressorsFor, ParquetCodecError} from './parquet-codecs.js'
+import {CompactReader, ParquetLayoutError, T_STRUCT, T_TRUE} from './parquet-footer.js'
+
+export {ParquetLayoutError}
 
 /**
  * Reading Parquet exports (`sfl stats`, `sfl changes`, `--changes-since`), column by column: only the
@@ -110,9 +113,6 @@ export async function pagesLookWhole(path: string): Promise<boolean> {
     file?.close()
   }
 }
-
-/** A file this reader does not lay out (nested, or an encoding, codec or type it does not know): read it as records. */
-export class ParquetLayoutError extends Error {}
 
 /** What a column's values are, from its physical and logical type. */
 export type ColumnKind = 'string' | 'number' | 'boolean' | 'date' | 'timestamp'
@@ -1419,12 +1419,14 @@ interface PageHeader {
 }
 
 /**
- * Just enough of Thrift's compact protocol to read a page header (parquet.thrift `PageHeader`): the fields
- * it needs, every other field skipped by its type.
+ * A page header (parquet.thrift `PageHeader`) in Thrift's compact protocol: the fields this reader needs,
+ * every other field skipped by its type. The protocol's reading (bounds, varints, skips) is the footer's
+ * (src/io/parquet-footer.ts); this is read once a page of every column chunk scanned.
  */
-class Thrift {
-  pos = 0
-  constructor(private readonly b: Uint8Array) {}
+class Thrift extends CompactReader {
+  constructor(b: Uint8Array) {
+    super(b, 'a page header', 'a page header past its column chunk')
+  }
 
   pageHeader(): PageHeader {
     const h: PageHeader = {
@@ -1442,25 +1444,25 @@ class Thrift {
       if (id === 1) h.type = this.int()
       else if (id === 2) h.uncompressed = this.int()
       else if (id === 3) h.compressed = this.int()
-      else if (id === 5 && type === 12)
+      else if (id === 5 && type === T_STRUCT)
         this.struct((f, t) => {
           if (f === 1) h.values = this.int()
           else if (f === 2) h.encoding = this.int()
           else if (f === 3) h.defEncoding = this.int()
           else this.skip(t)
         })
-      else if (id === 7 && type === 12)
+      else if (id === 7 && type === T_STRUCT)
         this.struct((f, t) => {
           if (f === 1) h.values = this.int()
           else this.skip(t)
         })
-      else if (id === 8 && type === 12)
+      else if (id === 8 && type === T_STRUCT)
         this.struct((f, t) => {
           if (f === 1) h.values = this.int()
           else if (f === 4) h.encoding = this.int()
           else if (f === 5) h.defLength = this.int()
           else if (f === 6) h.repLength = this.int()
-          else if (f === 7) h.compressedV2 = t === 1
+          else if (f === 7) h.compressedV2 = t === T_TRUE
           else this.skip(t)
         })
       else this.skip(type)
@@ -1471,90 +1473,6 @@ class Thrift {
     if (h.type === DATA_PAGE_V2 && h.defLength + h.repLength > h.compressed)
       throw new ParquetLayoutError('levels longer than their page')
     return h
-  }
-
-  private byte(): number {
-    if (this.pos >= this.b.length) throw new ParquetLayoutError('a page header past its column chunk')
-    return this.b[this.pos++]!
-  }
-
-  private varint(): number {
-    let v = 0
-    for (let shift = 0; ; shift += 7) {
-      const c = this.byte()
-      v += (c & 0x7f) * 2 ** shift
-      if (c < 0x80) return v
-      if (shift > 63) throw new ParquetLayoutError('a varint too long')
-    }
-  }
-
-  /** A zigzag varint (i16, i32, i64). */
-  private int(): number {
-    const v = this.varint()
-    return v % 2 === 0 ? v / 2 : -(v + 1) / 2
-  }
-
-  private struct(field: (id: number, type: number) => void): void {
-    let last = 0
-    for (;;) {
-      const h = this.byte()
-      const type = h & 0x0f
-      if (type === 0) return
-      const delta = h >> 4
-      last = delta ? last + delta : this.int()
-      field(last, type)
-    }
-  }
-
-  private skip(type: number): void {
-    switch (type) {
-      case 1: // true
-      case 2: // false (a field's value is in its type)
-        return
-      case 3:
-        this.pos++
-        return
-      case 4:
-      case 5:
-      case 6:
-        this.varint()
-        return
-      case 7:
-        this.pos += 8
-        return
-      case 8: {
-        // the length's own bytes first: `this.pos += this.varint()` read pos before the varint moved it
-        const length = this.varint()
-        this.pos += length
-        return
-      }
-      case 9:
-      case 10: {
-        const h = this.byte()
-        const n = h >> 4 === 15 ? this.varint() : h >> 4
-        const t = h & 0x0f
-        for (let i = 0; i < n; i++) {
-          if (t === 1 || t === 2) this.pos++
-          else this.skip(t)
-        }
-        return
-      }
-      case 11: {
-        const n = this.varint()
-        if (n === 0) return
-        const kv = this.byte()
-        for (let i = 0; i < n; i++) {
-          this.skip(kv >> 4)
-          this.skip(kv & 0x0f)
-        }
-        return
-      }
-      case 12:
-        this.struct((_, t) => this.skip(t))
-        return
-      default:
-        throw new ParquetLayoutError(`a Thrift type ${type} in a page header`)
-    }
   }
 }
 
