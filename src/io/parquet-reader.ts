@@ -2,10 +2,17 @@ import {closeSync, fstatSync, openSync, readSync} from 'node:fs'
 import {brotliDecompressSync, gunzipSync} from 'node:zlib'
 import * as zlib from 'node:zlib'
 
-import type {ColumnMetaData, FileMetaData, SchemaElement} from 'hyparquet'
-
 import {decompressorsFor, ParquetCodecError} from './parquet-codecs.js'
-import {CompactReader, ParquetLayoutError, T_STRUCT, T_TRUE} from './parquet-footer.js'
+import {
+  CompactReader,
+  ParquetLayoutError,
+  parseFooter,
+  T_STRUCT,
+  T_TRUE,
+  type ColumnMetaData,
+  type FileMetaData,
+  type SchemaElement,
+} from './parquet-footer.js'
 
 export {ParquetLayoutError}
 
@@ -15,10 +22,10 @@ export {ParquetLayoutError}
  * and each distinct dictionary value once), so a digest or an aggregate over them makes no object per
  * row. hyparquet's general reader assembles each value through its nested-list machinery and made
  * `sfl changes` of two 150,000-record files take 11.5 s (issue 32); this reads the flat columns every
- * sfl export has (every column OPTIONAL or REQUIRED, none nested) with a loop per page. hyparquet still
- * parses the footer (`parquetMetadata`) and decompresses Snappy (`snappyUncompress`), and reads, as
- * record objects, any file laid out otherwise (`readParquetRecords`): nested columns, INT96 or decimal
- * columns, encodings or codecs this reader does not know (`ParquetLayoutError` says which).
+ * sfl export has (every column OPTIONAL or REQUIRED, none nested) with a loop per page. The footer is
+ * read by src/io/parquet-footer.ts, so this reader does not load hyparquet; hyparquet reads, as record
+ * objects, any file laid out otherwise (`readParquetRecords`): nested columns, INT96 or decimal columns,
+ * encodings or codecs this reader does not know (`ParquetLayoutError` says which).
  *
  * The Parquet format's facts used here are from its specification (github.com/apache/parquet-format):
  * the page header in Thrift's compact protocol, the RLE/bit-packing hybrid for levels and dictionary
@@ -215,10 +222,11 @@ interface ChunkPlace {
 const LAYOUTS: Array<{footer: Uint8Array; layout: Layout}> = []
 const MAX_LAYOUTS = 4
 
-function layoutOf(footer: Uint8Array, parse: (footer: Uint8Array) => FileMetaData): Layout {
+/** `footer`: the file's metadata with its last 8 bytes (the metadata's length, "PAR1"). */
+function layoutOf(footer: Uint8Array): Layout {
   const known = LAYOUTS.find((l) => Buffer.compare(l.footer, footer) === 0)
   if (known) return known.layout
-  const metadata = parse(footer)
+  const metadata = parseFooter(footer.subarray(0, footer.length - 8))
   const columns = flatColumns(metadata.schema)
   const groups: RowGroupInfo[] = []
   // each chunk checked and placed once here, not at every read of it (a read-back reads every chunk)
@@ -242,9 +250,9 @@ function layoutOf(footer: Uint8Array, parse: (footer: Uint8Array) => FileMetaDat
 }
 
 /**
- * A Parquet file open for reading by column. `open` reads the footer (hyparquet's `parquetMetadata`)
- * and checks that every column is flat and of a type this reader knows; then `readGroup` decodes the
- * chosen columns of one row group, reading their bytes in one read.
+ * A Parquet file open for reading by column. `open` reads the footer (src/io/parquet-footer.ts) and
+ * checks that every column is flat and of a type this reader knows; then `readGroup` decodes the chosen
+ * columns of one row group, reading their bytes in one read.
  */
 export class ParquetColumns {
   private constructor(
@@ -265,12 +273,10 @@ export class ParquetColumns {
   }
 
   /**
-   * Open `path`; throws ParquetLayoutError for a file whose layout this reader does not take, and the
-   * file system's errors (ENOENT...) as they are. `snappy` is hyparquet's decompressor (loaded by the
-   * caller, so this module stays free of it until a Parquet file is read).
+   * Open `path`; throws ParquetLayoutError for a file whose layout this reader does not take (a footer
+   * damaged among them), and the file system's errors (ENOENT...) as they are.
    */
   static async open(path: string): Promise<ParquetColumns> {
-    const hp = await import('hyparquet')
     const fd = openSync(path, 'r')
     try {
       const size = fstatSync(fd).size
@@ -281,7 +287,7 @@ export class ParquetColumns {
       const length = new DataView(tail.buffer, tail.byteOffset).getUint32(0, true)
       if (length + 12 > size) throw new ParquetLayoutError('a footer longer than the file')
       const footer = readAt(fd, size - 8 - length, length + 8)
-      const {metadata, columns, groups, places} = layoutOf(footer, hp.parquetMetadata)
+      const {metadata, columns, groups, places} = layoutOf(footer)
       return new ParquetColumns(path, fd, metadata, columns, groups, places)
     } catch (error) {
       closeSync(fd)

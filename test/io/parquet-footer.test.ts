@@ -511,6 +511,30 @@ describe('a damaged or hostile footer', () => {
       expect(outcome(metadata.subarray(0, cut)), `${cut}`).toBe('refused')
   })
 
+  it('a file whose footer is damaged opens, or is refused with a ParquetLayoutError (the column reader then leaves it to the record reader)', async () => {
+    const path = await sfl('none', 100, 40)
+    const whole = readFileSync(path)
+    const {metadata} = footerOf(path)
+    const from = whole.length - 8 - metadata.length
+    const damaged = join(dir, `${n++}-damaged.parquet`)
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({at: fc.nat(), to: fc.integer({min: 0, max: 255})}), {minLength: 1, maxLength: 3}),
+        async (edits) => {
+          const b = Buffer.from(whole)
+          for (const {at, to} of edits) b[from + (at % metadata.length)] = to
+          writeFileSync(damaged, b)
+          const opened = await ParquetColumns.open(damaged).then(
+            (f) => f.close(),
+            (e: unknown) => e,
+          )
+          if (opened !== undefined) expect(opened).toBeInstanceOf(ParquetLayoutError)
+        },
+      ),
+      {numRuns: 300},
+    )
+  })
+
   it('structs or lists nested thousands deep are refused at depth 32, not recursed into until the stack overflows', () => {
     // field 1 a struct, whose field 1 is a struct...; and field 1 a list of one list of one list...
     const structs = Uint8Array.from([...Array<number>(100_000).fill(0x1c), ...Array<number>(100_000).fill(0)])
