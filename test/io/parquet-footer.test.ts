@@ -543,13 +543,21 @@ describe('a damaged or hostile footer', () => {
     expect(() => parseFooter(lists)).toThrow('the footer nested deeper than 32')
   })
 
-  it('a list longer than the bytes left is refused before any element is read', () => {
-    // the schema (field 2), a list of structs whose length, a varint, is 2^40
-    const b = Uint8Array.from([0x29, 0xfc, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20, 0x00])
-    expect(() => parseFooter(b)).toThrow('a list longer than the footer')
+  it('a list, a set or a map longer than the bytes left is refused before any element is read', () => {
+    const big = [0x80, 0x80, 0x80, 0x80, 0x80, 0x20] // a varint, 2^40
+    // the schema (field 2), a list of structs; a field 1 the reader skips, a set of i32s; one, a map
+    expect(() => parseFooter(Uint8Array.from([0x29, 0xfc, ...big, 0x00]))).toThrow(
+      'a list longer than the footer',
+    )
+    expect(() => parseFooter(Uint8Array.from([0x1a, 0xf5, ...big, 0x00]))).toThrow(
+      'a list longer than the footer',
+    )
+    expect(() => parseFooter(Uint8Array.from([0x1b, ...big, 0x55, 0x00]))).toThrow(
+      'a map longer than the footer',
+    )
   })
 
-  it('a string longer than the bytes left is refused', () => {
+  it('a string longer than the bytes left is refused, read or skipped', () => {
     const {metadata} = made(PLAIN)
     // the root's name, 'schema' (field 4, length 6), given a length past the footer's end
     const b = Buffer.from(metadata)
@@ -558,6 +566,11 @@ describe('a damaged or hostile footer', () => {
     expect(outcome(b.subarray(0, at + 40))).toBe('refused')
     // said as such, before its bytes are taken (a view past the end would only be cut short, silently)
     expect(() => parseFooter(b.subarray(0, at + 40))).toThrow('a string longer than the footer')
+    // and a string the reader skips (a field 1, its length past the end), in a struct it skips too
+    expect(() => parseFooter(Uint8Array.from([0x18, 0x7f, 0x00]))).toThrow('a string longer than the footer')
+    expect(() => parseFooter(Uint8Array.from([0x1c, 0x18, 0x7f, 0x00]))).toThrow(
+      'a string longer than the footer',
+    )
   })
 
   it('a Thrift type the compact protocol does not have is refused', () => {
