@@ -431,6 +431,34 @@ describe('the kernel takes a column chunk only when its bytes are whole', () => 
     )
   })
 
+  it("a page header's field it does not know, a map or a list of 2^40 booleans, is refused at once, not looped over", () => {
+    const data = dataV2(4, [], [1, 8, 1])
+    // the dictionary page above with a field 4 between its sizes and its own header: a map of booleans to
+    // booleans (kv 0x11) or a list of booleans (0xf1), 2^40 long, in a page of a few bytes
+    const dictWith = (field: number[]) => [
+      ...struct([
+        [1, 2],
+        [2, 10],
+        [3, 10],
+      ]).slice(0, -1),
+      ...field,
+      ((7 - 4) << 4) | 12,
+      ...struct([
+        [1, 2],
+        [2, 0],
+      ]),
+      0,
+      ...[1, 0, 0, 0, 0x61, 1, 0, 0, 0, 0x62],
+    ]
+    expect(kernelTakes([...dictWith([0x1b, ...varint(2 ** 40), 0x11]), ...data], 4)).toBeUndefined()
+    expect(kernelTakes([...dictWith([0x19, 0xf1, ...varint(2 ** 40)]), ...data], 4)).toBeUndefined()
+    // an empty map and a short list of booleans, a byte each, are skipped and the chunk read
+    const read = Int32Array.from([1, 1, 1, 1], () => laneOf('b'))
+    expect(kernelTakes([...dictWith([0x1b, 0x00]), ...data], 4)).toEqual(read)
+    expect(kernelTakes([...dictWith([0x19, 0x21, 1, 2]), ...data], 4)).toEqual(read)
+    expect(kernelTakes([...dictWith([0x1b, 0x02, 0x11, 1, 2, 2, 1]), ...data], 4)).toEqual(read)
+  })
+
   it('a Snappy copy from offset 0, or past what is written, is refused', () => {
     const values = [1, 8, 1] // the data page's values, as above
     // a literal of the three bytes (tag (3 - 1) << 2), as Snappy writes them: taken

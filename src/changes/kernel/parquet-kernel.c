@@ -329,6 +329,12 @@ static i32 tint(void) {
 
 static void tskip(int type, int depth);
 
+/* An element of a list, set or map: a boolean there is a byte of its own (Thrift's compact protocol). */
+static void telement(int type, int depth) {
+  if (type == 1 || type == 2) tbyte();
+  else tskip(type, depth);
+}
+
 static void tskip_struct(int depth) {
   for (;;) {
     u8 h = tbyte();
@@ -371,19 +377,20 @@ static void tskip(int type, int depth) {
       u8 h = tbyte();
       u64 n = h >> 4 == 15 ? tvarint() : h >> 4;
       int t = h & 15;
-      for (u64 i = 0; i < n && !terr; i++) {
-        if (t == 1 || t == 2) tbyte();
-        else tskip(t, depth + 1);
-      }
+      // each element takes a byte or more: a longer list is refused before any is read
+      if (n > (u64)(te - tp)) terr = 1;
+      for (u64 i = 0; i < n && !terr; i++) telement(t, depth + 1);
       return;
     }
     case 11: {
       u64 n = tvarint();
       if (n == 0) return;
       u8 kv = tbyte();
+      // each entry takes two bytes or more (a boolean key or value its own byte): a longer map is refused
+      if (n > (u64)(te - tp) / 2) terr = 1;
       for (u64 i = 0; i < n && !terr; i++) {
-        tskip(kv >> 4, depth + 1);
-        tskip(kv & 15, depth + 1);
+        telement(kv >> 4, depth + 1);
+        telement(kv & 15, depth + 1);
       }
       return;
     }
