@@ -1,4 +1,4 @@
-import {existsSync} from 'node:fs'
+import {existsSync, statSync} from 'node:fs'
 import type {Worker} from 'node:worker_threads'
 
 /**
@@ -31,6 +31,7 @@ export function scanWorkerFile(entryUrl: string | URL): URL {
  */
 export async function prestartScanWorker(argv: readonly string[], entryUrl: string | URL): Promise<void> {
   if (argv[0] !== 'changes' || argv.includes('--help') || argv.includes('-h')) return
+  if (!scanWorkerWanted(sidesOf(argv.slice(1)))) return
   const url = scanWorkerFile(entryUrl)
   if (url.protocol !== 'file:' || !existsSync(url)) return
   // loaded here, not at the entry's top: every other command (a single lookup above all) starts without it
@@ -66,3 +67,58 @@ export function takePrestartedWorker(url: URL): Worker | undefined {
   p.worker.removeAllListeners()
   return p.worker
 }
+
+/**
+ * Both sides' files together below this many bytes are scanned by one thread, one after the other; above,
+ * the current side on a worker thread. The two threads of these machines share a core: a second one scans
+ * at about two thirds of the speed, and its start competes with the first's (issue 32, docs/performance.md
+ * "Fifth session"). Measured crossovers: two Parquet files of 100,000 records (9 MB) 0.92x the wall time
+ * on one thread, of 200,000 (18 MB) 1.01x; two CSV files of 30,000 records (16 MB) 1.01x, of 60,000 (32
+ * MB) 1.04x; one thread always took 0.85-0.93x the CPU.
+ */
+export const SCAN_WORKER_BYTES = 16 * 1024 * 1024
+
+/**
+ * Whether a comparison of the sides `paths` scans one of them on a worker thread: yes unless every one is
+ * a regular file and together they are below SCAN_WORKER_BYTES (a folder, an `s3://` side or a path that
+ * cannot be read: yes, as before). SFL_SCAN_WORKER_BYTES sets another bound (the tests' worker path).
+ */
+export function scanWorkerWanted(paths: readonly string[], env: NodeJS.ProcessEnv = process.env): boolean {
+  const bound = Number(env['SFL_SCAN_WORKER_BYTES'] || SCAN_WORKER_BYTES)
+  let total = 0
+  for (const p of paths) {
+    try {
+      const st = statSync(p)
+      if (!st.isFile()) return true
+      total += st.size
+    } catch {
+      return true
+    }
+  }
+  return total >= bound
+}
+
+/**
+ * `sfl changes`' positional arguments in `argv` (after the command), as its parser will find them in the
+ * usual lines: every word that is not a flag or the value of one that takes a value (src/cli/local-commands.ts
+ * `changesTable`; test/changes/prestart.test.ts holds the list to it). A guess at the entry, before the
+ * command loads: the command decides again from the parsed arguments.
+ */
+export function sidesOf(argv: readonly string[]): string[] {
+  const out: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!
+    if (VALUE_FLAGS.has(a)) i++
+    else if (!a.startsWith('-') || a === '-') out.push(a)
+  }
+  return out
+}
+
+/** The flags of `sfl changes` that take a value in the next word. */
+export const VALUE_FLAGS: ReadonlySet<string> = new Set([
+  '--out',
+  '--output',
+  '-o',
+  '--fips',
+  '--ignore-fields',
+])

@@ -50,6 +50,11 @@ export class ScanWorker {
     return url ? new ScanWorker(url) : undefined
   }
 
+  /** The worker the CLI's entry started ahead, ended unused (the command scans on one thread after all). */
+  static dropPrestarted(url: URL | undefined): void {
+    if (url) void takePrestartedWorker(url)?.terminate()
+  }
+
   /** The file the scan will likely read, told ahead (src/changes/scan-worker.ts `warm`); nothing is answered. */
   warm(path: string): void {
     if (!this.used) this.worker.postMessage({warm: path})

@@ -123,9 +123,14 @@ export async function runChanges(input: ChangesInput, io: LocalIo): Promise<Chan
   }
   // the flags first, so a mistake costs no download of an s3:// side
   await changesFlagsChecked(flags)
-  // the worker thread starts now: its start overlaps the modules loaded and the sides checked below
+  // the worker thread starts now: its start overlaps the modules loaded and the sides checked below; two
+  // small files are scanned on this thread alone (src/changes/prestart.ts SCAN_WORKER_BYTES)
   const {ScanWorker, scanWorkerUrl} = await import('../changes/scan-run.js')
-  const worker = ScanWorker.start(scanWorkerUrl())
+  const {scanWorkerWanted} = await import('../changes/prestart.js')
+  const url = scanWorkerUrl()
+  const wanted = scanWorkerWanted([input.previous, input.current])
+  if (!wanted) ScanWorker.dropPrestarted(url)
+  const worker = wanted ? ScanWorker.start(url) : undefined
   try {
     const changes = await import('../changes/compare.js')
     io.debugLine(

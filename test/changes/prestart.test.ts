@@ -6,7 +6,16 @@ import type {Worker} from 'node:worker_threads'
 
 import {afterAll, describe, expect, it} from 'vitest'
 
-import {prestartScanWorker, scanWorkerFile, takePrestartedWorker} from '../../src/changes/prestart.js'
+import {
+  prestartScanWorker,
+  SCAN_WORKER_BYTES,
+  scanWorkerFile,
+  scanWorkerWanted,
+  sidesOf,
+  takePrestartedWorker,
+  VALUE_FLAGS,
+} from '../../src/changes/prestart.js'
+import {changesTable} from '../../src/cli/local-commands.js'
 
 /**
  * `sfl changes`' worker thread is started by the CLI's entry before oclif loads (src/changes/prestart.ts)
@@ -66,5 +75,45 @@ describe('the scan worker started ahead', () => {
     const exited = new Promise((resolve) => held.worker.once('exit', resolve))
     expect(takePrestartedWorker(new URL('other-worker.js', entry))).toBeUndefined()
     await expect(exited).resolves.toBeDefined()
+  })
+})
+
+describe('one thread or two', () => {
+  const big = join(dir, 'big.csv')
+  const small = join(dir, 'small.csv')
+  writeFileSync(big, Buffer.alloc(SCAN_WORKER_BYTES / 2 + 1))
+  writeFileSync(small, 'Fips\n')
+
+  it('two files below the bound are scanned on one thread; at or above it, or anything but files, on two', () => {
+    const env = {}
+    expect(scanWorkerWanted([small, small], env)).toBe(false)
+    expect(scanWorkerWanted([big, small], env)).toBe(false)
+    expect(scanWorkerWanted([big, big], env)).toBe(true)
+    // a folder (an --out-dir export), a missing path, an s3:// side: as before, two
+    expect(scanWorkerWanted([dir, small], env)).toBe(true)
+    expect(scanWorkerWanted([join(dir, 'missing.csv'), small], env)).toBe(true)
+    expect(scanWorkerWanted(['s3://bucket/a.csv', small], env)).toBe(true)
+    // SFL_SCAN_WORKER_BYTES moves the bound (the tests of the worker's path)
+    expect(scanWorkerWanted([small, small], {SFL_SCAN_WORKER_BYTES: '1'})).toBe(true)
+  })
+
+  it('the entry finds the sides among the words as the parser does: the values of the flags that take one skipped', () => {
+    const valueFlags = Object.entries(changesTable.flags).flatMap(([name, f]) =>
+      f.type === 'boolean' ? [] : [`--${name}`, ...(f.char ? [`-${f.char}`] : [])],
+    )
+    expect([...VALUE_FLAGS].sort()).toEqual(valueFlags.sort())
+    expect(
+      sidesOf(['--out', 'c.csv', 'a.csv', '-o', 'csv', '--fips', '06067', 'b.csv', '-q', '--json']),
+    ).toEqual(['a.csv', 'b.csv'])
+    expect(sidesOf(['a.csv', '--out=c.csv', '-', '--ignore-fields', 'none'])).toEqual(['a.csv', '-'])
+  })
+
+  it('is not started ahead for two small files', async () => {
+    await prestartScanWorker(['changes', small, small, '--out', big], entry)
+    expect(takePrestartedWorker(scanWorkerFile(entry))).toBeUndefined()
+    await prestartScanWorker(['changes', big, big], entry)
+    const worker = takePrestartedWorker(scanWorkerFile(entry))
+    expect(worker).toBeDefined()
+    await worker!.terminate()
   })
 })

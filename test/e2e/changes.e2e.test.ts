@@ -31,6 +31,8 @@ import {tempDir} from '../helpers/tmp.js'
  * `county-export --changes-since` and by `sfl changes`, with the built CLI.
  */
 const tmp = () => tempDir('sfl-e2e-changes-')
+/** The worker thread's path for files of any size (small ones are scanned on the main thread alone). */
+const onWorker = {SFL_SCAN_WORKER_BYTES: '1'}
 let server: Scenario | undefined
 afterEach(async () => {
   await server?.close()
@@ -308,14 +310,10 @@ describe('against the sandbox', () => {
             .code,
         ).toBe(0)
     const fromCsv = await sfl(['changes', join(d, 'a.csv'), join(d, 'b.csv'), '--output', 'ndjson'])
-    const fromParquet = await sfl([
-      'changes',
-      join(d, 'a.parquet'),
-      join(d, 'b.parquet'),
-      '--output',
-      'ndjson',
-      '--debug',
-    ])
+    const fromParquet = await sfl(
+      ['changes', join(d, 'a.parquet'), join(d, 'b.parquet'), '--output', 'ndjson', '--debug'],
+      {env: onWorker},
+    )
     expect(fromParquet.code, fromParquet.stderr).toBe(0)
     expect(fromParquet.stderr).toContain(
       '[debug] sfl changes: one side on a worker thread, the other on this one',
@@ -358,7 +356,9 @@ describe('against the sandbox', () => {
     // the footer's length says more bytes than the file has
     whole.writeUInt32LE(whole.length * 4, whole.length - 8)
     writeFileSync(join(d, 'b.parquet'), whole)
-    const r = await sfl(['changes', join(d, 'a.parquet'), join(d, 'b.parquet'), '--out', join(d, 'c.csv')])
+    const r = await sfl(['changes', join(d, 'a.parquet'), join(d, 'b.parquet'), '--out', join(d, 'c.csv')], {
+      env: onWorker,
+    })
     expect(r.code).toBe(2)
     expect(r.stderr.trimEnd().split('\n')).toEqual([
       expect.stringMatching(/^Error: .*b\.parquet: not a readable Parquet file/),
@@ -404,9 +404,13 @@ describe('the built CLI', () => {
         '{"Fips":"06067","ServicePropertyID":2,"FinalValue":250}',
       ].join('\n'),
     )
-    const r = await sfl(['changes', a, b, '--debug'])
+    const r = await sfl(['changes', a, b, '--debug'], {env: onWorker})
     expect(r.code).toBe(0)
     expect(r.stderr).toContain('[debug] sfl changes: one side on a worker thread, the other on this one')
+    // the same two files below the bound: both on this thread, the same change file
+    const alone = await sfl(['changes', a, b, '--debug'])
+    expect(alone.stderr).toContain('[debug] sfl changes: both sides on the main thread')
+    expect(alone.stdout).toBe(r.stdout)
     expect(r.stdout).toBe(
       'Change,ServicePropertyID,Fips,ChangedFields,FinalValue,Previous.FinalValue\r\nupdated,2,06067,FinalValue,250,200\r\ndeleted,3,06067,,300,\r\n',
     )
@@ -416,7 +420,7 @@ describe('the built CLI', () => {
     const d = tmp()
     const a = join(d, 'a.ndjson')
     writeFileSync(a, '{"Fips":"06067","ServicePropertyID":1}\n{"Fips":"06067","ServicePropertyID":tru}\n')
-    const r = await sfl(['changes', a, a, '--out', join(d, 'c.csv')])
+    const r = await sfl(['changes', a, a, '--out', join(d, 'c.csv')], {env: onWorker})
     expect(r.code).toBe(2)
     expect(r.stderr).toBe(`Error: ${a} line 2: not a JSON record\n`)
     expect(readdirSync(d)).toEqual(['a.ndjson'])
@@ -434,7 +438,7 @@ describe('the built CLI', () => {
       writeFileSync(good, 'Fips,ServicePropertyID,FinalValue\r\n06067,1,100\r\n06067,2,200\r\n')
       writeFileSync(bad, 'Fips,ServicePropertyID,FinalValue\r\n06067,1,100\r\n06067,2,"20"0\r\n')
       const [previous, current] = side === 'current' ? [good, bad] : [bad, good]
-      const r = await sfl(['changes', previous, current, '--out', join(d, 'c.csv')])
+      const r = await sfl(['changes', previous, current, '--out', join(d, 'c.csv')], {env: onWorker})
       expect(r.code).toBe(2)
       expect(r.stderr).toBe(
         `Error: ${bad} line 3: not a readable CSV export (Invalid Closing Quote: got "0" after a quoted field instead of a comma or a line end)\n`,
