@@ -7,6 +7,7 @@ import {
   fsyncSync,
   truncateSync,
   openSync,
+  renameSync,
   rmSync,
   type WriteStream,
 } from 'node:fs'
@@ -132,7 +133,7 @@ export class AtomicFile {
       fsyncSync(this.fd!)
       if (this.adopted) fchmodSync(this.fd!, this.adopted.mode)
       await assertReplaceable(this.target)
-      await rename(this.tmp, this.target)
+      renameSync(this.tmp, this.target)
       this.committed = true
       this.closeFd()
       live.delete(this.tmp)
