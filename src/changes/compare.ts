@@ -16,6 +16,7 @@ import {
 } from './entries.js'
 import {Emitter, writeChangeFile} from './change-file.js'
 import {RecordReader} from './read.js'
+import {scanWorkerWanted} from './prestart.js'
 import {scanSides, type ScanWorker} from './scan-run.js'
 import type {ScanFile, SideScan} from './scan.js'
 import {sideFiles} from './sides.js'
@@ -116,7 +117,8 @@ export interface ChangeRequest {
   format: RecordFormat
   /**
    * Scan the current side on a worker thread (of this worker file, or this worker already started) while
-   * this thread scans the previous (src/changes/scan-run.ts); default: both on this one.
+   * this thread scans the previous (src/changes/scan-run.ts); default: both on this one. A worker file is
+   * started only for sides of src/changes/prestart.ts SCAN_WORKER_BYTES or more.
    */
   worker?: URL | ScanWorker | undefined
 }
@@ -153,7 +155,10 @@ export async function compareExports(req: ChangeRequest): Promise<ChangeSummary>
         {label: 'previous', scratch, files: prevFiles, ignore: req.ignore, digest},
         {label: 'current', scratch, files: curFiles, ignore: req.ignore, digest},
       ],
-      req.worker,
+      // a worker file (county-export --changes-since): started only for sides of SCAN_WORKER_BYTES or more
+      req.worker instanceof URL && !scanWorkerWanted([...prevFiles, ...curFiles].map((f) => f.path))
+        ? undefined
+        : req.worker,
     )
     // one registry of record layouts for both sides: records of the same fields share one
     const layouts = new Layouts()

@@ -213,6 +213,28 @@ describe('compareExports', () => {
     prop('06067', 5),
   ]
 
+  it('a worker file is started only for sides of SCAN_WORKER_BYTES or more (county-export --changes-since)', async () => {
+    // a worker file that does not exist: the comparison fails where it starts one, and only there
+    const worker = new URL('file:///nonexistent/sfl-change-scan-worker.js')
+    const req = () => ({
+      previous: file('p.ndjson', ndjson(before)),
+      current: file('c.ndjson', ndjson(after)),
+      ignore: ['ValuationDate'],
+      out: join(dir, `${n++}-changes.csv`),
+      format: 'csv' as const,
+      worker,
+    })
+    await expect(compareExports(req())).resolves.toMatchObject({added: 1, updated: 1, deleted: 1})
+    const bound = process.env['SFL_SCAN_WORKER_BYTES']
+    process.env['SFL_SCAN_WORKER_BYTES'] = '1'
+    try {
+      await expect(compareExports(req())).rejects.toThrow()
+    } finally {
+      if (bound === undefined) delete process.env['SFL_SCAN_WORKER_BYTES']
+      else process.env['SFL_SCAN_WORKER_BYTES'] = bound
+    }
+  })
+
   it('a CSV previous and an NDJSON current of the same data show no change (a header only)', async () => {
     const {rows, header, s} = await compare(file('p.csv', csv(before)), file('c.ndjson', ndjson(before)))
     expect(rows).toEqual([])
