@@ -1,12 +1,10 @@
 import {execFileSync} from 'node:child_process'
 import {createHash} from 'node:crypto'
 import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
-import {DuckDBInstance, type DuckDBConnection} from '@duckdb/node-api'
 import fc from 'fast-check'
-import {afterAll, afterEach, beforeAll, describe, expect, it, vi} from 'vitest'
+import {afterEach, describe, expect, it, vi} from 'vitest'
 
 import {FileTarget} from '../../src/io/output.js'
 import {
@@ -22,6 +20,7 @@ import {ParquetKernel, type PickedValues} from '../../src/changes/kernel/parquet
 import {nameSeed, valueLanes} from '../../src/changes/row-digest.js'
 import {loadEntries} from '../../src/changes/entries.js'
 import {scanSide} from '../../src/changes/scan.js'
+import {duckdbScratch} from '../helpers/duckdb-scratch.js'
 
 /**
  * The comparison's kernel (src/changes/kernel/parquet-kernel.c, WebAssembly) against the rules it stands in
@@ -30,18 +29,8 @@ import {scanSide} from '../../src/changes/scan.js'
  * what a scan without it finds, on damaged files too, so it is never more lenient than the JavaScript
  * decoder. The module committed is the one its C source builds to.
  */
-const dir = mkdtempSync(join(tmpdir(), 'sfl-parquet-kernel-'))
-let db: DuckDBInstance
-let con: DuckDBConnection
-beforeAll(async () => {
-  db = await DuckDBInstance.create(':memory:')
-  con = await db.connect()
-})
-afterAll(() => {
-  con.closeSync()
-  db.closeSync()
-  rmSync(dir, {recursive: true, force: true})
-})
+const scratch = duckdbScratch('sfl-parquet-kernel-')
+const {dir} = scratch
 afterEach(() => {
   vi.restoreAllMocks()
 })
@@ -167,7 +156,7 @@ const SELECT = `SELECT i AS id, CASE WHEN i % 5 = 0 THEN NULL ELSE 'x' || (i % 7
 /** The rows of SELECT written by DuckDB to a Parquet file of its own, with these COPY options: its path. */
 async function duckFile(options: string): Promise<string> {
   const path = join(dir, `${n++}-duck.parquet`)
-  await con.run(`COPY (${SELECT}) TO '${path}' (FORMAT parquet, ${options})`)
+  await scratch.con.run(`COPY (${SELECT}) TO '${path}' (FORMAT parquet, ${options})`)
   return path
 }
 
@@ -229,13 +218,13 @@ describe('the kernel adds what the rules add', () => {
 
   it('every day from 1600 to 2147, and days outside the years 0-9999 given back', async () => {
     const path = join(dir, `${n++}-days.parquet`)
-    await con.run(
+    await scratch.con.run(
       `COPY (SELECT DATE '1600-01-01' + i::INTEGER AS dt, TIMESTAMP '1600-01-01 00:00:00.001' + INTERVAL (i) DAY AS ts
         FROM range(200000) t(i)) TO '${path}' (FORMAT parquet, ROW_GROUP_SIZE 50000)`,
     )
     expect(await kernelAgrees(path)).toEqual({taken: 8, given: new Set()})
     const far = join(dir, `${n++}-far.parquet`)
-    await con.run(
+    await scratch.con.run(
       `COPY (SELECT DATE '9999-12-31' + i::INTEGER AS late, DATE '0001-01-01' - (i * 400)::INTEGER AS early
         FROM range(3) t(i)) TO '${far}' (FORMAT parquet)`,
     )
@@ -253,7 +242,7 @@ describe('the kernel adds what the rules add', () => {
 
   it('values JavaScript writes as text (NaN, infinities) give their chunk back', async () => {
     const path = join(dir, `${n++}-duck.parquet`)
-    await con.run(
+    await scratch.con.run(
       `COPY (SELECT CASE WHEN i = 3 THEN 'NaN'::DOUBLE WHEN i = 4 THEN 'inf'::DOUBLE ELSE i END AS d,
         CASE WHEN i = 5 THEN '-inf'::FLOAT ELSE i END AS f, i AS ok FROM range(10) t(i)) TO '${path}' (FORMAT parquet)`,
     )

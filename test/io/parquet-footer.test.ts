@@ -1,17 +1,16 @@
-import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {DuckDBInstance, type DuckDBConnection} from '@duckdb/node-api'
 import fc from 'fast-check'
 import {parquetMetadata, type FileMetaData as HyparquetMetaData} from 'hyparquet'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {FileTarget} from '../../src/io/output.js'
 import {hasZstd, type ParquetCompression} from '../../src/io/parquet-codecs.js'
 import {parseFooter, ParquetLayoutError, type FileMetaData} from '../../src/io/parquet-footer.js'
 import {cellOf, ParquetColumns} from '../../src/io/parquet-reader.js'
 import {writeParquet} from '../../src/io/parquet-writer.js'
+import {duckdbScratch} from '../helpers/duckdb-scratch.js'
 
 /**
  * The column reader's own footer reader (src/io/parquet-footer.ts) against hyparquet's `parquetMetadata`,
@@ -19,18 +18,8 @@ import {writeParquet} from '../../src/io/parquet-writer.js'
  * hyparquet-writer's) and from footers written here field by field; and a footer damaged, cut short or
  * made hostile is a ParquetLayoutError, never another error and never a hang.
  */
-const dir = mkdtempSync(join(tmpdir(), 'sfl-parquet-footer-'))
-let db: DuckDBInstance
-let con: DuckDBConnection
-beforeAll(async () => {
-  db = await DuckDBInstance.create(':memory:')
-  con = await db.connect()
-})
-afterAll(() => {
-  con.closeSync()
-  db.closeSync()
-  rmSync(dir, {recursive: true, force: true})
-})
+const scratch = duckdbScratch('sfl-parquet-footer-')
+const {dir} = scratch
 let n = 0
 
 /** A Parquet file's footer: its metadata alone, and with its last 8 bytes (as hyparquet takes it). */
@@ -86,7 +75,7 @@ function expectAsHyparquet(path: string): FileMetaData {
 
 async function duckdb(select: string, options = ''): Promise<string> {
   const path = join(dir, `${n++}.parquet`)
-  await con.run(`COPY (${select}) TO '${path}' (FORMAT parquet${options ? `, ${options}` : ''})`)
+  await scratch.con.run(`COPY (${select}) TO '${path}' (FORMAT parquet${options ? `, ${options}` : ''})`)
   return path
 }
 

@@ -1,11 +1,9 @@
-import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import * as zlib from 'node:zlib'
 
-import {DuckDBInstance, type DuckDBConnection} from '@duckdb/node-api'
 import fc from 'fast-check'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {readExport} from '../../src/io/export-reader.js'
 import {FileTarget} from '../../src/io/output.js'
@@ -18,24 +16,15 @@ import {
   type ParquetRecord,
 } from '../../src/io/parquet-reader.js'
 import {writeParquet} from '../../src/io/parquet-writer.js'
+import {duckdbScratch} from '../helpers/duckdb-scratch.js'
 
 /**
  * The column reader (ParquetColumns) against two independent readers: DuckDB, for files DuckDB writes
  * (data pages v1, its own dictionary choices, every codec it offers), and hyparquet's general reader for
  * files sfl writes (data pages v2, Snappy). Every value of every row must agree, whole groups and picked rows.
  */
-const dir = mkdtempSync(join(tmpdir(), 'sfl-parquet-reader-'))
-let db: DuckDBInstance
-let con: DuckDBConnection
-beforeAll(async () => {
-  db = await DuckDBInstance.create(':memory:')
-  con = await db.connect()
-})
-afterAll(() => {
-  con.closeSync()
-  db.closeSync()
-  rmSync(dir, {recursive: true, force: true})
-})
+const scratch = duckdbScratch('sfl-parquet-reader-')
+const {dir} = scratch
 let n = 0
 
 /** Every record of a file through the column reader, a row group at a time. */
@@ -107,11 +96,11 @@ describe('the Parquet column reader', () => {
     'a file DuckDB wrote (%s, data pages v1): every value as DuckDB reads it',
     async (codec) => {
       const path = join(dir, `${n++}-${codec}.parquet`)
-      await con.run(
+      await scratch.con.run(
         `COPY (${SELECT}) TO '${path}' (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE 1000)`,
       )
       const expected = (
-        await con.runAndReadAll(
+        await scratch.con.runAndReadAll(
           `SELECT id, s, d, b, strftime(dt, '%Y-%m-%d') AS dt, strftime(ts, '%Y-%m-%dT%H:%M:%S') AS ts, u FROM '${path}' ORDER BY id`,
         )
       )
@@ -159,7 +148,7 @@ describe('the Parquet column reader', () => {
 
   it('zstd: read when node:zlib has it, else left to the record reader (a ParquetLayoutError)', async () => {
     const path = join(dir, `${n++}-zstd.parquet`)
-    await con.run(`COPY (${SELECT}) TO '${path}' (FORMAT parquet, COMPRESSION zstd)`)
+    await scratch.con.run(`COPY (${SELECT}) TO '${path}' (FORMAT parquet, COMPRESSION zstd)`)
     if ('zstdDecompressSync' in zlib) expect(await byColumns(path)).toHaveLength(3000)
     else await expect(ParquetColumns.open(path)).rejects.toThrow(ParquetLayoutError)
   })
@@ -317,7 +306,9 @@ describe('the Parquet column reader', () => {
 
   it('a nested column is left to the record reader, which still reads the file', async () => {
     const path = join(dir, `${n++}-struct.parquet`)
-    await con.run(`COPY (SELECT i AS id, {'a': i} AS st FROM range(10) t(i)) TO '${path}' (FORMAT parquet)`)
+    await scratch.con.run(
+      `COPY (SELECT i AS id, {'a': i} AS st FROM range(10) t(i)) TO '${path}' (FORMAT parquet)`,
+    )
     await expect(ParquetColumns.open(path)).rejects.toThrow(/nested/)
     let count = 0
     for await (const r of readExport(path)) if (r['id'] === count) count++
@@ -373,7 +364,7 @@ describe('the Parquet column reader', () => {
 
   it('the first pages looked at, nothing decompressed (a side checked before a comparison): true for a whole file, false for a broken one', async () => {
     const path = join(dir, `${n++}-first.parquet`)
-    await con.run(`COPY (${SELECT}) TO '${path}' (FORMAT parquet, ROW_GROUP_SIZE 1000)`)
+    await scratch.con.run(`COPY (${SELECT}) TO '${path}' (FORMAT parquet, ROW_GROUP_SIZE 1000)`)
     expect(await pagesLookWhole(path)).toBe(true)
     const bytes = readFileSync(path)
     // the first column chunk's page overwritten (its header and data), the footer intact
@@ -390,12 +381,14 @@ describe('the Parquet column reader', () => {
 describe('a file opened again', () => {
   it('is read by the footer it has now: a file replaced between two opens is not taken for the one before', async () => {
     const path = join(dir, `${n++}-replaced.parquet`)
-    await con.run(`COPY (SELECT i AS a, i * 2 AS b FROM range(5) t(i)) TO '${path}' (FORMAT parquet)`)
+    await scratch.con.run(`COPY (SELECT i AS a, i * 2 AS b FROM range(5) t(i)) TO '${path}' (FORMAT parquet)`)
     const first = await ParquetColumns.open(path)
     first.close()
     expect(first.columns.map((c) => c.name)).toEqual(['a', 'b'])
     expect(first.rows).toBe(5)
-    await con.run(`COPY (SELECT i AS a, 'x' AS b, i AS c FROM range(7) t(i)) TO '${path}' (FORMAT parquet)`)
+    await scratch.con.run(
+      `COPY (SELECT i AS a, 'x' AS b, i AS c FROM range(7) t(i)) TO '${path}' (FORMAT parquet)`,
+    )
     const second = await ParquetColumns.open(path)
     try {
       expect(second.columns.map((c) => [c.name, c.kind])).toEqual([
