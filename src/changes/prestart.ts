@@ -84,7 +84,9 @@ export const SCAN_WORKER_BYTES = 16 * 1024 * 1024
  * cannot be read: yes, as before). SFL_SCAN_WORKER_BYTES sets another bound (the tests' worker path).
  */
 export function scanWorkerWanted(paths: readonly string[], env: NodeJS.ProcessEnv = process.env): boolean {
-  const bound = Number(env['SFL_SCAN_WORKER_BYTES'] || SCAN_WORKER_BYTES)
+  // a value that is not a whole number of bytes is ignored (NaN would have meant one thread, silently)
+  const given = Number(env['SFL_SCAN_WORKER_BYTES'])
+  const bound = Number.isSafeInteger(given) && given > 0 ? given : SCAN_WORKER_BYTES
   let total = 0
   for (const p of paths) {
     try {

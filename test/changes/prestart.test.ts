@@ -95,6 +95,9 @@ describe('one thread or two', () => {
     expect(scanWorkerWanted(['s3://bucket/a.csv', small], env)).toBe(true)
     // SFL_SCAN_WORKER_BYTES moves the bound (the tests of the worker's path)
     expect(scanWorkerWanted([small, small], {SFL_SCAN_WORKER_BYTES: '1'})).toBe(true)
+    // one that is not a whole number of bytes is ignored: the bound stays SCAN_WORKER_BYTES
+    for (const bad of ['abc', '-5', '0', '1.5', ''])
+      expect(scanWorkerWanted([big, big], {SFL_SCAN_WORKER_BYTES: bad})).toBe(true)
   })
 
   it('the entry finds the sides among the words as the parser does: the values of the flags that take one skipped', () => {
