@@ -296,8 +296,11 @@ async function compareCounty(
   // county's added ones are out, so each side is read once, forwards (a Parquet row group decoded once).
   let a = 0
   for (let i = 0; i < np; i++) {
-    if (state[i] === PREVIOUS) rows.emit('deleted', fips, read(prev, P, i), undefined, undefined, true)
-    else if (state[i] === UPDATED) {
+    // most entries are unchanged: nothing to do, not even the check for a breath (a call per entry)
+    const st = state[i]
+    if (st !== PREVIOUS && st !== UPDATED) continue
+    if (st === PREVIOUS) rows.emit('deleted', fips, read(prev, P, i), undefined, undefined, true)
+    else {
       const j = P[i * ENTRY_WORDS + DIGEST_A]!
       for (; a < added.length && added[a]! < j; a++) rows.emit('added', fips, read(cur, C, added[a]!))
       const old = read(prev, P, i)
