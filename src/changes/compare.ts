@@ -12,8 +12,10 @@ import {
   KEY_A,
   KEY_B,
   loadEntries,
+  type Classified,
   type GroupScan,
 } from './entries.js'
+import {ParquetKernel} from './kernel/parquet-kernel.js'
 import {Emitter, writeChangeFile} from './change-file.js'
 import {RecordReader} from './read.js'
 import {scanWorkerWanted} from './prestart.js'
@@ -97,7 +99,7 @@ export interface ChangeSummary extends ChangeCounts {
   counties: number
   /** Where the change file went (undefined: stdout). */
   out?: string | undefined
-  /** The most one county's comparison held, bytes: its entries (24 a record), key table and states. */
+  /** The most one county's comparison held, bytes: its entries (24 a record), key table, states and lists. */
   tableBytes: number
   /** Counties compared that the current export does not hold: every record of theirs is deleted. */
   onlyPrevious: OneSidedCounty[]
@@ -277,31 +279,22 @@ async function compareCounty(
   const pg = prev.groups.get(fips)
   const cg = curSideGroup(cur, fips, rows)
   s.unkeyed += (pg?.unkeyed ?? 0) + (cg?.unkeyed ?? 0)
-  const P = loadEntries(pg)
-  const C = loadEntries(cg)
-  const np = P.length / ENTRY_WORDS
-  const nc = C.length / ENTRY_WORDS
-  const table = new IdTable(P, C, np + nc)
-  const state = keyPrevious(P, np, table, s)
-  const added = classifyCurrent(P, C, np, nc, table, state, s)
-  s.tableBytes = Math.max(s.tableBytes, P.byteLength + C.byteLength + table.bytes + state.byteLength)
-  plan(prev, P, (i) => state[i] === PREVIOUS || state[i] === UPDATED, np)
-  const wanted = new Uint8Array(nc)
-  for (const j of added) wanted[j] = 1
-  for (let i = 0; i < np; i++) if (state[i] === UPDATED) wanted[P[i * ENTRY_WORDS + DIGEST_A]!] = 1
-  plan(cur, C, (j) => wanted[j] === 1, nc)
+  const {prev: P, cur: C, added, todo, todoTo, ...k} = classify(pg, cg)
+  s.duplicates += k.duplicates
+  s.unchanged += k.unchanged
+  s.tableBytes = Math.max(s.tableBytes, k.bytes)
+  plan(prev, P, todo)
+  plan(cur, C, [...added, ...todoTo.filter((j) => j >= 0)])
   // Rows go out added first (the current export's order), then deleted and updated (the previous one's).
   // Reads go in file order on both sides: an added record is read as the sweep of updated ones passes
   // its place in the current export, and the deleted and updated rows wait (Emitter `later`) until the
   // county's added ones are out, so each side is read once, forwards (a Parquet row group decoded once).
   let a = 0
-  for (let i = 0; i < np; i++) {
-    // most entries are unchanged: nothing to do, not even the check for a breath (a call per entry)
-    const st = state[i]
-    if (st !== PREVIOUS && st !== UPDATED) continue
-    if (st === PREVIOUS) rows.emit('deleted', fips, read(prev, P, i), undefined, undefined, true)
+  for (let t = 0; t < todo.length; t++) {
+    const i = todo[t]!
+    const j = todoTo[t]!
+    if (j < 0) rows.emit('deleted', fips, read(prev, P, i), undefined, undefined, true)
     else {
-      const j = P[i * ENTRY_WORDS + DIGEST_A]!
       for (; a < added.length && added[a]! < j; a++) rows.emit('added', fips, read(cur, C, added[a]!))
       const old = read(prev, P, i)
       const rec = read(cur, C, j)
@@ -320,10 +313,60 @@ async function compareCounty(
 }
 
 /**
+ * Entries of both sides of a county at least this many: classified by the kernel (src/changes/kernel/, the
+ * same rules in C), where JavaScript would run each loop below once, cold (15-20 ms of 100,000 records a
+ * side); fewer, here (the kernel not even made for them).
+ */
+const KERNEL_ENTRIES = 4096
+
+/**
+ * Step 2: a county's previous and current entries (their scans `pg`, `cg`) read and classified
+ * (src/changes/entries.ts `Classified`), by the kernel (into its memory) or by `classifyHere`.
+ */
+export function classify(pg: GroupScan | undefined, cg: GroupScan | undefined): Classified {
+  const np = pg?.count ?? 0
+  const nc = cg?.count ?? 0
+  const kernel = np + nc >= KERNEL_ENTRIES ? ParquetKernel.get() : undefined
+  const k = kernel?.classify(np, nc, (P, C) => {
+    loadEntries(pg, P)
+    loadEntries(cg, C)
+  })
+  return k ?? classifyHere(loadEntries(pg), loadEntries(cg), np, nc)
+}
+
+/**
+ * `classify` in JavaScript: the rules (keyPrevious, classifyCurrent), then what changed, in order, named by
+ * their places in `P` and `C` (its `prev` and `cur`); an updated entry's digest in `P` is overwritten with
+ * the current entry it became.
+ */
+export function classifyHere(P: Uint32Array, C: Uint32Array, np: number, nc: number): Classified {
+  const table = new IdTable(P, C, np + nc)
+  const counts = {duplicates: 0, unchanged: 0}
+  const state = keyPrevious(P, np, table, counts)
+  const added = classifyCurrent(P, C, np, nc, table, state, counts)
+  const todo: number[] = []
+  const todoTo: number[] = []
+  for (let i = 0; i < np; i++) {
+    if (state[i] !== PREVIOUS && state[i] !== UPDATED) continue
+    todo.push(i)
+    todoTo.push(state[i] === UPDATED ? P[i * ENTRY_WORDS + DIGEST_A]! : -1)
+  }
+  return {
+    prev: P,
+    cur: C,
+    added: Int32Array.from(added),
+    todo: Int32Array.from(todo),
+    todoTo: Int32Array.from(todoTo),
+    ...counts,
+    bytes: P.byteLength + C.byteLength + table.bytes + state.byteLength,
+  }
+}
+
+/**
  * Step 2a: the previous side's keys into the table, each entry's state PREVIOUS, or REPEATED for a key met
  * before (the table holds the first).
  */
-function keyPrevious(P: Uint32Array, np: number, table: IdTable, s: ChangeSummary): Uint8Array {
+function keyPrevious(P: Uint32Array, np: number, table: IdTable, s: {duplicates: number}): Uint8Array {
   const state = new Uint8Array(np)
   for (let i = 0; i < np; i++) {
     const at = i * ENTRY_WORDS
@@ -347,7 +390,7 @@ function classifyCurrent(
   nc: number,
   table: IdTable,
   state: Uint8Array,
-  s: ChangeSummary,
+  s: {duplicates: number; unchanged: number},
 ): number[] {
   const added: number[] = []
   // Two exports of a county list its properties in one order, so the current record j is nearly always
@@ -393,11 +436,10 @@ function curSideGroup(cur: Side, fips: string, rows: Emitter): GroupScan | undef
 }
 
 /** Tell the side's reader which of the county's records will be read (its Parquet files decode just those). */
-function plan(side: Side, entries: Uint32Array, read: (i: number) => boolean, n: number): void {
+function plan(side: Side, entries: Uint32Array, read: ArrayLike<number>): void {
   const byFile = new Map<number, number[]>()
-  for (let i = 0; i < n; i++) {
-    if (!read(i)) continue
-    const {file, offset} = entryRef(entries, i)
+  for (let t = 0; t < read.length; t++) {
+    const {file, offset} = entryRef(entries, read[t]!)
     let list = byFile.get(file)
     if (!list) byFile.set(file, (list = []))
     list.push(offset)

@@ -17,6 +17,28 @@ export const DIGEST_B = 3
 export const OFFSET_LO = 4
 export const OFFSET_HI = 5
 
+/**
+ * A county's entries classified (src/changes/compare.ts, step 2): what its step 3 reads back and writes,
+ * by entry index.
+ */
+export interface Classified {
+  /** The previous side's entries `todo` names (all of them, or only those). */
+  prev: Uint32Array
+  /** The current side's entries `added` and `todoTo` name (all of them, or only those). */
+  cur: Uint32Array
+  /** The current entries whose key no previous entry has (added), in the current side's order. */
+  added: Int32Array
+  /** The previous entries that changed, in their order: each deleted (`todoTo` -1) or updated. */
+  todo: Int32Array
+  /** For each of `todo`, the current entry it became (updated), or -1 (deleted). */
+  todoTo: Int32Array
+  /** Keys met again within a side (the first counts). */
+  duplicates: number
+  unchanged: number
+  /** The bytes the classification held: the entries, the key table, the states (the summary's figure). */
+  bytes: number
+}
+
 /** Where an entry's record is: its file's index and its byte offset there. */
 export function entryRef(e: Uint32Array, i: number): {file: number; offset: number} {
   const hi = e[i * ENTRY_WORDS + OFFSET_HI]!
@@ -34,11 +56,16 @@ export interface GroupScan {
   names: string[]
 }
 
-/** A county's entries, read back whole (24 bytes a record: the comparison's memory is per county). */
-export function loadEntries(g: GroupScan | undefined): Uint32Array {
-  if (!g || g.count === 0) return new Uint32Array(0)
-  const out = new Uint32Array(g.count * ENTRY_WORDS)
-  const bytes = Buffer.from(out.buffer)
+/**
+ * A county's entries, read back whole (24 bytes a record: the comparison's memory is per county), into
+ * `into` when given (of the county's size: the kernel's memory, src/changes/kernel/parquet-kernel.ts).
+ */
+export function loadEntries(g: GroupScan | undefined, into?: Uint32Array): Uint32Array {
+  const count = g?.count ?? 0
+  const out = into ?? new Uint32Array(count * ENTRY_WORDS)
+  if (out.length !== count * ENTRY_WORDS) throw new Error(`${count} entries into ${out.length} words`)
+  if (!g || count === 0) return out
+  const bytes = Buffer.from(out.buffer, out.byteOffset, out.byteLength)
   // straight into the array: no second copy of a county's entries
   const fd = openSync(g.entries, 'r')
   try {

@@ -1215,3 +1215,113 @@ __attribute__((export_name("slot_chunk"))) i32 slot_chunk(
   out[1] = used;
   return OK;
 }
+
+// ---------------------------------------------------------------------------------------------------
+// A county's entries classified (src/changes/compare.ts, step 2), for every format of export
+
+/*
+ * compare.ts `keyPrevious` and `classifyCurrent`, rule for rule, and the sweep after them: loops over every
+ * record of a county that JavaScript runs once, cold (at 100,000 records a side, 15-20 ms of the main
+ * thread; here under 2). An entry is six words (src/changes/entries.ts): its key's lanes, its digest's, its
+ * offset. The table is id-table.ts's: open addressing, `mask + 1` slots (a power of two, at least twice the
+ * keys) filled here, a slot holding the previous side's entry i as i and the current side's j as -j - 2.
+ */
+#define EW 6
+enum { ST_PREVIOUS = 0, ST_UNCHANGED = 1, ST_UPDATED = 2, ST_REPEATED = 3 };
+
+static const u32 *cp, *cc; // the two sides' entries
+static i32 *cslots;
+static u32 cmask, cprobe;
+
+/** The slot value of key (a, b), or -1; `cprobe` is where a put would go. */
+static i32 cget(u32 a, u32 b) {
+  for (u32 i = a & cmask;; i = (i + 1) & cmask) {
+    i32 v = cslots[i];
+    if (v == -1) {
+      cprobe = i;
+      return -1;
+    }
+    const u32 *e = v >= 0 ? cp + (u32)v * EW : cc + (u32)(-v - 2) * EW;
+    if (e[0] == a && e[1] == b) return v;
+  }
+}
+
+/**
+ * Classify the previous side's `np` entries `p` and the current side's `nc` entries `c`: `to` (`np` words)
+ * and `map` (`nc` words) for scratch, `state` (`np` bytes); out: `added` (the current entries no previous
+ * one keys, ascending), `todo` and `todo_to` (in the previous side's order, each previous entry deleted,
+ * with -1, or updated, with the current entry it became), and `out`: duplicates, unchanged, added, todo,
+ * and the current entries kept. Then each side's entries that are read back are moved, in order, to the
+ * front of `p` and `c` (in place: an entry moves only towards the front, onto one already moved or not
+ * read back), and the lists name them there: `todo` is 0, 1, 2... and `added`, `todo_to` are places among
+ * the current side's kept entries. The caller copies out those few instead of holding every entry.
+ */
+__attribute__((export_name("classify"))) i32 classify(u32 *p, u32 np, u32 *c, u32 nc, i32 *slots, u32 mask,
+                                                       u8 *state, i32 *to, i32 *map, i32 *added, i32 *todo,
+                                                       i32 *todo_to, u32 *out) {
+  cp = p, cc = c, cslots = slots, cmask = mask;
+  for (u32 i = 0; i <= mask; i++) slots[i] = -1;
+  u32 duplicates = 0, unchanged = 0, nadded = 0, ntodo = 0;
+  // keyPrevious: each key into the table; a key met again is REPEATED (the table keeps the first)
+  for (u32 i = 0; i < np; i++) {
+    if (cget(p[i * EW], p[i * EW + 1]) != -1) {
+      state[i] = ST_REPEATED;
+      duplicates++;
+    } else {
+      state[i] = ST_PREVIOUS;
+      slots[cprobe] = (i32)i;
+    }
+  }
+  // classifyCurrent: the previous record after the last one matched first, the table after
+  u32 guess = 0;
+  for (u32 j = 0; j < nc; j++) {
+    u32 ka = c[j * EW], kb = c[j * EW + 1];
+    i32 v = guess < np && p[guess * EW] == ka && p[guess * EW + 1] == kb && state[guess] != ST_REPEATED
+                ? (i32)guess
+                : cget(ka, kb);
+    if (v >= 0) guess = (u32)v + 1;
+    if (v == -1) {
+      slots[cprobe] = -(i32)j - 2;
+      added[nadded++] = (i32)j;
+    } else if (v < 0 || state[v] != ST_PREVIOUS)
+      duplicates++;
+    else if (p[v * EW + 2] == c[j * EW + 2] && p[v * EW + 3] == c[j * EW + 3]) {
+      state[v] = ST_UNCHANGED;
+      unchanged++;
+    } else {
+      state[v] = ST_UPDATED;
+      to[v] = (i32)j;
+    }
+  }
+  // the sweep: what changed on the previous side, in its order
+  for (u32 i = 0; i < np; i++) {
+    if (state[i] == ST_PREVIOUS) todo[ntodo] = (i32)i, todo_to[ntodo++] = -1;
+    else if (state[i] == ST_UPDATED) todo[ntodo] = (i32)i, todo_to[ntodo++] = to[i];
+  }
+  // the entries read back, to the front of each side: the previous side's in todo's order
+  for (u32 t = 0; t < ntodo; t++) {
+    u32 i = (u32)todo[t];
+    for (u32 w = 0; w < EW; w++) p[t * EW + w] = p[i * EW + w];
+    todo[t] = (i32)t;
+  }
+  // the current side's: added, and those updated ones became, in the current side's order
+  for (u32 j = 0; j < nc; j++) map[j] = -1;
+  for (u32 a = 0; a < nadded; a++) map[added[a]] = 0;
+  for (u32 t = 0; t < ntodo; t++)
+    if (todo_to[t] >= 0) map[todo_to[t]] = 0;
+  u32 kept = 0;
+  for (u32 j = 0; j < nc; j++) {
+    if (map[j] < 0) continue;
+    for (u32 w = 0; w < EW; w++) c[kept * EW + w] = c[j * EW + w];
+    map[j] = (i32)kept++;
+  }
+  for (u32 a = 0; a < nadded; a++) added[a] = map[added[a]];
+  for (u32 t = 0; t < ntodo; t++)
+    if (todo_to[t] >= 0) todo_to[t] = map[todo_to[t]];
+  out[0] = duplicates;
+  out[1] = unchanged;
+  out[2] = nadded;
+  out[3] = ntodo;
+  out[4] = kept;
+  return OK;
+}

@@ -7,6 +7,7 @@ import {
   type ParquetColumn,
   type RawChunk,
 } from '../../io/parquet-reader.js'
+import type {Classified} from '../entries.js'
 import type {Lanes} from '../row-digest.js'
 import {KERNEL_FILE} from './parquet-kernel-file.js'
 
@@ -40,6 +41,7 @@ export class ParquetKernel {
   private readonly sumChunk: (...args: number[]) => number
   private readonly pickChunk: (...args: number[]) => number
   private readonly slotChunk: (...args: number[]) => number
+  private readonly classifyEntries: (...args: number[]) => number
   private readonly base: number
   private rows = 0
   private at = {
@@ -68,11 +70,13 @@ export class ParquetKernel {
       sum_chunk: (...args: number[]) => number
       pick_chunk: (...args: number[]) => number
       slot_chunk: (...args: number[]) => number
+      classify: (...args: number[]) => number
       heap_base: () => number
     }
     this.sumChunk = exports.sum_chunk
     this.pickChunk = exports.pick_chunk
     this.slotChunk = exports.slot_chunk
+    this.classifyEntries = exports.classify
     this.base = (exports.heap_base() + 15) & ~15
   }
 
@@ -316,6 +320,65 @@ export class ParquetKernel {
     }
   }
 
+  /**
+   * A county's entries classified as src/changes/compare.ts `classifyHere` classifies them: the previous
+   * side's `np` entries and the current side's `nc` (six words each: src/changes/entries.ts), which `load`
+   * reads straight into the kernel's memory (`P`, `C`). Only the entries read back are copied out (their
+   * lists name them among those: `Classified` `prev`, `cur`). Undefined, before `load` is called, when the
+   * memory cannot hold them (the caller classifies in JavaScript).
+   */
+  classify(np: number, nc: number, load: (P: Uint32Array, C: Uint32Array) => void): Classified | undefined {
+    let size = 1024
+    while (size < (np + nc) * 2) size *= 2
+    const a = this.layout({
+      p: 4 * ENTRY * np,
+      c: 4 * ENTRY * nc,
+      slots: 4 * size,
+      state: np,
+      to: 4 * np,
+      map: 4 * nc,
+      added: 4 * nc,
+      todo: 4 * np,
+      todoTo: 4 * np,
+      out: 20,
+    })
+    if (a.end > MAX_BYTES || !this.room(a.end)) return undefined
+    let buffer = this.memory.buffer
+    load(new Uint32Array(buffer, a.p, ENTRY * np), new Uint32Array(buffer, a.c, ENTRY * nc))
+    try {
+      const answer = this.classifyEntries(
+        a.p,
+        np,
+        a.c,
+        nc,
+        a.slots,
+        size - 1,
+        a.state,
+        a.to,
+        a.map,
+        a.added,
+        a.todo,
+        a.todoTo,
+        a.out,
+      )
+      if (answer !== 0) return undefined
+    } catch {
+      return undefined
+    }
+    buffer = this.memory.buffer
+    const [duplicates, unchanged, added, todo, kept] = new Uint32Array(buffer, a.out, 5)
+    return {
+      prev: new Uint32Array(buffer, a.p, ENTRY * todo!).slice(),
+      cur: new Uint32Array(buffer, a.c, ENTRY * kept!).slice(),
+      added: new Int32Array(buffer, a.added, added).slice(),
+      todo: new Int32Array(buffer, a.todo, todo).slice(),
+      todoTo: new Int32Array(buffer, a.todoTo, todo).slice(),
+      duplicates: duplicates!,
+      unchanged: unchanged!,
+      bytes: a.end - a.p,
+    }
+  }
+
   /** Places for buffers of these sizes from the kernel's heap on, each on 8 bytes, and where they `end`. */
   private layout<K extends string>(sizes: Record<K, number>): Record<K | 'end', number> {
     let p = this.base
@@ -373,6 +436,9 @@ const wasm = (
     }
   }
 ).WebAssembly
+
+/** An entry's words (src/changes/entries.ts ENTRY_WORDS, which parquet-kernel.c's EW is too). */
+const ENTRY = 6
 
 /** A column only compared (no key). */
 const EVERY_ROW = {compared: true, rank: 0}
