@@ -161,6 +161,39 @@ export class EntrySink {
     if (++this.used === BATCH) this.flush()
   }
 
+  /**
+   * Rows [from, to) of a Parquet row group, all of the current county, in one loop: each keyed row's entry
+   * (`key[r]` 0: unkeyed, counted), its key and digest lanes, at offset `first + r` of file `file`. A call of
+   * `add` per row ran cold, once per record of each side (src/changes/scan-parquet.ts).
+   */
+  addRows(
+    rows: {key: Uint8Array; keyA: Int32Array; keyB: Int32Array; sumA: Int32Array; sumB: Int32Array},
+    from: number,
+    to: number,
+    first: number,
+    file: number,
+  ): void {
+    const scan = this.group!.scan
+    const {key, keyA, keyB, sumA, sumB} = rows
+    const w = this.words
+    for (let r = from; r < to; r++) {
+      if (key[r] === 0) {
+        scan.unkeyed++
+        continue
+      }
+      const offset = first + r
+      const at = this.used * ENTRY_WORDS
+      w[at] = keyA[r]!
+      w[at + 1] = keyB[r]!
+      w[at + 2] = sumA[r]!
+      w[at + 3] = sumB[r]!
+      w[at + 4] = offset >>> 0
+      w[at + 5] = (file << 16) | Math.floor(offset / 2 ** 32)
+      scan.count++
+      if (++this.used === BATCH) this.flush()
+    }
+  }
+
   /** Everything written; the counties in the order first met, names resolved with `nameOf`. */
   finish(nameOf: (id: number) => string): GroupScan[] {
     this.flush()

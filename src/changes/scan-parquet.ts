@@ -73,21 +73,25 @@ export async function scanParquet(ids: FieldIds, sink: EntrySink, target: ScanTa
           addColumn(v, seedOf.get(v.column.index)!, role, sumA, sumB, key, keyA, keyB)
         if (role & ROLE_FIPS) fips = v
       })
-      let fipsSlot = -2
-      for (let r = 0; r < rows; r++) {
-        if (target.group !== undefined) {
-          if (county === undefined) select(sink, (county = target.group), colIds)
-        } else {
-          // a record's county is its Fips (asText; none: ""), usually the last record's
-          const slot = fips ? fips.slot[r]! : -1
-          if (slot !== fipsSlot || county === undefined) {
-            fipsSlot = slot
-            const text = slot < 0 ? '' : (asText(cellOf(fips!, slot)) ?? '')
-            if (text !== county) select(sink, (county = text), colIds)
-          }
+      const arrays = {key, keyA, keyB, sumA, sumB}
+      if (target.group !== undefined) {
+        // a manifest's county file: every record the county's
+        if (county === undefined) select(sink, (county = target.group), colIds)
+        sink.addRows(arrays, 0, rows, first, target.index)
+      } else {
+        // a record's county is its Fips (asText; none: ""), usually the last record's: runs of one Fips
+        // value go to the sink at once
+        const slots = fips?.slot
+        for (let r = 0; r < rows;) {
+          const slot = slots ? slots[r]! : -1
+          const text = slot < 0 ? '' : (asText(cellOf(fips!, slot)) ?? '')
+          if (text !== county) select(sink, (county = text), colIds)
+          let end = r + 1
+          if (slots) while (end < rows && slots[end] === slot) end++
+          else end = rows
+          sink.addRows(arrays, r, end, first, target.index)
+          r = end
         }
-        if (key[r] === 0) sink.unkeyed()
-        else sink.add(keyA[r]!, keyB[r]!, sumA[r]!, sumB[r]!, first + r, target.index)
       }
       // a row group at a time: Ctrl-C gets in between
       await new Promise((resolve) => setImmediate(resolve))
