@@ -1,4 +1,6 @@
 import {classifyOutputName} from '../io/output-name.js'
+import {assertWritableTarget} from '../io/atomic-file.js'
+import {checkSide} from '../changes/sides.js'
 import {fipsProblem} from '../api/validate.js'
 import {DEFAULT_IGNORED, type ChangeRequest} from '../changes/compare.js'
 import {UsageError} from '../errors.js'
@@ -88,7 +90,6 @@ export interface ChangesFlags {
  */
 export async function changesRequest(f: ChangesFlags): Promise<ChangeRequest> {
   const flags = await changesFlagsChecked(f)
-  const {checkSide} = await import('../changes/sides.js')
   await checkSide(f.previous, flags.counties)
   await checkSide(f.current, flags.counties)
   return {previous: f.previous, current: f.current, ...flags}
@@ -108,6 +109,6 @@ export async function changesFlagsChecked(
   const ignore = ignoreList(f.ignoreFields)
   const counties = countyList(f.fips)
   // an s3:// --out: a probe write (src/io/object-store.ts), once per process
-  if (f.out) await (await import('../io/atomic-file.js')).assertWritableTarget(f.out)
+  if (f.out) await assertWritableTarget(f.out)
   return {counties, ignore, out: f.out, format: changeFormat(f.output, f.out)}
 }

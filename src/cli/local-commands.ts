@@ -111,65 +111,7 @@ export function changesInput(
   }
 }
 
-/**
- * Every module a comparison of two files loads, asked for at once: the loader reads their files side by
- * side instead of one import() after another, each waiting for the one before to be read, compiled and run
- * (5-6 ms of a 100,000-record comparison, farm-bench in both orders). The awaits below find them loaded;
- * a module that fails to load fails there, where it is used.
- */
-function loadAhead(): void {
-  void Promise.all([
-    import('../changes/scan-run.js'),
-    import('../changes/prestart.js'),
-    import('./session.js'),
-    import('../io/export-source.js'),
-    import('../changes/sides.js'),
-    import('../io/parquet-reader.js'),
-    import('../io/atomic-file.js'),
-    import('./json-output.js'),
-  ]).catch(() => undefined)
-}
-
 /** `sfl changes PREVIOUS CURRENT`: the change file written, its summary said, the summary document returned. */
 export async function runChanges(input: ChangesInput, io: LocalIo): Promise<ChangesDocument> {
-  loadAhead()
-  const {changesFlagsChecked, changesRequest} = await import('./changes-flags.js')
-  const flags = {
-    out: input.out,
-    output: input.output,
-    ignoreFields: input.ignoreFields,
-    fips: input.fips,
-    json: input.json,
-  }
-  // the flags first, so a mistake costs no download of an s3:// side
-  await changesFlagsChecked(flags)
-  // the worker thread starts now: its start overlaps the modules loaded and the sides checked below; two
-  // small files are scanned on this thread alone (src/changes/prestart.ts SCAN_WORKER_BYTES)
-  const {ScanWorker, scanWorkerUrl} = await import('../changes/scan-run.js')
-  const {scanWorkerWanted} = await import('../changes/prestart.js')
-  const url = scanWorkerUrl()
-  const wanted = scanWorkerWanted([input.previous, input.current])
-  if (!wanted) ScanWorker.dropPrestarted(url)
-  const worker = wanted ? ScanWorker.start(url) : undefined
-  try {
-    const changes = await import('../changes/compare.js')
-    io.debugLine(
-      `sfl changes: ${worker ? 'one side on a worker thread, the other on this one' : 'both sides on the main thread'}`,
-    )
-    const {withCleanInterrupt} = await import('./session.js')
-    // an s3:// side is read through a private local copy (src/io/export-source.ts), then checked as a file
-    const {withLocalExports} = await import('../io/export-source.js')
-    const s = await withLocalExports([input.previous, input.current], async ([previous, current]) => {
-      worker?.warm(current!)
-      const req = await changesRequest({...flags, previous: previous!, current: current!})
-      // a closed stdout (`| head`) ends it with OutputClosedError: exit 141, quietly (src/cli/report-error.ts)
-      return withCleanInterrupt(() => changes.compareExports({...req, worker}))
-    })
-    io.notice(changes.changeSummaryLine(s))
-    for (const line of changes.oneSidedNotices(s)) io.notice(line)
-    if (input.exitCode && s.added + s.updated + s.deleted > 0) process.exitCode = 1
-    return (await import('./json-output.js')).changesDocument(s, input.previous, input.current)
-  } finally {
-    await worker?.end()
-  }
+  return (await import('./changes-run.js')).runChangesNow(input, io)
 }
