@@ -1,11 +1,24 @@
 import {changesFlagsChecked, changesRequest} from './changes-flags.js'
 import {changesDocument, type ChangesDocument} from './json-output.js'
-import type {ChangesInput, LocalIo} from './local-commands.js'
+import type {LocalIo} from './local-io.js'
 import {withCleanInterrupt} from './session.js'
 import {changeSummaryLine, compareExports, oneSidedNotices} from '../changes/compare.js'
 import {scanWorkerWanted} from '../changes/prestart.js'
 import {ScanWorker, scanWorkerUrl} from '../changes/scan-run.js'
 import {withLocalExports} from '../io/export-source.js'
+
+/** `sfl changes` as parsed: its two sides and flags. */
+export interface ChangesInput {
+  previous: string
+  current: string
+  out?: string | undefined
+  output?: 'csv' | 'ndjson' | 'json' | undefined
+  ignoreFields?: string[] | undefined
+  fips?: string[] | undefined
+  exitCode: boolean
+  /** --json: the summary document goes to stdout (the caller prints it), so the change file needs --out. */
+  json: boolean
+}
 
 /**
  * `sfl changes`' run (src/cli/local-commands.ts `runChanges`, which loads this module when a comparison

@@ -1,4 +1,6 @@
+import type {ChangesInput} from './changes-run.js'
 import type {ChangesDocument} from './json-output.js'
+import type {LocalIo} from './local-io.js'
 import type {PlainTable} from './plain-parse.js'
 import type {StatsDocument} from '../stats/render.js'
 
@@ -11,6 +13,9 @@ import type {StatsDocument} from '../stats/render.js'
  * src/cli/local-flags.ts). Nothing here imports oclif, and a run loads its modules when it runs, so this
  * file is light to load.
  */
+
+export type {ChangesInput} from './changes-run.js'
+export type {LocalIo} from './local-io.js'
 
 /**
  * The base flags every command has (src/cli/flags.ts `globalFlags`) and oclif's --json, as the plain parser
@@ -45,12 +50,6 @@ export const changesTable: PlainTable = {
   },
 }
 
-/** What a local run prints besides its output: notices (not under --quiet) and --debug lines. */
-export interface LocalIo {
-  notice: (line: string) => void
-  debugLine: (line: string) => void
-}
-
 /**
  * `sfl stats FILE`: the statistics document, printed as tables when `table` (otherwise the caller prints
  * the document: --json, or the deprecated `--output json`, which the oclif command warns of).
@@ -72,19 +71,6 @@ export async function runStats(
     process.stdout.write(`${lines.map((l) => forTerminal(l)).join('\n')}\n`)
   }
   return doc
-}
-
-/** `sfl changes` as parsed: its two sides and flags. */
-export interface ChangesInput {
-  previous: string
-  current: string
-  out?: string | undefined
-  output?: 'csv' | 'ndjson' | 'json' | undefined
-  ignoreFields?: string[] | undefined
-  fips?: string[] | undefined
-  exitCode: boolean
-  /** --json: the summary document goes to stdout (the caller prints it), so the change file needs --out. */
-  json: boolean
 }
 
 /** `sfl changes`' arguments and flags as oclif's parser gives them, as the run takes them (both paths). */
