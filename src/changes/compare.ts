@@ -132,9 +132,9 @@ export interface ChangeRequest {
  * 1. Each side is read once, as bytes where it can be (src/changes/scan.ts): per record 24 bytes go
  *    to a scratch file of its county, its key's and its compared values' fingerprints and its offset.
  *    The two sides are scanned at once when `worker` is given: the previous here, the current on a worker.
- * 2. County by county, the previous county's keys go into an IdTable; the current county's entries are
+ * 2. County by county, the previous county's keys go into a table; the current county's entries are
  *    looked up: unknown key -> added, same digest -> unchanged, another digest -> updated; previous keys
- *    never met -> deleted.
+ *    never met -> deleted (`classify`: in the kernel for a county of 4,096 entries or more).
  * 3. Only the records that changed are read back, by offset, as record objects (src/changes/read.ts),
  *    to write their rows: added in the current export's order, then deleted and updated in the previous
  *    one's, with the changed fields named by comparing the two objects.
