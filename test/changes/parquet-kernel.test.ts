@@ -647,6 +647,27 @@ describe('the kernel reads rows back as readRows does', () => {
     expect(taken).toBeGreaterThan(1000)
   })
 
+  it('rows far apart in long runs of levels (present and missing values mixed): every value as readRows', async () => {
+    // wanted rows 50-200 apart in row groups of up to 1,500: the levels between two are counted by words
+    let taken = 0
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(record, {minLength: 300, maxLength: 1500}),
+        fc.integer({min: 2_000, max: 200_000}),
+        fc.integer({min: 50, max: 200}),
+        fc.nat(49),
+        async (recs, pageBytes, every, from) => {
+          const path = await sflParquet(recs, {pageBytes, rowGroupRows: 1_500})
+          const v = await picksAgree(path, every, from)
+          expect(v.given).toEqual(new Set())
+          taken += v.taken
+        },
+      ),
+      {numRuns: 12},
+    )
+    expect(taken).toBeGreaterThan(100)
+  })
+
   it('rows past the group, twice or out of order are given back (readRows decides)', async () => {
     const path = await sflParquet(damageable.slice(0, 50))
     const pq = await ParquetColumns.open(path)
