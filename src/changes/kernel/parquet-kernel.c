@@ -224,6 +224,17 @@ static void copy8(u8 *to, const u8 *from) {
   __builtin_memcpy(to, &x, 8);
 }
 
+/** Sixteen bytes as one SIMD word (v128.load, v128.store), as copy8 copies eight. */
+typedef u8 v16 __attribute__((vector_size(16)));
+static void copy16(u8 *to, const u8 *from) {
+  v16 x;
+  __builtin_memcpy(&x, from, 16);
+  __builtin_memcpy(to, &x, 16);
+}
+
+/** `len` rounded up to a whole number of 16-byte words. */
+static u32 words16(u32 len) { return (len + 15) & ~15u; }
+
 static int unsnappy(const u8 *in, u32 n, u8 *out, u32 size) {
   u32 pos = 0, length = 0;
   for (u32 shift = 0;; shift += 7) {
@@ -249,10 +260,10 @@ static int unsnappy(const u8 *in, u32 n, u8 *out, u32 size) {
         pos += k;
       }
       if (len > n - pos || len > size - o) return REFUSED;
-      if (len <= 16 && n - pos >= 16 && size - o >= 16) {
-        copy8(out + o, in + pos);
-        copy8(out + o + 8, in + pos + 8);
-      } else
+      // a literal by 16-byte words where both buffers have room past it (most are short)
+      if (n - pos >= words16(len) && size - o >= words16(len))
+        for (u32 j = 0; j < len; j += 16) copy16(out + o + j, in + pos + j);
+      else
         __builtin_memcpy(out + o, in + pos, len);
       pos += len;
       o += len;
@@ -276,9 +287,12 @@ static int unsnappy(const u8 *in, u32 n, u8 *out, u32 size) {
     if (offset == 0 || offset > o || len > size - o) return REFUSED;
     u8 *to = out + o;
     const u8 *from = to - offset;
-    // an overlapping copy repeats the bytes it is writing: byte by byte, in order. From 8 bytes back, two
-    // words in order do the same for up to 16 (the second reads what the first wrote)
-    if (offset >= 8 && len <= 16 && size - o >= 16) {
+    // an overlapping copy repeats the bytes it is writing: byte by byte, in order. From 16 bytes back or
+    // more, 16-byte words in order do the same (each reads only bytes written before it); from 8 back, two
+    // 8-byte words for up to 16 (the second reads what the first wrote)
+    if (offset >= 16 && size - o >= words16(len))
+      for (u32 j = 0; j < len; j += 16) copy16(to + j, from + j);
+    else if (offset >= 8 && len <= 16 && size - o >= 16) {
       copy8(to, from);
       copy8(to + 8, from + 8);
     } else if (offset >= len)
