@@ -518,6 +518,27 @@ static int hybrid(const u8 *b, u32 pos, u32 end, u32 width, u32 n, u32 *out, u32
         }
       u64 acc = 0;
       u32 bits = 0;
+      if (width > 8) {
+        // wider values (a dictionary of more than 256) each from the eight bytes at its first bit, while
+        // eight bytes remain: one load a value, not one a byte
+        for (; i < stop; i++) {
+          u64 bit = (u64)i * width;
+          if (p + (bit >> 3) + 8 > end) break;
+          u64 word;
+          __builtin_memcpy(&word, b + p + (bit >> 3), 8);
+          u32 v = (u32)(word >> (bit & 7)) & mask;
+          if (v >= limit) return REFUSED;
+          out[k + i] = v;
+        }
+        // the rest a byte at a time, from the byte the next value begins in (its bits past it first)
+        u64 bit = (u64)i * width;
+        p += (u32)(bit >> 3);
+        if (bit & 7) {
+          acc = (u64)(p < end ? b[p] : 0) >> (bit & 7);
+          p++;
+          bits = 8 - (u32)(bit & 7);
+        }
+      }
       for (; i < stop; i++) {
         while (bits < width) {
           acc |= (u64)(p < end ? b[p] : 0) << bits;
