@@ -247,7 +247,8 @@ const entry = await build({
 })
 // the modules the entry may bundle, each importing only built-ins: the stdout/stderr guard (in place before
 // `--version` and oclif's help write anything), and what loads the lookup bundle (the package.json fields
-// and folders oclif's Config would give, the code cache, the V8 flag set before it compiles), with the
+// and folders oclif's Config would give, the code cache, the V8 flag set before it compiles; the V8 flag a
+// Parquet comparison sets before its modules load), with the
 // output gate's few synchronous primitives the code cache writes through and the owner rule they apply, and
 // the one line for the machine's limits (too many open files while loading the rest)
 const ENTRY_INPUTS = new Set([
@@ -256,6 +257,7 @@ const ENTRY_INPUTS = new Set([
   'src/cli/cli-config.ts',
   'src/cli/code-cache.ts',
   'src/cli/wasm-budget.ts',
+  'src/cli/jit-budget.ts',
   'src/io/private-sync.ts',
   'src/io/owner-rule.ts',
   'src/io/system-limits.ts',

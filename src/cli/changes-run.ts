@@ -1,10 +1,12 @@
 import {changesFlagsChecked, changesRequest} from './changes-flags.js'
 import {changesDocument, type ChangesDocument} from './json-output.js'
+import {raiseJsTieringBudget} from './jit-budget.js'
 import type {LocalIo} from './local-io.js'
 import {withCleanInterrupt} from './session.js'
 import {changeSummaryLine, compareExports, oneSidedNotices} from '../changes/compare.js'
 import {scanWorkerWanted} from '../changes/prestart.js'
 import {ScanWorker, scanWorkerUrl} from '../changes/scan-run.js'
+import {allParquet} from '../io/export-files.js'
 import {withLocalExports} from '../io/export-source.js'
 
 /** `sfl changes` as parsed: its two sides and flags. */
@@ -51,6 +53,8 @@ export async function runChangesNow(input: ChangesInput, io: LocalIo): Promise<C
     const s = await withLocalExports([input.previous, input.current], async ([previous, current]) => {
       worker?.warm(current!)
       const req = await changesRequest({...flags, previous: previous!, current: current!})
+      // a run of the kernel (src/cli/jit-budget.ts): a folder's files known now; files were seen at the entry
+      if (await allParquet([req.previous, req.current])) raiseJsTieringBudget()
       // a closed stdout (`| head`) ends it with OutputClosedError: exit 141, quietly (src/cli/report-error.ts)
       return withCleanInterrupt(() => compareExports({...req, worker}))
     })

@@ -62,7 +62,15 @@ export async function runStats(
   const {renderStats, statsDocument} = await import('../stats/render.js')
   // an s3:// export is read through a private local copy (src/io/export-source.ts)
   const {withLocalExports} = await import('../io/export-source.js')
-  const s = await withLocalExports([file], ([path]) => statsOfFile(path!, opts.byCounty))
+  const s = await withLocalExports([file], async ([path]) => {
+    // a run of the kernel (src/cli/jit-budget.ts): a folder's files known now; a file was seen at the entry
+    const [{allParquet}, {raiseJsTieringBudget}] = await Promise.all([
+      import('../io/export-files.js'),
+      import('./jit-budget.js'),
+    ])
+    if (await allParquet([path!])) raiseJsTieringBudget()
+    return statsOfFile(path!, opts.byCounty)
+  })
   const doc = statsDocument(s.run, opts.byCounty ? s.counties : [])
   if (opts.table) {
     const {forTerminal} = await import('../render/terminal.js')

@@ -2,10 +2,11 @@ import {readFileSync} from 'node:fs'
 import {arch, release} from 'node:os'
 import {fileURLToPath} from 'node:url'
 
-import {prestartScanWorker} from '../changes/prestart.js'
+import {prestartScanWorker, sidesOf} from '../changes/prestart.js'
 import {limitLine} from '../io/system-limits.js'
 import {cliConfigOf, oclifDirs, readPackageJson, type CliConfig, type PackageJson} from './cli-config.js'
 import {codeCacheFolder, requireWithCodeCache} from './code-cache.js'
+import {parquetFiles, raiseJsTieringBudget} from './jit-budget.js'
 import {guardStdStreams} from './std-streams.js'
 import {raiseWasmTieringBudget} from './wasm-budget.js'
 
@@ -15,7 +16,7 @@ import {raiseWasmTieringBudget} from './wasm-budget.js'
  * command runs, and a single lookup loads its own bundle (dist/lookup.cjs) without them, so `sfl
  * --version` costs little more than Node's own start-up. scripts/build.mjs fails if this file grows an
  * import beyond the small modules that import only built-ins: src/cli/std-streams.ts, cli-config.ts,
- * code-cache.ts, wasm-budget.ts, src/io/system-limits.ts, and the output gate's synchronous primitives the
+ * code-cache.ts, wasm-budget.ts, jit-budget.ts, src/io/system-limits.ts, and the output gate's synchronous primitives the
  * code cache writes through (src/io/private-sync.ts, src/io/owner-rule.ts), and the start of `sfl changes`'
  * scan worker (src/changes/prestart.ts).
  */
@@ -46,6 +47,9 @@ async function start(argv: string[]): Promise<void> {
   if (argv[0] === 'lookup' && (await lookupFast(argv.slice(1)))) return
   // `sfl changes`' worker thread boots on the other core while the command loads
   await prestartScanWorker(argv, import.meta.url)
+  // a run of the WebAssembly kernel alone: V8's optimising compiler left to what runs long (jit-budget.ts)
+  if ((argv[0] === 'stats' || argv[0] === 'changes') && parquetFiles(sidesOf(argv.slice(1))))
+    raiseJsTieringBudget()
   // `sfl stats` and `sfl changes` run without oclif too (src/cli/local-fast.ts); help, usage errors and
   // what that path does not handle come back here
   if ((argv[0] === 'stats' || argv[0] === 'changes') && (await localFast(argv))) return

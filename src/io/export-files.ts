@@ -2,7 +2,7 @@ import {readFile, stat} from 'node:fs/promises'
 import {join, resolve} from 'node:path'
 
 import {isFileFormat, reads} from '../model/formats.js'
-import {ExportFileError, formatFromName, type ExportFileFormat} from './export-reader.js'
+import {ExportFileError, exportFormatOf, formatFromName, type ExportFileFormat} from './export-reader.js'
 import {parseManifest} from './manifest.js'
 import {exportFolderOf, isManifestName, MANIFEST_PLACES} from './out-dir-layout.js'
 
@@ -32,6 +32,23 @@ export async function exportFiles(path: string): Promise<ExportFiles> {
   // a county file's own extension first (the manifest's format covers files named otherwise)
   const files = counties.map((c) => ({path: c.path, fips: c.fips, format: formatFromName(c.path) ?? format}))
   return {manifest, files}
+}
+
+/**
+ * Whether every file of the exports `paths` (an export file, or a folder's county files by its manifest)
+ * is Parquet; false for anything it cannot tell (the run that asks says what is wrong with it). The CLI
+ * raises V8's budget for such runs (src/cli/jit-budget.ts).
+ */
+export async function allParquet(paths: readonly string[]): Promise<boolean> {
+  try {
+    for (const p of paths) {
+      const {files} = await exportFiles(p)
+      for (const f of files) if ((f.format ?? (await exportFormatOf(f.path))) !== 'parquet') return false
+    }
+    return paths.length > 0
+  } catch {
+    return false
+  }
 }
 
 /** A county of a manifest and its file (an absolute path). */

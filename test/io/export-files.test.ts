@@ -5,7 +5,7 @@ import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
 import {ExportFileError} from '../../src/io/export-reader.js'
-import {exportFiles} from '../../src/io/export-files.js'
+import {allParquet, exportFiles} from '../../src/io/export-files.js'
 
 const made: string[] = []
 afterEach(() => {
@@ -88,5 +88,39 @@ describe('one resolver for export arguments (sfl stats, sfl changes, --changes-s
     await expect(exportFiles(d)).rejects.toThrow(
       `${join(d, '_sfl/manifest.json')}: the file of county 06113 (state=CA/fips=06113/data.ndjson) is missing`,
     )
+  })
+})
+
+describe('whether exports are all Parquet (the CLI raises V8 budget for such runs)', () => {
+  it('Parquet files by name or by their magic bytes, and a folder whose county files all are: yes', async () => {
+    const d = folder()
+    writeFileSync(join(d, 'a.parquet'), 'not even Parquet inside: the name says')
+    writeFileSync(join(d, 'b.bin'), 'PAR1....PAR1')
+    expect(await allParquet([join(d, 'a.parquet'), join(d, 'b.bin')])).toBe(true)
+    const o = folder()
+    mkdirSync(join(o, 'state=CA/fips=06067'), {recursive: true})
+    writeFileSync(join(o, 'state=CA/fips=06067/data.parquet'), '')
+    mkdirSync(join(o, '_sfl'))
+    writeFileSync(
+      join(o, '_sfl/manifest.json'),
+      JSON.stringify({
+        version: 1,
+        format: 'parquet',
+        counties: [{fips: '06067', path: 'state=CA/fips=06067/data.parquet'}],
+      }),
+    )
+    expect(await allParquet([o, join(d, 'a.parquet')])).toBe(true)
+  })
+
+  it('a CSV or NDJSON file, a folder holding one, a missing path or no path at all: no', async () => {
+    const d = folder()
+    writeFileSync(join(d, 'a.parquet'), '')
+    writeFileSync(join(d, 'x.csv'), 'Fips\n06067\n')
+    writeFileSync(join(d, 'y'), '{"Fips":"06067"}\n')
+    expect(await allParquet([join(d, 'a.parquet'), join(d, 'x.csv')])).toBe(false)
+    expect(await allParquet([join(d, 'y')])).toBe(false)
+    expect(await allParquet([outDir()])).toBe(false)
+    expect(await allParquet([join(d, 'nope.parquet')])).toBe(false)
+    expect(await allParquet([])).toBe(false)
   })
 })
