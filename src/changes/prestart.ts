@@ -70,11 +70,12 @@ export function takePrestartedWorker(url: URL): Worker | undefined {
 
 /**
  * Both sides' files together below this many bytes are scanned by one thread, one after the other; above,
- * the current side on a worker thread. The two threads of these machines share a core: a second one scans
- * at about two thirds of the speed, and its start competes with the first's (issue 32, docs/performance.md
- * "Fifth session"). Measured crossovers: two Parquet files of 100,000 records (9 MB) 0.92x the wall time
- * on one thread, of 200,000 (18 MB) 1.01x; two CSV files of 30,000 records (16 MB) 1.01x, of 60,000 (32
- * MB) 1.04x; one thread always took 0.85-0.93x the CPU.
+ * the current side on a worker thread. On these machines a second thread scans at about two thirds of the
+ * speed, and its start competes with the first's (issue 32, docs/performance.md "Fifth session").
+ * Measured crossovers: two Parquet files of 100,000 records (9 MB) 0.92x the wall time on one thread, of
+ * 200,000 (18 MB) 1.01x; two CSV files of 30,000 records (16 MB) 1.01x, of 60,000 (32 MB) 1.04x; one
+ * thread always took 0.85-0.93x the CPU. With V8's optimising compiler kept off the second core for
+ * Parquet runs (src/cli/jit-budget.ts): 0.97x at 100,000 records a side, 1.06x at 200,000 ("Seventh session").
  */
 export const SCAN_WORKER_BYTES = 16 * 1024 * 1024
 
