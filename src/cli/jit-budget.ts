@@ -1,5 +1,7 @@
 import {closeSync, fstatSync, openSync, readSync} from 'node:fs'
 
+import {setV8FlagBelow, setV8Flags} from './wasm-budget.js'
+
 /**
  * V8 before 12 (Node 20) optimises a JavaScript function with TurboFan once it has run 67,584 bytes of
  * bytecode since its budget was last reset (`--interrupt-budget`), on background threads. A run that reads
@@ -17,12 +19,9 @@ export const JS_INTERRUPT_BUDGET = 1_000_000
 /** Raise the budget for a run of the kernel (see above); whether it was set. */
 export function raiseJsTieringBudget(
   v8Version: string = process.versions.v8,
-  setFlags: (flags: string) => void = (flags) =>
-    process.getBuiltinModule('node:v8').setFlagsFromString(flags),
+  setFlags: (flags: string) => void = setV8Flags,
 ): boolean {
-  if (Number(v8Version.split('.')[0]) >= 12) return false
-  setFlags(`--interrupt-budget=${JS_INTERRUPT_BUDGET}`)
-  return true
+  return setV8FlagBelow(12, `--interrupt-budget=${JS_INTERRUPT_BUDGET}`, v8Version, setFlags)
 }
 
 /**

@@ -12,10 +12,27 @@ const WASM_TIERING_BUDGET = 13_000_000
  */
 export function raiseWasmTieringBudget(
   v8Version: string = process.versions.v8,
-  setFlags: (flags: string) => void = (flags) =>
-    process.getBuiltinModule('node:v8').setFlagsFromString(flags),
+  setFlags: (flags: string) => void = setV8Flags,
 ): boolean {
-  if (Number(v8Version.split('.')[0]) >= 13) return false
-  setFlags(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`)
+  return setV8FlagBelow(13, `--wasm-tiering-budget=${WASM_TIERING_BUDGET}`, v8Version, setFlags)
+}
+
+/**
+ * Set a V8 flag on V8 versions before `major` only (a later V8 may not know it, and says so on stderr):
+ * whether it was set.
+ */
+export function setV8FlagBelow(
+  major: number,
+  flag: string,
+  v8Version: string,
+  setFlags: (flags: string) => void,
+): boolean {
+  if (Number(v8Version.split('.')[0]) >= major) return false
+  setFlags(flag)
   return true
+}
+
+/** node:v8's setFlagsFromString, loaded only when a flag is set (not import(): dist/lookup.cjs may not). */
+export function setV8Flags(flags: string): void {
+  process.getBuiltinModule('node:v8').setFlagsFromString(flags)
 }

@@ -5,6 +5,7 @@ import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
 import {JS_INTERRUPT_BUDGET, parquetFiles, raiseJsTieringBudget} from '../../src/cli/jit-budget.js'
+import {raiseWasmTieringBudget} from '../../src/cli/wasm-budget.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sfl-jit-budget-'))
 afterAll(() => rmSync(dir, {recursive: true, force: true}))
@@ -17,6 +18,14 @@ describe("V8's budget for a run of the Parquet kernel", () => {
     expect(raiseJsTieringBudget('12.4.254.21-node.33', (f) => set.push(f))).toBe(false)
     expect(raiseJsTieringBudget('13.6.233.17-node.37', (f) => set.push(f))).toBe(false)
     expect(set).toHaveLength(1)
+  })
+
+  it("the WebAssembly budget (undici's parser, a single lookup) likewise: raised before V8 13 only", () => {
+    const set: string[] = []
+    expect(raiseWasmTieringBudget('11.3.244.8-node.33', (f) => set.push(f))).toBe(true)
+    expect(raiseWasmTieringBudget('12.4.254.21-node.33', (f) => set.push(f))).toBe(true)
+    expect(raiseWasmTieringBudget('13.6.233.17-node.37', (f) => set.push(f))).toBe(false)
+    expect(set).toEqual(['--wasm-tiering-budget=13000000', '--wasm-tiering-budget=13000000'])
   })
 
   it('files named .parquet or beginning with PAR1 are Parquet; anything else, or nothing, is not', () => {
