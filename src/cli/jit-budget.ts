@@ -1,4 +1,4 @@
-import {closeSync, fstatSync, openSync, readSync} from 'node:fs'
+import {closeSync, openSync, readSync, statSync} from 'node:fs'
 
 import {setV8FlagBelow, setV8Flags} from './wasm-budget.js'
 
@@ -36,9 +36,10 @@ export function parquetFiles(paths: readonly string[]): boolean {
   for (const p of paths) {
     let fd: number | undefined
     try {
-      fd = openSync(p, 'r')
-      if (!fstatSync(fd).isFile()) return false
+      // a regular file only: opening a named pipe would wait for its writer (the run then says what it is)
+      if (!statSync(p).isFile()) return false
       if (/\.parquet$/i.test(p)) continue
+      fd = openSync(p, 'r')
       const head = Buffer.alloc(4)
       if (readSync(fd, head, 0, 4, 0) !== 4 || head.toString('latin1') !== 'PAR1') return false
     } catch {

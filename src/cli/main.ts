@@ -16,9 +16,9 @@ import {raiseWasmTieringBudget} from './wasm-budget.js'
  * command runs, and a single lookup loads its own bundle (dist/lookup.cjs) without them, so `sfl
  * --version` costs little more than Node's own start-up. scripts/build.mjs fails if this file grows an
  * import beyond the small modules that import only built-ins: src/cli/std-streams.ts, cli-config.ts,
- * code-cache.ts, wasm-budget.ts, jit-budget.ts, src/io/system-limits.ts, and the output gate's synchronous primitives the
- * code cache writes through (src/io/private-sync.ts, src/io/owner-rule.ts), and the start of `sfl changes`'
- * scan worker (src/changes/prestart.ts).
+ * code-cache.ts, wasm-budget.ts, jit-budget.ts, src/io/system-limits.ts, and the output gate's synchronous
+ * primitives the code cache writes through (src/io/private-sync.ts, src/io/owner-rule.ts), and the start
+ * of `sfl changes`' scan worker (src/changes/prestart.ts).
  */
 export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
   // before anything is written: a stdout on /dev/full or a closed pipe ends every command the same way,

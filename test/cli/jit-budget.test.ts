@@ -1,3 +1,4 @@
+import {execFileSync} from 'node:child_process'
 import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -41,6 +42,9 @@ describe("V8's budget for a run of the Parquet kernel", () => {
     expect(parquetFiles([join(dir, 'folder.parquet')])).toBe(false)
     expect(parquetFiles([join(dir, 'missing.parquet')])).toBe(false)
     expect(parquetFiles(['s3://bucket/x.parquet'])).toBe(false)
+    // a named pipe, even one named .parquet: not opened (that would wait for a writer), not Parquet
+    execFileSync('mkfifo', [join(dir, 'pipe.parquet')])
+    expect(parquetFiles([join(dir, 'pipe.parquet')])).toBe(false)
     expect(parquetFiles([])).toBe(false)
   })
 })
