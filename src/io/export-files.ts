@@ -36,14 +36,18 @@ export async function exportFiles(path: string): Promise<ExportFiles> {
 
 /**
  * Whether every file of the exports `paths` (an export file, or a folder's county files by its manifest)
- * is Parquet; false for anything it cannot tell (the run that asks says what is wrong with it). The CLI
- * raises V8's budget for such runs (src/cli/jit-budget.ts).
+ * is Parquet; false for anything it cannot tell (the run that asks says what is wrong with it), and for
+ * anything but a regular file, which is never opened here (a named pipe would wait for its writer before
+ * the export gate refuses it). The CLI raises V8's budget for such runs (src/cli/jit-budget.ts).
  */
 export async function allParquet(paths: readonly string[]): Promise<boolean> {
   try {
     for (const p of paths) {
       const {files} = await exportFiles(p)
-      for (const f of files) if ((f.format ?? (await exportFormatOf(f.path))) !== 'parquet') return false
+      for (const f of files) {
+        if (!(await stat(f.path)).isFile()) return false
+        if ((f.format ?? (await exportFormatOf(f.path))) !== 'parquet') return false
+      }
     }
     return paths.length > 0
   } catch {

@@ -1,3 +1,4 @@
+import {execFileSync} from 'node:child_process'
 import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -122,5 +123,10 @@ describe('whether exports are all Parquet (the CLI raises V8 budget for such run
     expect(await allParquet([outDir()])).toBe(false)
     expect(await allParquet([join(d, 'nope.parquet')])).toBe(false)
     expect(await allParquet([])).toBe(false)
+    // a named pipe, even one named .parquet: not opened (that would wait for a writer), not Parquet
+    execFileSync('mkfifo', [join(d, 'pipe.parquet')])
+    execFileSync('mkfifo', [join(d, 'pipe.csv.gz')])
+    expect(await allParquet([join(d, 'pipe.parquet')])).toBe(false)
+    expect(await allParquet([join(d, 'pipe.csv.gz')])).toBe(false)
   })
 })
